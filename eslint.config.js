@@ -1,0 +1,42 @@
+// Lint rules: the type-aware safety rules of CONVENTIONS.md, and the runtime boundary
+// (only src/platform/ and src/cli/ may import node: modules or use Deno).
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+const nondeterminism = [
+  { object: "Date", property: "now", message: "Use the virtual clock in src/determinism/ (seed 003 §3.3)." },
+  { object: "Math", property: "random", message: "Use the seeded PRNG in src/determinism/ (seed 003 §3.3)." },
+  { object: "crypto", property: "randomUUID", message: "Derive ids with src/canonical/ids.ts (seed 003 §3.3)." },
+];
+
+export default tseslint.config(
+  { ignores: ["dist/", "node_modules/", "conformance/deno/", "wasm-tools/**/build/", "packs/**", "conformance/schemas/", "**/*.js", "!eslint.config.js"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ["**/*.ts"],
+    languageOptions: { parserOptions: { project: ["./tsconfig.check.json"], tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/consistent-type-imports": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+    },
+  },
+  {
+    files: ["src/**/*.ts"],
+    ignores: ["src/platform/**", "src/cli/**"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        patterns: [{ group: ["node:*"], allowTypeImports: true, message: "Only src/platform/ and src/cli/ may import node: modules." }],
+      }],
+      "no-restricted-globals": ["error", { name: "Deno", message: "Only src/platform/ and src/cli/ may use Deno." },
+        { name: "process", message: "Only src/platform/ and src/cli/ may use process." },
+        { name: "Buffer", message: "Use Uint8Array; Buffer is Node-only." }],
+      "no-restricted-properties": ["error", ...nondeterminism],
+    },
+  },
+  {
+    files: ["src/**/*.test.ts"],
+    rules: { "no-restricted-imports": "off", "no-restricted-globals": "off" },
+  },
+);
