@@ -1,0 +1,104 @@
+/**
+ * The capsule index `capsule.json` (seed 003 §8.1; upstream `capsule.schema.json`; ARCHITECTURE "Capsule").
+ *
+ * Upstream allows events, tool recordings and snapshots inline; reach-wasm keeps each in its own tar entry
+ * (`events.jsonl`, the tape, blobs, snapshots) and lists every entry with its digest in `files`, so there is
+ * exactly one copy of each. The inline upstream fields are therefore rejected rather than silently ignored.
+ * @module
+ */
+import { z } from "zod";
+import { distinct, entryPath, nonEmpty, sha256Hex, strictObject, timestamp, uuid } from "./_common.ts";
+
+/** The capsule format (upstream `CapsuleManifest.format`). */
+export const CAPSULE_FORMAT = "reach.capsule.v1";
+
+/** What the capsule contains (upstream `CapsuleManifest.contents`). */
+export const CapsuleContentSchema = z.enum(["events", "tool_recordings", "state_snapshots", "pack_archive", "proof"]);
+
+/** The capsule manifest: always gzip and deterministic (seed 003 §8.1, §8.2). */
+export const CapsuleManifestSchema = strictObject("capsule.manifest", {
+  format: z.literal(CAPSULE_FORMAT),
+  compression: z.literal("gzip"),
+  contents: z
+    .array(CapsuleContentSchema)
+    .refine(distinct, "capsule.manifest.contents: each kind may appear once")
+    .meta({ uniqueItems: true }),
+  deterministic: z.literal(true),
+});
+
+/** One tar entry of the capsule, other than `capsule.json` itself. */
+export const CapsuleFileSchema = strictObject("capsule.files[]", {
+  path: entryPath(),
+  sha256: sha256Hex(),
+  size: z.int().min(0),
+});
+
+/** One file of the pack as archived in the capsule (upstream `PackArchive.files`). */
+export const PackArchiveFileSchema = strictObject("capsule.packArchive.files[]", {
+  path: entryPath(),
+  hash: sha256Hex(),
+  size: z.int().min(0),
+});
+
+/** The pack's files; `hash` is the pack digest (upstream `PackArchive`). */
+export const PackArchiveSchema = strictObject("capsule.packArchive", {
+  hash: sha256Hex(),
+  files: z.array(PackArchiveFileSchema),
+});
+
+/** A signature over the proof value by a node (upstream `ExecutionProof.attestations`). */
+export const AttestationSchema = strictObject("capsule.proof.attestations[]", {
+  nodeId: nonEmpty(),
+  signature: z.string().min(1),
+  signedAt: timestamp(),
+});
+
+/** The run proof (seed 003 §8.3; upstream `ExecutionProof`). */
+export const ExecutionProofSchema = strictObject("capsule.proof", {
+  type: z.enum(["run_hash", "merkle_root", "signed_attestation"]),
+  algorithm: z.literal("SHA-256"),
+  value: sha256Hex(),
+  attestations: z.array(AttestationSchema).optional(),
+});
+
+/** Strictly ascending by UTF-16 code unit, which for the ASCII-only entry paths is byte order. */
+function ascending(paths: readonly string[]): boolean {
+  for (let i = 1; i < paths.length; i++) if (!(paths[i - 1]! < paths[i]!)) return false;
+  return true;
+}
+
+/**
+ * The capsule index. `createdAt` is the run's virtual epoch time, so that the same run gives the same bytes.
+ * `files` lists every other entry in lexicographic order with its digest and size.
+ */
+export const CapsuleIndexSchema = strictObject("capsule.json", {
+  specVersion: z.literal("1.0.0"),
+  capsuleId: uuid(),
+  runId: uuid(),
+  runHash: sha256Hex(),
+  createdAt: timestamp(),
+  manifest: CapsuleManifestSchema,
+  files: z
+    .array(CapsuleFileSchema)
+    .refine(
+      (files) => ascending(files.map((f) => f.path)),
+      "capsule.files: paths must be unique and in lexicographic order",
+    ),
+  packArchive: PackArchiveSchema,
+  proof: ExecutionProofSchema.optional(),
+}).meta({ description: "A reach-wasm capsule index, capsule.json (Reach Protocol v1.0.0 §8)" });
+
+/** A capsule index. */
+export type CapsuleIndex = z.output<typeof CapsuleIndexSchema>;
+/** The capsule manifest. */
+export type CapsuleManifest = z.output<typeof CapsuleManifestSchema>;
+/** One capsule entry. */
+export type CapsuleFile = z.output<typeof CapsuleFileSchema>;
+/** The archived pack. */
+export type PackArchive = z.output<typeof PackArchiveSchema>;
+/** The run proof. */
+export type ExecutionProof = z.output<typeof ExecutionProofSchema>;
+/** A node attestation. */
+export type Attestation = z.output<typeof AttestationSchema>;
+/** A capsule content kind. */
+export type CapsuleContent = z.output<typeof CapsuleContentSchema>;

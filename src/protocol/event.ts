@@ -1,0 +1,283 @@
+/**
+ * Run events as the ledger writes them, one JSONL line each (seed 003 §3.2, §3.3; upstream `event.schema.json`).
+ *
+ * Upstream validates `payload` with `oneOf` over ten payload shapes, none of which forbids extra keys, so a
+ * payload must carry the required keys of exactly one branch and not those of any other. Each payload below is
+ * a strict object designed for that; the branch it matches is named in its description:
+ *
+ * | type                  | upstream branch         | keys that keep it out of the others            |
+ * |-----------------------|-------------------------|------------------------------------------------|
+ * | run.started           | RunStartedPayload       | no `status`                                    |
+ * | run.step.started      | StepStartedPayload      | no `result`, no `invocationId`                 |
+ * | tool.invoked          | ToolInvokedPayload      | no `result`/`error`; `stepId` but no `stepType`|
+ * | tool.completed        | ToolCompletedPayload    | no `stepId`                                    |
+ * | tool.failed           | ToolFailedPayload       | no `runId`, no `stepId`                        |
+ * | run.step.completed    | StepCompletedPayload    | no `invocationId`                              |
+ * | run.step.failed       | StepCompletedPayload    | no `invocationId` (so not ToolFailed)          |
+ * | run.completed         | RunCompletedPayload     | no `packId`                                    |
+ * | run.failed            | RunFailedPayload        | `status: "failure"`                            |
+ * | run.aborted           | RunFailedPayload        | (upstream has no aborted payload)              |
+ * | policy.violation      | PolicyViolationPayload  | no `stepType`, no `result`                     |
+ * | federation.delegation | FederationDelegation    | —                                              |
+ * | capsule.sync          | RunCompletedPayload     | no `packId`                                    |
+ *
+ * Durations are never in hashed payloads; they go in the unhashed `metrics` (seed 003 §3.3 rule 4).
+ * @module
+ */
+import { z } from "zod";
+import { EVENT_TYPES } from "./event-types.ts";
+import type { EventType } from "./event-types.ts";
+import type { ViolationType } from "./errors.ts";
+import { ErrorDetailsSchema } from "./error-details.ts";
+import { ArtifactInfoSchema } from "./evidence.ts";
+import {
+  identifier,
+  jsonObject,
+  nonEmpty,
+  semver,
+  sha256Hex,
+  strictObject,
+  timestamp,
+  toolName,
+  uuid,
+} from "./_common.ts";
+
+/** The event format version (upstream `specVersion` const). */
+export const EVENT_SPEC_VERSION = "1.0.0";
+
+/** `run.started`: the run is prepared; the input and manifest hashes are recorded (seed 003 §3.1). */
+export const RunStartedPayloadSchema = strictObject("run.started payload", {
+  runId: uuid(),
+  packId: identifier(),
+  packVersion: semver(),
+  specVersion: semver(),
+  inputHash: sha256Hex(),
+  manifestHash: sha256Hex(),
+  seed: z.string().min(1),
+  epoch: timestamp(),
+  capabilities: jsonObject().optional(),
+}).meta({ id: "RunStartedPayload", description: "run.started (upstream RunStartedPayload)" });
+
+/** `run.step.started`: a plan step begins (seed 003 §3.2 step 2). */
+export const StepStartedPayloadSchema = strictObject("run.step.started payload", {
+  stepId: identifier(),
+  stepType: z.literal("tool"),
+  stepIndex: z.int().min(0),
+  toolName: toolName(),
+  description: z.string().optional(),
+  dependsOn: z.array(identifier()).optional(),
+}).meta({ id: "StepStartedPayload", description: "run.step.started (upstream StepStartedPayload)" });
+
+/** `tool.invoked`: the tool call is handed to the sandbox. */
+export const ToolInvokedPayloadSchema = strictObject("tool.invoked payload", {
+  toolName: toolName(),
+  invocationId: nonEmpty(),
+  arguments: jsonObject(),
+  timeoutMs: z.int().min(1),
+  stepId: identifier(),
+}).meta({ id: "ToolInvokedPayload", description: "tool.invoked (upstream ToolInvokedPayload)" });
+
+/** `tool.completed`: the tool returned; `outputHash` is the SHA-256 of the canonical result. */
+export const ToolCompletedPayloadSchema = strictObject("tool.completed payload", {
+  invocationId: nonEmpty(),
+  result: jsonObject(),
+  outputHash: sha256Hex(),
+}).meta({ id: "ToolCompletedPayload", description: "tool.completed (upstream ToolCompletedPayload)" });
+
+/** `tool.failed`: the tool call failed. */
+export const ToolFailedPayloadSchema = strictObject("tool.failed payload", {
+  invocationId: nonEmpty(),
+  error: ErrorDetailsSchema,
+}).meta({ id: "ToolFailedPayload", description: "tool.failed (upstream ToolFailedPayload)" });
+
+/** `run.step.completed`: the step's output, validated against its `return_spec`. */
+export const StepCompletedPayloadSchema = strictObject("run.step.completed payload", {
+  stepId: identifier(),
+  result: jsonObject(),
+  artifacts: z.array(ArtifactInfoSchema).optional(),
+}).meta({ id: "StepCompletedPayload", description: "run.step.completed (upstream StepCompletedPayload)" });
+
+/** Why a step failed; `status` mirrors the `ExecutionResult` status. */
+export const StepFailureResultSchema = strictObject("run.step.failed payload result", {
+  status: z.enum(["failure", "error", "insufficient"]),
+  reason: z.string().min(1),
+});
+
+/** `run.step.failed`: shaped as upstream StepCompletedPayload (it has no step-failed branch). */
+export const StepFailedPayloadSchema = strictObject("run.step.failed payload", {
+  stepId: identifier(),
+  result: StepFailureResultSchema,
+  error: ErrorDetailsSchema,
+}).meta({ id: "StepFailedPayload", description: "run.step.failed (matches upstream StepCompletedPayload)" });
+
+/** `run.completed`: all steps succeeded; the output hash is committed (seed 003 §3.1). */
+export const RunCompletedPayloadSchema = strictObject("run.completed payload", {
+  runId: uuid(),
+  status: z.literal("success"),
+  outputHash: sha256Hex(),
+  artifacts: z.array(ArtifactInfoSchema).optional(),
+}).meta({ id: "RunCompletedPayload", description: "run.completed (upstream RunCompletedPayload)" });
+
+/** `run.failed`: the run halted on an error or a policy violation (seed 003 §3.1). */
+export const RunFailedPayloadSchema = strictObject("run.failed payload", {
+  runId: uuid(),
+  status: z.literal("failure"),
+  error: ErrorDetailsSchema,
+  failedStep: identifier().optional(),
+  reason: z.string().min(1),
+}).meta({ id: "RunFailedPayload", description: "run.failed (upstream RunFailedPayload)" });
+
+/** `run.aborted`: terminated by an external signal (seed 003 §3.1); shaped as upstream RunFailedPayload. */
+export const RunAbortedPayloadSchema = strictObject("run.aborted payload", {
+  runId: uuid(),
+  status: z.literal("failure"),
+  reason: z.literal("aborted"),
+  signal: z.string().min(1).optional(),
+  error: ErrorDetailsSchema,
+}).meta({ id: "RunAbortedPayload", description: "run.aborted (matches upstream RunFailedPayload)" });
+
+/** Policy denial kinds (seed 003 §4.3, plus upstream's `TIMEOUT_EXCEEDED`). */
+export const ViolationTypeSchema = z.enum(["UNDEFINED_TOOL", "RESOURCE_ACCESS", "PERMISSION_DENIED", "TIMEOUT_EXCEEDED"]);
+
+/** `policy.violation`: a capability check failed (seed 003 §4.3 "Audit Trail"). */
+export const PolicyViolationPayloadSchema = strictObject("policy.violation payload", {
+  violationType: ViolationTypeSchema,
+  details: z.string().min(1),
+  attemptedCapability: z.string().min(1),
+  declaredCapabilities: z.array(z.string()),
+  stepId: identifier().optional(),
+}).meta({ id: "PolicyViolationPayload", description: "policy.violation (upstream PolicyViolationPayload)" });
+
+/** `federation.delegation`: this run executes under a delegation (seed 003 §6.2). */
+export const FederationDelegationPayloadSchema = strictObject("federation.delegation payload", {
+  delegator: nonEmpty(),
+  delegate: nonEmpty(),
+  scope: z.array(z.string()),
+  expiresAt: timestamp(),
+}).meta({ id: "FederationDelegationPayload", description: "federation.delegation (upstream FederationDelegationPayload)" });
+
+/** `capsule.sync`: a capsule of this run was sent to a peer; shaped as upstream RunCompletedPayload. */
+export const CapsuleSyncPayloadSchema = strictObject("capsule.sync payload", {
+  runId: uuid(),
+  status: z.literal("success"),
+  runHash: sha256Hex(),
+  capsuleId: uuid(),
+  peer: nonEmpty(),
+}).meta({ id: "CapsuleSyncPayload", description: "capsule.sync (matches upstream RunCompletedPayload)" });
+
+/** The payload schema of each event type. */
+export const PAYLOAD_SCHEMAS = {
+  "run.started": RunStartedPayloadSchema,
+  "run.step.started": StepStartedPayloadSchema,
+  "tool.invoked": ToolInvokedPayloadSchema,
+  "tool.completed": ToolCompletedPayloadSchema,
+  "tool.failed": ToolFailedPayloadSchema,
+  "run.step.completed": StepCompletedPayloadSchema,
+  "run.step.failed": StepFailedPayloadSchema,
+  "run.completed": RunCompletedPayloadSchema,
+  "run.failed": RunFailedPayloadSchema,
+  "run.aborted": RunAbortedPayloadSchema,
+  "policy.violation": PolicyViolationPayloadSchema,
+  "federation.delegation": FederationDelegationPayloadSchema,
+  "capsule.sync": CapsuleSyncPayloadSchema,
+} as const satisfies Record<EventType, z.ZodType>;
+
+/** The payload type of event type `T`. */
+export type EventPayload<T extends EventType> = z.output<(typeof PAYLOAD_SCHEMAS)[T]>;
+
+/**
+ * The payload schema for an event type.
+ * @param type an event type
+ * @returns the strict zod schema of that type's payload
+ * @throws TypeError when `type` is not an event type
+ * @example payloadSchemaFor("tool.failed").parse({ invocationId: "i-1", error: { code: "EXEC_TOOL_FAILED", message: "x" } })
+ */
+export function payloadSchemaFor<T extends EventType>(type: T): (typeof PAYLOAD_SCHEMAS)[T] {
+  const schema = Object.prototype.hasOwnProperty.call(PAYLOAD_SCHEMAS, type) ? PAYLOAD_SCHEMAS[type] : undefined;
+  if (schema === undefined) throw new TypeError(`"type" expected a run event type, got ${JSON.stringify(type)}`);
+  return schema;
+}
+
+/** Event fields other than `type` and `payload` (seed 003 §3.3; ARCHITECTURE "Hashing"). */
+const envelopeShape = {
+  specVersion: z.literal(EVENT_SPEC_VERSION),
+  eventId: uuid(),
+  runId: uuid(),
+  sequence: z.int().min(0),
+  timestamp: timestamp(),
+  payloadHash: sha256Hex(),
+  prevEventHash: sha256Hex(),
+  eventHash: sha256Hex(),
+  /** Unhashed: real durations, host information. */
+  metrics: jsonObject().optional(),
+  /** Upstream `metadata` (unhashed). */
+  metadata: strictObject("event.metadata", {
+    source: z.string().optional(),
+    nodeId: z.string().optional(),
+    signature: z.string().optional(),
+  }).optional(),
+};
+
+/** PascalCase `$defs` names of the per-type event schemas. */
+const EVENT_DEF_NAMES: Record<EventType, string> = {
+  "run.started": "RunStartedEvent",
+  "run.step.started": "StepStartedEvent",
+  "tool.invoked": "ToolInvokedEvent",
+  "tool.completed": "ToolCompletedEvent",
+  "tool.failed": "ToolFailedEvent",
+  "run.step.completed": "StepCompletedEvent",
+  "run.step.failed": "StepFailedEvent",
+  "run.completed": "RunCompletedEvent",
+  "run.failed": "RunFailedEvent",
+  "run.aborted": "RunAbortedEvent",
+  "policy.violation": "PolicyViolationEvent",
+  "federation.delegation": "FederationDelegationEvent",
+  "capsule.sync": "CapsuleSyncEvent",
+};
+
+function eventSchema<T extends EventType>(type: T) {
+  return strictObject(`${type} event`, {
+    ...envelopeShape,
+    type: z.literal(type),
+    payload: PAYLOAD_SCHEMAS[type],
+  }).meta({ id: EVENT_DEF_NAMES[type] });
+}
+
+/**
+ * One run event, discriminated by `type`: one line of `events.jsonl`. The hash fields are checked by the
+ * ledger (`payloadHash = SHA256(JCS(payload))`, `eventHash = SHA256(type‖timestamp‖payloadHash‖prevEventHash)`).
+ */
+export const RunEventSchema = z
+  .discriminatedUnion("type", [
+    eventSchema("run.started"),
+    eventSchema("run.step.started"),
+    eventSchema("tool.invoked"),
+    eventSchema("tool.completed"),
+    eventSchema("tool.failed"),
+    eventSchema("run.step.completed"),
+    eventSchema("run.step.failed"),
+    eventSchema("run.completed"),
+    eventSchema("run.failed"),
+    eventSchema("run.aborted"),
+    eventSchema("policy.violation"),
+    eventSchema("federation.delegation"),
+    eventSchema("capsule.sync"),
+  ])
+  .meta({ description: "A reach-wasm run event, one line of events.jsonl (Reach Protocol v1.0.0 §3.2, §3.3)" });
+
+/** A run event (discriminated union on `type`). */
+export type RunEvent = z.output<typeof RunEventSchema>;
+/** The run event of type `T`. */
+export type RunEventOf<T extends EventType> = Extract<RunEvent, { type: T }>;
+/** Any event payload. */
+export type AnyEventPayload = RunEvent["payload"];
+// Same union as `ViolationType` of errors.ts.
+const _violationTypesAgree: z.output<typeof ViolationTypeSchema> extends ViolationType
+  ? ViolationType extends z.output<typeof ViolationTypeSchema> ? true : false
+  : false = true;
+void _violationTypesAgree;
+
+// Every event type has a branch in the union (compile-time and run-time agreement with event-types.ts).
+const _allTypes: RunEvent["type"] extends EventType ? (EventType extends RunEvent["type"] ? true : false) : false = true;
+void _allTypes;
+if (RunEventSchema.options.length !== EVENT_TYPES.length) throw new Error("event.ts: RunEventSchema misses an event type");

@@ -1,0 +1,53 @@
+/**
+ * Artifacts and per-step evidence (seed 004 "Evidence Per Step", "Artifact Structure"; seed 001 §7).
+ * @module
+ */
+import { z } from "zod";
+import { ErrorDetailsSchema } from "./error-details.ts";
+import { entryPath, identifier, sha256Hex, strictObject, timestamp, toolName, uuid } from "./_common.ts";
+
+/**
+ * A file a tool produced. Unlike seed 004 (absolute path), `path` is relative to the run's workspace (seed 003
+ * §8.2 "Normalized Paths"), and the content is identified by `sha256`. `createdAt` is virtual-clock time.
+ */
+export const ArtifactInfoSchema = strictObject("artifact", {
+  artifactId: uuid(),
+  name: z.string().min(1).max(255),
+  type: z.string().min(1),
+  mimeType: z.string().regex(/^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(?:;.*)?$/, {
+    error: "expected a MIME type such as application/json",
+  }),
+  path: entryPath(),
+  sizeBytes: z.int().min(0),
+  sha256: sha256Hex(),
+  createdAt: timestamp(),
+}).meta({ id: "ArtifactInfo", description: "A file produced by a tool (seed 004 ArtifactInfo)" });
+
+/** Step status (seed 004). */
+export const EvidenceStatusSchema = z.enum(["pending", "running", "completed", "failed", "skipped"]);
+
+/**
+ * Evidence for one step (seed 004 `RunEvidence`). `durationMs` is a real duration: evidence is a report, never
+ * hashed into the run (seed 003 §3.3). `retryCount` stays 0 unless the plan allowed a retry (seed 001 "no
+ * silent retries"); `replanEvents` names the replans this step caused.
+ */
+export const RunEvidenceSchema = strictObject("evidence", {
+  stepId: identifier(),
+  toolName: toolName(),
+  input: z.unknown(),
+  output: z.unknown(),
+  schemaValidation: z.enum(["pass", "fail"]),
+  durationMs: z.int().min(0),
+  retryCount: z.int().min(0),
+  replanEvents: z.array(z.string()),
+  status: EvidenceStatusSchema,
+  artifacts: z.array(ArtifactInfoSchema),
+  error: ErrorDetailsSchema.optional(),
+}).meta({ description: "Evidence for one executed step (seed 004 RunEvidence)" });
+
+/** An artifact. */
+export type ArtifactInfo = z.output<typeof ArtifactInfoSchema>;
+/** Step evidence. */
+export type RunEvidence = z.output<typeof RunEvidenceSchema>;
+/** Evidence status. */
+export type EvidenceStatus = z.output<typeof EvidenceStatusSchema>;

@@ -1,0 +1,17 @@
+/**
+ * Protocol schemas and types of reach-wasm (Reach Protocol v1.0.0): pack, plan, envelope and result, events,
+ * evidence, errors, capsule index, federation documents, and their JSON Schema export.
+ * @module
+ */
+export * from "./errors.ts";
+export * from "./event-types.ts";
+export * from "./error-details.ts";
+export * from "./pack.ts";
+export * from "./plan.ts";
+export * from "./evidence.ts";
+export * from "./envelope.ts";
+export * from "./event.ts";
+export * from "./capsule.ts";
+export * from "./delegation.ts";
+export * from "./parse.ts";
+export * from "./json-schema.ts";

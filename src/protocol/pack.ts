@@ -1,0 +1,201 @@
+/**
+ * The pack document `reach.json` (seed 003 §5) and its manifest (§4.1, §5.3), plus reach-wasm's additions:
+ * `tools` (where each declared tool's code is) and `run` (determinism settings).
+ *
+ * Everything a valid `Pack` serialises to validates against upstream `pack.schema.json`: every pattern here is
+ * the upstream one or a subset of it, and our extra fields sit where upstream allows additional properties.
+ * Objects are strict so that a misspelt field is an error that names the allowed ones.
+ * @module
+ */
+import { z } from "zod";
+import {
+  distinct,
+  ed25519PublicKey,
+  ed25519Signature,
+  identifier,
+  jsonObject,
+  relativePath,
+  semver,
+  strictObject,
+  timestamp,
+  toolName,
+  uriWithScheme,
+} from "./_common.ts";
+
+/** The only manifest version (seed 003 §5.3). */
+export const MANIFEST_VERSION = "1.0.0";
+
+/** A tool the pack may invoke (seed 003 §4.1 "Capabilities", §5.3). */
+export const ToolCapabilitySchema = strictObject("manifest.capabilities.tools[]", {
+  name: toolName(),
+  version: semver().optional(),
+  optional: z.boolean().optional(),
+});
+
+/** Resource access modes. */
+export const ResourceAccessSchema = z.enum(["read", "write", "readwrite"]);
+
+/**
+ * A resource the pack may touch: a URI with a scheme (`workspace:///data/`, `memory://notes/`,
+ * `https://api.example.com/`), read as a prefix by the policy layer (seed 003 §4.2 "Resource Boundaries").
+ */
+export const ResourceCapabilitySchema = strictObject("manifest.capabilities.resources[]", {
+  uri: uriWithScheme(),
+  access: ResourceAccessSchema,
+});
+
+/** Coarse permissions (upstream `Capabilities.permissions`). */
+export const PermissionSchema = z.enum(["network", "filesystem", "execution", "env_access"]);
+
+/** Declared capabilities (seed 003 §4.1). Absent lists mean "none". */
+export const CapabilitiesSchema = strictObject("manifest.capabilities", {
+  tools: z
+    .array(ToolCapabilitySchema)
+    .refine((tools) => distinct(tools.map((t) => t.name)), "manifest.capabilities.tools: each name may appear once")
+    .default([]),
+  resources: z.array(ResourceCapabilitySchema).default([]),
+  permissions: z
+    .array(PermissionSchema)
+    .refine(distinct, "manifest.capabilities.permissions: each permission may appear once")
+    .meta({ uniqueItems: true })
+    .default([]),
+});
+
+/** Sandbox settings (upstream `Policies.sandbox`; defaults are upstream's). */
+export const SandboxPolicySchema = strictObject("manifest.policies.sandbox", {
+  enabled: z.boolean().default(true),
+  network: z.enum(["none", "restricted", "full"]).default("restricted"),
+  filesystem: z.enum(["readonly", "readwrite", "isolated"]).default("isolated"),
+});
+
+/** Host pattern for `allowedHosts`: `api.example.com`, `*.example.com`, optionally with `:port`. */
+const HOST_PATTERN_RE = /^(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?$/;
+
+/** Execution constraints (seed 003 §4.1 "Policies"; defaults are upstream's). */
+export const PoliciesSchema = strictObject("manifest.policies", {
+  maxExecutionTime: z.int().min(1000).default(300000),
+  maxToolCalls: z.int().min(1).default(100),
+  allowedHosts: z
+    .array(z.string().regex(HOST_PATTERN_RE, { error: "expected a host pattern such as api.example.com or *.example.com" }))
+    .default([]),
+  sandbox: SandboxPolicySchema.prefault({}),
+});
+
+/** Descriptive metadata (upstream `Metadata`; seed 003 §5.3). */
+export const MetadataSchema = strictObject("metadata", {
+  author: z.string().optional(),
+  description: z.string().max(1000).optional(),
+  license: z.string().optional(),
+  homepage: uriWithScheme().optional(),
+  repository: uriWithScheme().optional(),
+  tags: z.array(z.string()).max(20).optional(),
+});
+
+/** The capability manifest (seed 003 §5.3). `policies` is filled with upstream defaults when absent. */
+export const ManifestSchema = strictObject("manifest", {
+  manifestVersion: z.literal(MANIFEST_VERSION, { error: `manifest.manifestVersion: expected "${MANIFEST_VERSION}"` }),
+  capabilities: CapabilitiesSchema,
+  policies: PoliciesSchema.prefault({}),
+  metadata: MetadataSchema.optional(),
+});
+
+/** A pack signature (seed 003 §5.4: Ed25519 over a SHA-256 digest; upstream `Signature`). */
+export const PackSignatureSchema = strictObject("signature", {
+  algorithm: z.literal("Ed25519"),
+  digest: z.literal("SHA-256"),
+  signature: ed25519Signature(),
+  publicKey: ed25519PublicKey().optional(),
+  signedAt: timestamp().optional(),
+});
+
+/** A dependency on another pack (upstream `Dependency`). */
+export const DependencySchema = strictObject("dependencies[]", {
+  id: identifier(),
+  version: z.string().min(1),
+  optional: z.boolean().optional(),
+  source: uriWithScheme().optional(),
+});
+
+/**
+ * Where a declared tool's code lives (reach-wasm). `kind`: a WASI preview1 core module, a component (jco), or
+ * JavaScript run inside QuickJS. `inputSchema` / `outputSchema` are JSON Schemas of the arguments and result.
+ */
+export const ToolDefinitionSchema = strictObject("tools[name]", {
+  kind: z.enum(["wasm", "component", "js"]),
+  module: relativePath(),
+  description: z.string().max(1000).optional(),
+  inputSchema: jsonObject().optional(),
+  outputSchema: jsonObject().optional(),
+});
+
+/** Run settings (reach-wasm): the virtual clock's start, the replan budget, the plan step limit. */
+export const RunSettingsSchema = strictObject("run", {
+  epoch: timestamp().optional(),
+  maxReplans: z.int().min(0).default(0),
+  maxSteps: z.int().min(1).max(100).optional(),
+});
+
+/** The protocol version reach-wasm implements (seed 003 §5.2); packs must share its major version. */
+export const PROTOCOL_SPEC_VERSION = "1.0.0";
+
+/**
+ * The pack document `reach.json` (seed 003 §5.1). Cross-field rule: every key of `tools` must be declared in
+ * `manifest.capabilities.tools` (seed 003 §4.1: only declared tools may be used). The major-version check of
+ * `specVersion` is the loader's (it needs code `PROTO_VERSION_MISMATCH`), not the schema's.
+ */
+export const PackSchema = strictObject("reach.json", {
+  specVersion: semver(),
+  id: identifier(),
+  version: semver(),
+  manifest: ManifestSchema,
+  entrypoint: relativePath(),
+  metadata: MetadataSchema.optional(),
+  signature: PackSignatureSchema.optional(),
+  dependencies: z.array(DependencySchema).optional(),
+  tools: z.record(toolName(), ToolDefinitionSchema).default({}),
+  run: RunSettingsSchema.optional(),
+})
+  .superRefine((pack, ctx) => {
+    const declared = new Set(pack.manifest.capabilities.tools.map((t) => t.name));
+    for (const name of Object.keys(pack.tools)) {
+      if (!declared.has(name)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["tools", name],
+          message: `tool "${name}" has code but is not declared; add {"name": "${name}"} to manifest.capabilities.tools`,
+        });
+      }
+    }
+  })
+  .meta({ description: "A reach-wasm pack, reach.json (Reach Protocol v1.0.0 §5)" });
+
+/** A parsed pack (defaults filled in). */
+export type Pack = z.output<typeof PackSchema>;
+/** A pack as written in `reach.json` (defaults may be omitted). */
+export type PackInput = z.input<typeof PackSchema>;
+/** A parsed manifest. */
+export type Manifest = z.output<typeof ManifestSchema>;
+/** Declared capabilities. */
+export type Capabilities = z.output<typeof CapabilitiesSchema>;
+/** A declared tool capability. */
+export type ToolCapability = z.output<typeof ToolCapabilitySchema>;
+/** A declared resource capability. */
+export type ResourceCapability = z.output<typeof ResourceCapabilitySchema>;
+/** A resource access mode. */
+export type ResourceAccess = z.output<typeof ResourceAccessSchema>;
+/** A coarse permission. */
+export type Permission = z.output<typeof PermissionSchema>;
+/** Execution policies with defaults filled in. */
+export type Policies = z.output<typeof PoliciesSchema>;
+/** Sandbox settings. */
+export type SandboxPolicy = z.output<typeof SandboxPolicySchema>;
+/** Pack metadata. */
+export type Metadata = z.output<typeof MetadataSchema>;
+/** A pack signature. */
+export type PackSignature = z.output<typeof PackSignatureSchema>;
+/** A pack dependency. */
+export type Dependency = z.output<typeof DependencySchema>;
+/** Where a tool's code lives. */
+export type ToolDefinition = z.output<typeof ToolDefinitionSchema>;
+/** Run settings. */
+export type RunSettings = z.output<typeof RunSettingsSchema>;

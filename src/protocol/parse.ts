@@ -1,0 +1,36 @@
+/**
+ * Parsing at trust boundaries: zod validation that fails with a `ReachError` whose message lists every problem
+ * with its path (CONVENTIONS "Validation", "Errors").
+ * @module
+ */
+import type { z } from "zod";
+import { ReachError } from "./errors.ts";
+import type { ErrorCode } from "./errors.ts";
+
+/**
+ * Validate `value` with `schema`, or throw a `ReachError` that says what is wrong and where.
+ * @param schema the zod schema
+ * @param value the untrusted value (parsed JSON)
+ * @param code the error code to throw with, e.g. `PACK_INVALID_MANIFEST`
+ * @param what what the value is, for the message, e.g. `reach.json`
+ * @returns the parsed value (defaults filled in)
+ * @throws ReachError with `code`, and `details.issues` listing `{path, message}` for each problem
+ * @example const pack = parseOrThrow(PackSchema, JSON.parse(text), "PACK_INVALID_MANIFEST", "reach.json");
+ */
+export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, code: ErrorCode, what: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
+  const lines = issues.map((i) => (i.path === "" ? `- ${i.message}` : `- at ${i.path}: ${i.message}`));
+  throw new ReachError(code, `${what} is invalid:\n${lines.join("\n")}`, { details: { issues } });
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const seg of path) {
+    if (typeof seg === "number") out += `[${seg}]`;
+    else if (typeof seg === "string" && /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(seg)) out += out === "" ? seg : `.${seg}`;
+    else out += `[${JSON.stringify(String(seg))}]`;
+  }
+  return out;
+}
