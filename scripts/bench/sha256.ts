@@ -1,0 +1,64 @@
+/**
+ * SHA-256 throughput: reach-wasm's `sha256` with the native backend installed ("ours"), `node:crypto`
+ * directly ("native"), and the portable @noble/hashes backend ("noble"). Runs under Node (vite-node) and Deno.
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { getSha256Backend, nobleBackend, setSha256Backend, sha256 } from "../../src/canonical/sha256.ts";
+import { installNativeSha256 } from "../../src/platform/native-sha256.ts";
+
+/** Size of the hashed buffer. */
+const SIZE = 64 * 1024 * 1024;
+
+/** Fixed content: byte i = (i * 31 + (i >>> 11)) & 0xff. */
+function fixedBuffer(size: number): Uint8Array {
+  const buf = new Uint8Array(size);
+  for (let i = 0; i < size; i++) buf[i] = (i * 31 + (i >>> 11)) & 0xff;
+  return buf;
+}
+
+/** Best (highest) MB/s of `runs` timed runs of `fn` over `bytes` bytes; 1 MB = 10^6 bytes. */
+function bestMBps(bytes: number, runs: number, fn: () => unknown): number {
+  let best = Infinity;
+  for (let r = 0; r < runs; r++) {
+    const t0 = performance.now();
+    fn();
+    best = Math.min(best, performance.now() - t0);
+  }
+  return bytes / 1e6 / (best / 1000);
+}
+
+/**
+ * Measure SHA-256 throughput on a 64 MiB buffer with each implementation (best of several runs).
+ * Leaves the previously installed backend in place afterwards.
+ * @param log receives one human-readable line per measurement
+ * @returns MB/s for ours / native / noble, and ratio = ours / native
+ * @throws Error when the implementations disagree on the digest
+ * @example const r = await benchSha256(console.log); r.ratio > 0.9
+ */
+export async function benchSha256(
+  log: (line: string) => void,
+): Promise<{ ours: number; native: number; noble: number; ratio: number }> {
+  const data = fixedBuffer(SIZE);
+  const previous = getSha256Backend();
+  const hex = (d: Uint8Array): string => Array.from(d, (b) => b.toString(16).padStart(2, "0")).join("");
+  try {
+    installNativeSha256();
+    const want = createHash("sha256").update(data).digest("hex");
+    if (hex(sha256(data)) !== want || hex(nobleBackend.digest(data)) !== want) {
+      throw new Error("benchSha256: implementations disagree on the digest of the benchmark buffer");
+    }
+    const ours = bestMBps(SIZE, 5, () => sha256(data));
+    log(`sha256 ours (${getSha256Backend().name}): ${ours.toFixed(0)} MB/s`);
+    const native = bestMBps(SIZE, 5, () => createHash("sha256").update(data).digest());
+    log(`sha256 native (node:crypto createHash): ${native.toFixed(0)} MB/s`);
+    await Promise.resolve(); // let the event loop breathe between the fast and the slow part
+    const noble = bestMBps(SIZE, 2, () => nobleBackend.digest(data));
+    log(`sha256 noble (${nobleBackend.name}): ${noble.toFixed(0)} MB/s`);
+    const ratio = ours / native;
+    log(`sha256 ratio ours/native: ${ratio.toFixed(3)}`);
+    return { ours, native, noble, ratio };
+  } finally {
+    setSha256Backend(previous);
+  }
+}

@@ -1,0 +1,5 @@
+/**
+ * Runtime adapters (the only place besides `src/cli/` that may import `node:` modules or use `Deno`).
+ * @module
+ */
+export { installNativeSha256, nativeSha256Backend } from "./native-sha256.ts";
