@@ -1,0 +1,254 @@
+/**
+ * The seeded random streams of a run (seed 003 §3.3 "All non-deterministic sources (time, random) are mocked";
+ * ARCHITECTURE.md "Determinism"). Normative description, with a worked example: conformance/DETERMINISM.md.
+ *
+ * Algorithm `reach-wasm/prng/v1` (SHA-256 in counter mode):
+ *
+ * 1. Seed: an integer 0 … 2^64−1 written in decimal, digits only, no sign, no leading zeros except `"0"`
+ *    (`parseSeed`).
+ * 2. Stream key: `key = SHA-256(utf8("reach-wasm/prng/v1") ‖ 0x00 ‖ utf8(seed) ‖ 0x00 ‖ utf8(label))`, where
+ *    `label` names the stream: `run`, `step:<stepId>`, `invocation:<invocationId>`, … A derived stream
+ *    `stream.derive(sub)` is the stream with label `<label>/<sub>`.
+ * 3. Output: block i (i = 0, 1, 2, …) is `SHA-256(key ‖ u64be(i))`; the stream is block 0 ‖ block 1 ‖ …, and
+ *    every read consumes the next bytes of it, contiguously, whatever mix of reads is used:
+ *    - `bytes(n)`: the next n bytes;
+ *    - `u32()`: the next 4 bytes as an unsigned big-endian integer;
+ *    - `float()`: the next 8 bytes as an unsigned big-endian 64-bit integer x; result `(x >> 11) / 2^53`, in [0, 1);
+ *    - `int(max)`: repeat { x = u32() } until x < 2^32 − (2^32 mod max); result `x mod max` (unbiased; at
+ *      least one u32 is consumed, even for max = 1).
+ *
+ * Each tool invocation gets its own stream, so the values one invocation sees do not depend on how many values
+ * other invocations drew, or in which order they ran.
+ * @module
+ */
+import { sha256, utf8 } from "../canonical/sha256.ts";
+
+/** The domain-separation prefix of every stream key; changing the algorithm means changing this. */
+export const PRNG_DOMAIN = "reach-wasm/prng/v1";
+
+/** Largest seed, 2^64 − 1. */
+export const MAX_SEED = 18_446_744_073_709_551_615n;
+
+/** Largest `n` accepted by `RandomStream.bytes(n)`. */
+export const MAX_BYTES_PER_CALL = 65_536;
+
+const BLOCK_SIZE = 32;
+const TWO_POW_32 = 4_294_967_296;
+const TWO_POW_53 = 9_007_199_254_740_992;
+const SEED_PATTERN = /^(?:0|[1-9][0-9]*)$/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function typeName(value: unknown): string {
+  if (value === null) return "null";
+  if (typeof value === "string") return `string of length ${value.length}`;
+  return typeof value;
+}
+
+/**
+ * Check and normalise a seed: an integer 0 … 2^64−1.
+ * @param seed a decimal string (digits only, no sign, no leading zeros except "0"), a non-negative safe integer,
+ *   or a bigint
+ * @returns the seed as a canonical decimal string
+ * @throws TypeError when `seed` is not a string, number or bigint
+ * @throws RangeError when `seed` is not an integer in 0 … 2^64−1 in the accepted form
+ * @example parseSeed(42n) // "42"
+ */
+export function parseSeed(seed: string | number | bigint): string {
+  if (typeof seed === "string") {
+    if (seed.length > 20 || !SEED_PATTERN.test(seed) || BigInt(seed) > MAX_SEED) {
+      const shown = seed.length > 30 ? `a string of length ${seed.length}` : JSON.stringify(seed);
+      throw new RangeError(
+        `"seed" expected a decimal integer 0..18446744073709551615 (digits only, no sign, no leading zeros), got ${shown}`,
+      );
+    }
+    return seed;
+  }
+  if (typeof seed === "number") {
+    if (!Number.isSafeInteger(seed) || seed < 0) {
+      throw new RangeError(
+        `"seed" expected a non-negative safe integer; pass larger seeds (up to 2^64-1) as a decimal string or bigint, got ${seed}`,
+      );
+    }
+    return String(seed);
+  }
+  if (typeof seed === "bigint") {
+    if (seed < 0n || seed > MAX_SEED) {
+      throw new RangeError(`"seed" expected an integer 0..18446744073709551615, got ${seed}`);
+    }
+    return seed.toString(10);
+  }
+  throw new TypeError(`"seed" expected a decimal string, number or bigint, got ${typeName(seed)}`);
+}
+
+function assertLabel(label: unknown, name: string): asserts label is string {
+  if (typeof label !== "string") throw new TypeError(`"${name}" expected a non-empty string, got ${typeName(label)}`);
+  if (label.length === 0) throw new RangeError(`"${name}" must not be empty; name the stream, e.g. "run"`);
+  if (LONE_SURROGATE.test(label)) {
+    throw new RangeError(`"${name}" contains a lone UTF-16 surrogate, which has no UTF-8 encoding`);
+  }
+}
+
+/**
+ * The key of a stream: `SHA-256(utf8("reach-wasm/prng/v1") ‖ 0x00 ‖ utf8(seed) ‖ 0x00 ‖ utf8(label))`.
+ * @param seed the seed (see `parseSeed`)
+ * @param label the stream's name, a non-empty well-formed string
+ * @returns the 32-byte key
+ * @throws TypeError | RangeError as `parseSeed`, or when `label` is not a non-empty well-formed string
+ * @example streamKey("0", "run").length // 32
+ */
+export function streamKey(seed: string | number | bigint, label: string): Uint8Array {
+  const seedText = parseSeed(seed);
+  assertLabel(label, "label");
+  const parts = [utf8(PRNG_DOMAIN), utf8(seedText), utf8(label)];
+  const input = new Uint8Array(parts[0]!.length + parts[1]!.length + parts[2]!.length + 2);
+  let at = 0;
+  for (let i = 0; i < parts.length; i++) {
+    if (i > 0) input[at++] = 0x00;
+    input.set(parts[i]!, at);
+    at += parts[i]!.length;
+  }
+  return sha256(input);
+}
+
+/**
+ * Derive the random stream named `label` from a seed.
+ * @param seed the run's seed: a decimal string, a non-negative safe integer or a bigint, 0 … 2^64−1
+ * @param label the stream's name, e.g. `"run"`, `"step:<stepId>"`, `"invocation:<invocationId>"`
+ * @returns a fresh `RandomStream` at position 0
+ * @throws TypeError | RangeError when `seed` or `label` is not acceptable (see `parseSeed`)
+ * @example deriveStream("42", "run").u32()
+ */
+export function deriveStream(seed: string | number | bigint, label: string): RandomStream {
+  return new RandomStream(seed, label);
+}
+
+/**
+ * One deterministic random stream (algorithm `reach-wasm/prng/v1`, see the module documentation). Create it with
+ * `deriveStream`; reads consume the stream contiguously, and `position` counts the bytes consumed.
+ * @example
+ * const s = deriveStream("0", "run");
+ * s.bytes(5); s.bytes(40); // together, the first 45 bytes of the stream
+ */
+export class RandomStream {
+  /** The seed, as a canonical decimal string. */
+  readonly seed: string;
+  /** The stream's label. */
+  readonly label: string;
+  readonly #input: Uint8Array;
+  #block: Uint8Array = new Uint8Array(0);
+  #blockIndex = -1;
+  #position = 0;
+
+  /**
+   * The same as `deriveStream(seed, label)`.
+   * @param seed the run's seed (see `parseSeed`)
+   * @param label the stream's name, a non-empty well-formed string
+   * @throws TypeError | RangeError when `seed` or `label` is not acceptable
+   * @example new RandomStream("0", "run").position // 0
+   */
+  constructor(seed: string | number | bigint, label: string) {
+    this.seed = parseSeed(seed);
+    this.label = label;
+    this.#input = new Uint8Array(BLOCK_SIZE + 8);
+    this.#input.set(streamKey(this.seed, label), 0);
+  }
+
+  /** Number of bytes of the stream consumed so far (recorded on the tape). */
+  get position(): number {
+    return this.#position;
+  }
+
+  /**
+   * The stream with label `<label>/<sublabel>` and the same seed, at position 0 (independent of this one).
+   * @param sublabel a non-empty well-formed string
+   * @returns a fresh `RandomStream`
+   * @throws TypeError | RangeError when `sublabel` is not a non-empty well-formed string
+   * @example deriveStream("0", "run").derive("x").label // "run/x"
+   */
+  derive(sublabel: string): RandomStream {
+    assertLabel(sublabel, "sublabel");
+    return deriveStream(this.seed, `${this.label}/${sublabel}`);
+  }
+
+  /**
+   * The next `n` bytes of the stream.
+   * @param n an integer 0 … 65536
+   * @returns a new Uint8Array of length `n`
+   * @throws TypeError when `n` is not a number
+   * @throws RangeError when `n` is not an integer in 0 … 65536
+   * @example deriveStream("0", "run").bytes(16).length // 16
+   */
+  bytes(n: number): Uint8Array {
+    if (typeof n !== "number") throw new TypeError(`"n" expected an integer 0..${MAX_BYTES_PER_CALL}, got ${typeName(n)}`);
+    if (!Number.isInteger(n) || n < 0 || n > MAX_BYTES_PER_CALL) {
+      throw new RangeError(`"n" expected an integer 0..${MAX_BYTES_PER_CALL}; read larger amounts in pieces, got ${n}`);
+    }
+    const out = new Uint8Array(n);
+    let filled = 0;
+    while (filled < n) {
+      const index = Math.floor(this.#position / BLOCK_SIZE);
+      const within = this.#position % BLOCK_SIZE;
+      const block = this.#blockAt(index);
+      const take = Math.min(BLOCK_SIZE - within, n - filled);
+      out.set(block.subarray(within, within + take), filled);
+      filled += take;
+      this.#position += take;
+    }
+    return out;
+  }
+
+  /**
+   * The next 4 bytes as an unsigned big-endian integer.
+   * @returns an integer 0 … 2^32−1
+   * @example deriveStream("0", "run").u32()
+   */
+  u32(): number {
+    const b = this.bytes(4);
+    return ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0;
+  }
+
+  /**
+   * A float in [0, 1): the next 8 bytes as an unsigned big-endian 64-bit x, then `(x >> 11) / 2^53`.
+   * @returns a number in [0, 1) with 53 random bits
+   * @example deriveStream("0", "run").float() < 1 // true
+   */
+  float(): number {
+    const hi = this.u32();
+    const lo = this.u32();
+    return (hi * 2_097_152 + (lo >>> 11)) / TWO_POW_53;
+  }
+
+  /**
+   * An unbiased integer in [0, maxExclusive) by rejection sampling on `u32()`: draw x until
+   * x < 2^32 − (2^32 mod maxExclusive), then return x mod maxExclusive.
+   * @param maxExclusive an integer 1 … 2^32
+   * @returns an integer 0 … maxExclusive−1
+   * @throws TypeError when `maxExclusive` is not a number
+   * @throws RangeError when `maxExclusive` is not an integer in 1 … 2^32
+   * @example deriveStream("0", "run").int(6) // a die roll, 0..5
+   */
+  int(maxExclusive: number): number {
+    if (typeof maxExclusive !== "number") {
+      throw new TypeError(`"maxExclusive" expected an integer 1..4294967296, got ${typeName(maxExclusive)}`);
+    }
+    if (!Number.isInteger(maxExclusive) || maxExclusive < 1 || maxExclusive > TWO_POW_32) {
+      throw new RangeError(`"maxExclusive" expected an integer 1..4294967296, got ${maxExclusive}`);
+    }
+    const limit = TWO_POW_32 - (TWO_POW_32 % maxExclusive);
+    for (;;) {
+      const x = this.u32();
+      if (x < limit) return x % maxExclusive;
+    }
+  }
+
+  #blockAt(index: number): Uint8Array {
+    if (index !== this.#blockIndex) {
+      const view = new DataView(this.#input.buffer, this.#input.byteOffset, this.#input.byteLength);
+      view.setUint32(BLOCK_SIZE, Math.floor(index / TWO_POW_32));
+      view.setUint32(BLOCK_SIZE + 4, index >>> 0);
+      this.#block = sha256(this.#input);
+      this.#blockIndex = index;
+    }
+    return this.#block;
+  }
+}
