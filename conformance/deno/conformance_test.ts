@@ -1,0 +1,32 @@
+// Deno runner of the runtime-neutral conformance cases (conformance/lib/): the same cases as the Node runner,
+// and the same committed fingerprints (conformance/fingerprints.json), so the runtimes agree byte for byte.
+import { allSuites, FINGERPRINTS_FILE } from "../lib/all.ts";
+import type { ConformanceIO } from "../lib/types.ts";
+import { installNativeSha256 } from "../../src/platform/native-sha256.ts";
+
+installNativeSha256();
+const root = new URL("../", import.meta.url);
+const io: ConformanceIO = {
+  readBytes: (p) => Deno.readFileSync(new URL(p, root)),
+  readText: (p) => Deno.readTextFileSync(new URL(p, root)),
+  list: (p) => [...Deno.readDirSync(new URL(p, root))].map((e) => e.name).sort(),
+};
+const expected: Record<string, string> = JSON.parse(io.readText(FINGERPRINTS_FILE));
+const seen = new Set<string>();
+
+for (const { suite, cases } of allSuites(io)) {
+  for (const c of cases) {
+    Deno.test(`conformance/${suite}: ${c.name}`, () => {
+      const fingerprint = String(c.run() ?? "ok");
+      seen.add(c.name);
+      if (fingerprint !== expected[c.name]) {
+        throw new Error(`fingerprint of "${c.name}" is ${fingerprint}, expected ${expected[c.name]}`);
+      }
+    });
+  }
+}
+
+Deno.test("conformance/fingerprints: every committed fingerprint belongs to a case that still exists", () => {
+  const missing = Object.keys(expected).filter((k) => !seen.has(k));
+  if (missing.length > 0) throw new Error(`fingerprints without a case: ${missing.join(", ")}`);
+});

@@ -1,0 +1,27 @@
+/**
+ * Every runtime-neutral conformance suite, in a fixed order. Both runners (Node/vitest and Deno) run exactly this.
+ * @module
+ */
+import { chainCases } from "./chain-cases.ts";
+import { determinismCases } from "./determinism-cases.ts";
+import { jcsCases } from "./jcs-cases.ts";
+import type { ConformanceCase, ConformanceIO } from "./types.ts";
+
+/** A named group of cases. */
+export type Suite = { suite: string; cases: ConformanceCase[] };
+
+/**
+ * All suites.
+ * @param io file access rooted at conformance/
+ * @returns the suites in a fixed order
+ */
+export function allSuites(io: ConformanceIO): Suite[] {
+  return [
+    { suite: "jcs", cases: jcsCases(io) },
+    { suite: "determinism", cases: determinismCases(io) },
+    { suite: "hash-chain", cases: chainCases(io) },
+  ];
+}
+
+/** File name of the committed per-case fingerprints both runtimes must reproduce. */
+export const FINGERPRINTS_FILE = "fingerprints.json";

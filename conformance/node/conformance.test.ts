@@ -1,0 +1,42 @@
+// Node runner of the runtime-neutral conformance cases (conformance/lib/). The Deno runner is
+// conformance/deno/conformance_test.ts; both compare every case's fingerprint with conformance/fingerprints.json,
+// so the two runtimes agree byte for byte. Regenerate that file with UPDATE_FINGERPRINTS=1 after a deliberate change.
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { allSuites, FINGERPRINTS_FILE } from "../lib/all.ts";
+import type { ConformanceIO } from "../lib/types.ts";
+import { installNativeSha256 } from "../../src/platform/native-sha256.ts";
+
+installNativeSha256();
+const root = new URL("../", import.meta.url);
+const io: ConformanceIO = {
+  readBytes: (p) => new Uint8Array(readFileSync(new URL(p, root))),
+  readText: (p) => readFileSync(new URL(p, root), "utf8"),
+  list: (p) => readdirSync(new URL(p, root)).sort(),
+};
+const update = process.env.UPDATE_FINGERPRINTS === "1";
+const expected: Record<string, string> = update ? {} : JSON.parse(io.readText(FINGERPRINTS_FILE));
+const seen: Record<string, string> = {};
+
+for (const { suite, cases } of allSuites(io)) {
+  describe(`conformance/${suite}`, () => {
+    for (const c of cases) {
+      it(c.name, () => {
+        const fingerprint = String(c.run() ?? "ok");
+        seen[c.name] = fingerprint;
+        if (!update) expect(fingerprint, `fingerprint of "${c.name}" (UPDATE_FINGERPRINTS=1 to regenerate)`).toBe(expected[c.name]);
+      });
+    }
+  });
+}
+
+describe("conformance/fingerprints", () => {
+  it("every committed fingerprint belongs to a case that still exists", () => {
+    if (update) {
+      const sorted = Object.fromEntries(Object.entries(seen).sort(([a], [b]) => (a < b ? -1 : 1)));
+      writeFileSync(new URL(FINGERPRINTS_FILE, root), JSON.stringify(sorted, null, 2) + "\n");
+      return;
+    }
+    expect(Object.keys(seen).sort()).toEqual(Object.keys(expected).sort());
+  });
+});
