@@ -1,0 +1,75 @@
+/**
+ * `reach-wasm` command dispatch: the command-line face of the engine. Runs on Node (built to dist/) and on Deno (from src/).
+ * Exit codes (ARCHITECTURE.md): 0 success; 1 run failed / replay diverged / verification failed; 2 bad invocation.
+ * Human-readable output goes to stderr except `--help` and `--version`; `--json` prints one object on stdout.
+ * @module
+ */
+import { ReachError } from "../protocol/errors.ts";
+import { COMMANDS, findCommand } from "./commands.ts";
+import { VERSION } from "./version.ts";
+
+/** Where the CLI writes; the entry point passes the process streams, tests pass buffers. */
+export type CliIO = { stdout(text: string): void; stderr(text: string): void };
+
+function helpText(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  const lines = [
+    `reach-wasm ${VERSION} — run agentic tool calls so that they can be trusted afterwards (Reach Protocol v1.0.0)`,
+    "",
+    "Usage: reach-wasm <command> [options]",
+    "",
+    "Commands:",
+    ...COMMANDS.map((c) => {
+      const state = c.pendingIssue ? `  [not built yet: issue #${c.pendingIssue}]` : c.name === "node" || c.name === "conformance" ? "  [not built yet]" : "";
+      return `  ${c.name.padEnd(width)}  ${c.summary}${state}`;
+    }),
+    "",
+    "Options:",
+    "  -h, --help     show this help, or a command's usage with `reach-wasm <command> --help`",
+    "  -V, --version  print the version",
+    "",
+    "Exit codes: 0 success, 1 run failed / replay diverged / verification failed, 2 bad invocation or invalid input.",
+  ];
+  return lines.join("\n") + "\n";
+}
+
+/** Write a ReachError the way every command does: message on stderr, or one JSON object on stdout with --json. */
+function report(io: CliIO, err: ReachError, json: boolean): void {
+  if (json) io.stdout(JSON.stringify({ error: err.toDetails() }) + "\n");
+  io.stderr(`reach-wasm: ${err.code}: ${err.message}\n`);
+}
+
+/**
+ * Run the CLI with the given arguments.
+ * @param argv arguments after the program name
+ * @param io output streams
+ * @returns the process exit code
+ */
+export function main(argv: readonly string[], io: CliIO): number {
+  const json = argv.includes("--json");
+  const [first, ...rest] = argv;
+  if (first === undefined || first === "-h" || first === "--help" || first === "help") {
+    io.stdout(helpText());
+    return first === undefined ? 2 : 0;
+  }
+  if (first === "-V" || first === "--version") {
+    io.stdout(`reach-wasm ${VERSION}\n`);
+    return 0;
+  }
+  const command = findCommand(first);
+  if (!command) {
+    report(io, new ReachError("PROTO_INVALID_ARGUMENT", `unknown command "${first}"; run \`reach-wasm --help\` for the list`), json);
+    return 2;
+  }
+  if (rest.includes("-h") || rest.includes("--help")) {
+    io.stdout(`Usage: ${command.usage}\n\n${command.summary}\n`);
+    return 0;
+  }
+  const where = command.pendingIssue ? ` (tracked in issue #${command.pendingIssue})` : "";
+  report(
+    io,
+    new ReachError("PROTO_INVALID_ARGUMENT", `"${command.name}" is not built yet in reach-wasm ${VERSION}${where}; nothing was done`),
+    json,
+  );
+  return 2;
+}
