@@ -1,0 +1,38 @@
+/**
+ * The virtual workspace: normalised, confined paths and an in-memory file system with per-step staging
+ * (issue 3; seed 003 §4.2, §4.3).
+ * @module
+ */
+export {
+  MAX_PATH_BYTES,
+  MAX_PATH_DEPTH,
+  MAX_SEGMENT_BYTES,
+  ancestorPaths,
+  displayPath,
+  isWithin,
+  normalizeWorkspacePath,
+  parentPath,
+  pathViolation,
+} from "./path.ts";
+export type { NormalizeOptions } from "./path.ts";
+export {
+  DEFAULT_MAX_ENTRIES,
+  DEFAULT_MAX_FILE_BYTES,
+  DEFAULT_MAX_TOTAL_BYTES,
+  StepTransaction,
+  TEMP_ROOT,
+  Workspace,
+  WorkspaceError,
+  WorkspaceView,
+} from "./workspace.ts";
+export type {
+  RemoveOptions,
+  SnapshotEntry,
+  WorkspaceAccess,
+  WorkspaceEntry,
+  WorkspaceEntryType,
+  WorkspaceErrno,
+  WorkspaceOptions,
+  WorkspaceResource,
+  WorkspaceStat,
+} from "./workspace.ts";
