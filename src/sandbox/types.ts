@@ -1,0 +1,111 @@
+/**
+ * The contracts between the executor, the tool runners (wasm / component / js) and the host API. Every runner
+ * reaches the outside only through a `HostApi`; every host operation is capability-checked and recorded.
+ * @module
+ */
+import type { ReachError } from "../protocol/errors.ts";
+
+/** A JSON value as it crosses the sandbox boundary. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+/** A JSON object. */
+export type JsonObject = { [key: string]: JsonValue };
+
+/**
+ * The host operations (issue 3 "One host API"; seed 002's infrastructure tools). Requests and responses are JSON
+ * objects; bytes travel as standard base64 in `data` fields (or UTF-8 text in `text` fields where noted).
+ *
+ * | op | request | response |
+ * |---|---|---|
+ * | `fs.read` | `{path}` | `{data}` (base64) |
+ * | `fs.write` | `{path, data}` or `{path, text}` | `{size}` |
+ * | `fs.list` | `{path}` | `{entries: [{name, type, size}]}` sorted by UTF-16 code units |
+ * | `fs.stat` | `{path}` | `{type: "file"｜"dir", size}` |
+ * | `fs.remove` | `{path, recursive?}` | `{}` |
+ * | `http.fetch` (async only) | `{url, method?, headers?, data?｜text?}` | `{status, url, headers, data}` |
+ * | `memory.get` | `{key}` | `{found, value}` (`value` null when not found) |
+ * | `memory.set` | `{key, value}` | `{}` |
+ * | `temp.write` | `{name, data｜text}` | `{path}` (under `temp/`) |
+ * | `lines.read` | `{path, start, count}` | `{lines, total}` (0-based `start`; `count` ≤ 10,000) |
+ * | `log` | `{level: "debug"｜"info"｜"warn"｜"error", message}` | `{}` |
+ * | `artifact.emit` | `{name, mimeType, data｜text}` | ArtifactInfo `{artifactId, name, type, mimeType, path, sizeBytes, sha256, createdAt}` |
+ * | `clock.now` | `{}` | `{ms, iso}` (virtual clock, advances 1 ms per read) |
+ * | `random.bytes` | `{n}` (0..65536) | `{data}` (from the invocation's seeded stream) |
+ */
+export const HOST_OPS = [
+  "fs.read",
+  "fs.write",
+  "fs.list",
+  "fs.stat",
+  "fs.remove",
+  "http.fetch",
+  "memory.get",
+  "memory.set",
+  "temp.write",
+  "lines.read",
+  "log",
+  "artifact.emit",
+  "clock.now",
+  "random.bytes",
+] as const;
+
+/** A host operation name. */
+export type HostOp = (typeof HOST_OPS)[number];
+
+const OP_SET: ReadonlySet<string> = new Set(HOST_OPS);
+
+/** True when `op` names a host operation. */
+export function isHostOp(op: unknown): op is HostOp {
+  return typeof op === "string" && OP_SET.has(op);
+}
+
+/**
+ * What a running tool may call. Both methods validate `request` fully (the tool is hostile), check the pack's
+ * capabilities, record request and response bytes on the tape, and throw `ReachError` on denial or failure
+ * (a `POLICY_VIOLATION` halts the step: the runner must stop the tool and report it).
+ */
+export interface HostApi {
+  /** Synchronous operations (all but `http.fetch`, which throws `EXEC_SANDBOX_VIOLATION` here). */
+  invokeSync(op: HostOp, request: JsonObject): JsonObject;
+  /** Any operation, including `http.fetch`. */
+  invoke(op: HostOp, request: JsonObject): Promise<JsonObject>;
+}
+
+/** The three tool kinds. */
+export type ToolKind = "wasm" | "component" | "js";
+
+/** One tool invocation handed to a runner. */
+export type ToolInvocation = {
+  /** The tool's name in the pack. */
+  toolName: string;
+  /** Deterministic id of this invocation. */
+  invocationId: string;
+  /** The tool's code: WebAssembly bytes (wasm, component) or UTF-8 JavaScript source (js). */
+  code: Uint8Array;
+  /** The input, already validated against the tool's input schema. */
+  input: JsonValue;
+  /** The host API of this invocation. */
+  host: HostApi;
+  /** Wall-clock limit; the tool is stopped with EXEC_TOOL_TIMEOUT within timeoutMs + 1 s. */
+  timeoutMs: number;
+  /** Deterministic instruction budget (fuel); exhausting it is EXEC_RESOURCE_EXHAUSTED. */
+  fuel: bigint;
+  /** Memory limit in bytes; exceeding it is EXEC_RESOURCE_EXHAUSTED. */
+  memoryLimitBytes: number;
+};
+
+/** What a runner returns. Runners never throw for tool misbehaviour: they report it here. */
+export type ToolOutcome =
+  | { status: "success"; output: JsonValue; log: string; fuelUsed: bigint }
+  | { status: "error"; error: ReachError; log: string; fuelUsed: bigint };
+
+/** A tool runner for one kind. */
+export interface ToolRunner {
+  readonly kind: ToolKind;
+  /** Run one invocation to completion (or to its limits). */
+  run(invocation: ToolInvocation): Promise<ToolOutcome>;
+}
+
+/** Default limits (issue 3): 30 s timeout, 10^9 fuel units, 256 MiB memory. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_FUEL = 1_000_000_000n;
+export const DEFAULT_MEMORY_LIMIT_BYTES = 256 * 1024 * 1024;
