@@ -1,0 +1,415 @@
+/**
+ * Deterministic fuel metering for core WebAssembly modules (issue 3 "Determinism and isolation";
+ * ARCHITECTURE.md "Stopping a tool that will not stop").
+ *
+ * `instrumentFuel` rewrites a module with binaryen so that it carries one exported, mutable i64 global
+ * (`reach_fuel`). Every function entry and every loop iteration (the head of each `loop` body) subtracts one unit
+ * and executes `unreachable` as soon as the counter is below zero:
+ *
+ * ```wat
+ * (global.set $reach_fuel (i64.sub (global.get $reach_fuel) (i64.const 1)))
+ * (if (i64.lt_s (global.get $reach_fuel) (i64.const 0)) (then unreachable))
+ * ```
+ *
+ * Every path that can run for long goes through a loop header or a call, so a tool that runs out of fuel traps
+ * at the same tick on every run and on every runtime; a counter of `-1` afterwards tells the fuel trap from the
+ * tool's own traps (see `meter.ts`). Nothing else changes: imports, exports, memories, tables, data and element
+ * segments, the start function and custom sections (the name section included) are kept. No optimisation pass
+ * runs, so the output is a pure function of the input bytes and the options.
+ *
+ * binaryen (≈14 MB of JavaScript, top-level-await initialised, ~0.9 s to load) is imported lazily on first use,
+ * so modules that import this file pay nothing until they instrument something.
+ * @module
+ */
+import type BinaryenNs from "binaryen";
+import { ReachError } from "../../protocol/errors.ts";
+import { DEFAULT_FUEL } from "../types.ts";
+
+/** The binaryen.js statics this file uses that binaryen 132's .d.ts does not declare. */
+type Statics = {
+  Function: {
+    getBody(func: number): ExpressionRef;
+    setBody(func: number, body: ExpressionRef): void;
+    getName(func: number): string;
+    getResults(func: number): number;
+  };
+  Loop: { getBody(loop: ExpressionRef): ExpressionRef; setBody(loop: ExpressionRef, body: ExpressionRef): void };
+};
+type Binaryen = typeof BinaryenNs & Statics;
+type Module = BinaryenNs.Module;
+type ExpressionRef = number;
+
+/** The export name of the fuel counter: an exported mutable i64 global. */
+export const FUEL_EXPORT = "reach_fuel";
+
+/** Largest fuel value the i64 counter can hold (2^63 − 1). */
+export const MAX_FUEL = (1n << 63n) - 1n;
+
+/** Options of {@link instrumentFuel}. */
+export type InstrumentFuelOptions = {
+  /**
+   * The counter's initial value, baked into the module. It only matters for code that runs before the host can
+   * call `setFuel`: a start function (`start` section). Default `DEFAULT_FUEL` (10^9), so a start function that
+   * never ends is still stopped.
+   */
+  initialFuel?: bigint;
+};
+
+let binaryen: Binaryen | undefined;
+let loading: Promise<Binaryen> | undefined;
+
+/**
+ * Load binaryen (once per process). `instrumentFuel` calls it itself; call it early to take the ~1 s load off
+ * the first tool invocation.
+ * @returns a promise that resolves once binaryen is ready
+ * @throws ReachError `EXEC_RESOURCE_UNAVAILABLE` when the `binaryen` package cannot be loaded
+ * @example await loadFuelInstrumenter();
+ */
+export async function loadFuelInstrumenter(): Promise<void> {
+  await loadBinaryen();
+}
+
+async function loadBinaryen(): Promise<Binaryen> {
+  if (binaryen !== undefined) return binaryen;
+  loading ??= import("binaryen").then(
+    (mod) => {
+      const b = mod.default as Binaryen;
+      binaryen = b;
+      return b;
+    },
+    (cause: unknown) => {
+      loading = undefined;
+      throw new ReachError(
+        "EXEC_RESOURCE_UNAVAILABLE",
+        'fuel metering needs the "binaryen" package (a dependency of reach-wasm); reinstall dependencies',
+        { cause },
+      );
+    },
+  );
+  return loading;
+}
+
+/**
+ * Instrument a core WebAssembly module with a fuel counter (see the module documentation for what is inserted).
+ * Deterministic: the same bytes and options always give the same output bytes, on Node and on Deno.
+ * @param wasm the bytes of a core WebAssembly module (not a component)
+ * @param options see {@link InstrumentFuelOptions}
+ * @returns the instrumented module's bytes, which export the counter as `reach_fuel`
+ * @throws ReachError `PACK_MALFORMED` when `wasm` is not a valid core module for this runtime, already exports
+ *   `reach_fuel`, or uses instructions the instrumenter cannot walk (table.fill/copy/init, elem.drop, try_table,
+ *   throw_ref, strings, stack switching)
+ * @throws TypeError / RangeError for a bad argument
+ * @example
+ * const metered = await instrumentFuel(bytes);
+ * const { instance } = await WebAssembly.instantiate(metered, imports);
+ */
+export async function instrumentFuel(
+  wasm: Uint8Array,
+  options: InstrumentFuelOptions = {},
+): Promise<Uint8Array<ArrayBuffer>> {
+  if (!(wasm instanceof Uint8Array)) throw new TypeError(`"wasm" expected Uint8Array, got ${typeof wasm}`);
+  const initialFuel = options.initialFuel ?? DEFAULT_FUEL;
+  if (typeof initialFuel !== "bigint") {
+    throw new TypeError(`"options.initialFuel" expected a bigint, got ${typeof initialFuel}`);
+  }
+  if (initialFuel < 0n || initialFuel > MAX_FUEL) {
+    throw new RangeError(`"options.initialFuel" expected 0..2^63-1, got ${initialFuel}`);
+  }
+  // WebAssembly.validate wants ArrayBuffer-backed bytes; slice() copies a view of a SharedArrayBuffer into one.
+  const bytes = wasm.buffer instanceof ArrayBuffer ? (wasm as Uint8Array<ArrayBuffer>) : wasm.slice();
+  checkCoreModule(bytes);
+  const b = await loadBinaryen();
+  return instrumentWith(b, bytes, initialFuel);
+}
+
+/** Refuse what is not a valid core module, with a message that says what it is instead. */
+function checkCoreModule(wasm: Uint8Array<ArrayBuffer>): void {
+  const magic = wasm.length >= 8 && wasm[0] === 0x00 && wasm[1] === 0x61 && wasm[2] === 0x73 && wasm[3] === 0x6d;
+  if (!magic) {
+    throw new ReachError(
+      "PACK_MALFORMED",
+      `fuel metering: the tool's code is not WebAssembly (it does not start with "\\0asm"; got ${wasm.length} bytes); ` +
+        "build the tool as a .wasm module",
+      { details: { reason: "not-wasm", size: wasm.length } },
+    );
+  }
+  if (wasm[4] !== 0x01 || wasm[5] !== 0x00 || wasm[6] !== 0x00 || wasm[7] !== 0x00) {
+    const component = wasm[6] === 0x01 && wasm[7] === 0x00;
+    throw new ReachError(
+      "PACK_MALFORMED",
+      component
+        ? "fuel metering: the tool's code is a WebAssembly component, not a core module; declare the tool as kind " +
+            '"component" or build a core module'
+        : "fuel metering: the tool's code has an unknown WebAssembly version; build a version 1 core module",
+      { details: { reason: component ? "component" : "wasm-version", size: wasm.length } },
+    );
+  }
+  if (!WebAssembly.validate(wasm)) {
+    throw new ReachError(
+      "PACK_MALFORMED",
+      "fuel metering: the tool's code is not a valid WebAssembly module for this runtime " +
+        "(WebAssembly.validate refused it); rebuild it, or check it with `wasm-tools validate`",
+      { details: { reason: "invalid-wasm", size: wasm.length } },
+    );
+  }
+}
+
+function instrumentWith(b: Binaryen, wasm: Uint8Array<ArrayBuffer>, initialFuel: bigint): Uint8Array<ArrayBuffer> {
+  // Features.All makes binaryen 132 write the compact import encoding, which V8 rejects (ARCHITECTURE.md).
+  const features = b.Features.All & ~((b.Features as unknown as Record<string, number>)["CompactImports"] ?? 0);
+  const savedDebugInfo = b.getDebugInfo();
+  // debugInfo keeps a name section on output (better traps and stack traces) but would add one to modules that
+  // had none; so it follows the input. The global flag is restored below.
+  b.setDebugInfo(hasNameSection(wasm));
+  try {
+    let m: Module;
+    try {
+      // binaryen 132's JS takes the features as readBinary's second argument (its .d.ts names a
+      // `readBinaryWithFeatures` that the JS does not define).
+      m = (b.readBinary as (data: Uint8Array, features?: number) => Module)(wasm, features);
+    } catch (cause) {
+      throw new ReachError(
+        "PACK_MALFORMED",
+        "fuel metering: binaryen could not read the tool's module although the runtime validates it; " +
+          "rebuild it without exotic features",
+        { details: { reason: "unreadable" }, cause: cause instanceof Error ? cause : undefined },
+      );
+    }
+    try {
+      return instrumentModule(b, m, initialFuel);
+    } finally {
+      m.dispose();
+    }
+  } finally {
+    b.setDebugInfo(savedDebugInfo);
+  }
+}
+
+function instrumentModule(b: Binaryen, m: Module, initialFuel: bigint): Uint8Array<ArrayBuffer> {
+  if (m.getExport(FUEL_EXPORT) !== 0) {
+    throw new ReachError(
+      "PACK_MALFORMED",
+      `fuel metering: the module already exports "${FUEL_EXPORT}" (already instrumented, or a name clash); ` +
+        "pass the original module, or rename that export",
+      { details: { reason: "fuel-export-exists", export: FUEL_EXPORT } },
+    );
+  }
+  const global = freshGlobalName(m);
+  m.addGlobal(global, b.i64, true, m.i64.const(initialFuel));
+  m.addGlobalExport(global, FUEL_EXPORT);
+  // A fresh tree per site: binaryen expressions must not be shared.
+  const tick = (): ExpressionRef =>
+    m.block(
+      null,
+      [
+        m.global.set(global, m.i64.sub(m.global.get(global, b.i64), m.i64.const(1n))),
+        m.if(m.i64.lt_s(m.global.get(global, b.i64), m.i64.const(0n)), m.unreachable()),
+      ],
+      b.none,
+    );
+  const n = m.getNumFunctions();
+  for (let i = 0; i < n; i++) {
+    const func = m.getFunctionByIndex(i);
+    const body = b.Function.getBody(func);
+    if (body === 0) continue; // an imported function
+    for (const loop of collectLoops(b, body, b.Function.getName(func))) {
+      const loopBody = b.Loop.getBody(loop);
+      b.Loop.setBody(loop, m.block(null, [tick(), loopBody], b.getExpressionType(loopBody)));
+    }
+    b.Function.setBody(func, m.block(null, [tick(), body], b.Function.getResults(func)));
+  }
+  const out = m.emitBinary() as Uint8Array<ArrayBuffer>; // a fresh copy out of binaryen's heap
+  if (!WebAssembly.validate(out)) {
+    throw new ReachError(
+      "PACK_MALFORMED",
+      "fuel metering: the instrumented module does not validate (a reach-wasm bug; please report it with the " +
+        "module); the tool cannot run metered",
+      { details: { reason: "instrumented-invalid" } },
+    );
+  }
+  return out;
+}
+
+/** Whether a (validated) module has a custom section called "name": a walk over the section headers. */
+function hasNameSection(wasm: Uint8Array): boolean {
+  let pos = 8;
+  const leb = (): number => {
+    let result = 0;
+    for (let shift = 0; shift < 35; shift += 7) {
+      const byte = wasm[pos++] ?? 0;
+      result += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) break;
+    }
+    return result;
+  };
+  while (pos < wasm.length) {
+    const id = wasm[pos++];
+    const size = leb();
+    const end = pos + size;
+    if (id === 0) {
+      const len = leb();
+      if (len === 4 && wasm[pos] === 0x6e && wasm[pos + 1] === 0x61 && wasm[pos + 2] === 0x6d && wasm[pos + 3] === 0x65) {
+        return true;
+      }
+    }
+    pos = end;
+  }
+  return false;
+}
+
+/** `reach_fuel`, or `reach_fuel_1`, … when a global of that internal name exists (names come from the name section). */
+function freshGlobalName(module: Module): string {
+  let name = FUEL_EXPORT;
+  for (let i = 1; module.getGlobal(name) !== 0; i++) name = `${FUEL_EXPORT}_${i}`;
+  return name;
+}
+
+type ChildFn = (b: Binaryen, e: ExpressionRef, out: ExpressionRef[]) => void;
+
+/** Push the listed single-child getters of a binaryen expression class (0 = absent child, skipped later). */
+function fields(cls: string, ...getters: string[]): ChildFn {
+  return (b, e, out) => {
+    const c = (b as unknown as Record<string, Record<string, (e: ExpressionRef) => ExpressionRef>>)[cls]!;
+    for (const g of getters) out.push(c[g]!(e));
+  };
+}
+
+/** Push the `getNumX` / `getXAt` list of a binaryen expression class, then the listed single children. */
+function list(cls: string, num: string, at: string, ...getters: string[]): ChildFn {
+  return (b, e, out) => {
+    const c = (b as unknown as Record<string, Record<string, (e: ExpressionRef, i?: number) => ExpressionRef>>)[cls]!;
+    const count = c[num]!(e);
+    for (let i = 0; i < count; i++) out.push(c[at]!(e, i));
+    for (const g of getters) out.push(c[g]!(e));
+  };
+}
+
+const leaf: ChildFn = () => {};
+
+/** Children of every expression kind the instrumenter walks, keyed by binaryen's `<Kind>Id` name. */
+const CHILDREN: Record<string, ChildFn> = {
+  BlockId: list("Block", "getNumChildren", "getChildAt"),
+  IfId: fields("If", "getCondition", "getIfTrue", "getIfFalse"),
+  LoopId: fields("Loop", "getBody"),
+  BreakId: fields("Break", "getCondition", "getValue"),
+  SwitchId: fields("Switch", "getCondition", "getValue"),
+  CallId: list("Call", "getNumOperands", "getOperandAt"),
+  CallIndirectId: list("CallIndirect", "getNumOperands", "getOperandAt", "getTarget"),
+  LocalGetId: leaf,
+  LocalSetId: fields("LocalSet", "getValue"),
+  GlobalGetId: leaf,
+  GlobalSetId: fields("GlobalSet", "getValue"),
+  LoadId: fields("Load", "getPtr"),
+  StoreId: fields("Store", "getPtr", "getValue"),
+  ConstId: leaf,
+  UnaryId: fields("Unary", "getValue"),
+  BinaryId: fields("Binary", "getLeft", "getRight"),
+  SelectId: fields("Select", "getIfTrue", "getIfFalse", "getCondition"),
+  DropId: fields("Drop", "getValue"),
+  ReturnId: fields("Return", "getValue"),
+  MemorySizeId: leaf,
+  MemoryGrowId: fields("MemoryGrow", "getDelta"),
+  NopId: leaf,
+  UnreachableId: leaf,
+  AtomicRMWId: fields("AtomicRMW", "getPtr", "getValue"),
+  AtomicCmpxchgId: fields("AtomicCmpxchg", "getPtr", "getExpected", "getReplacement"),
+  AtomicWaitId: fields("AtomicWait", "getPtr", "getExpected", "getTimeout"),
+  AtomicNotifyId: fields("AtomicNotify", "getPtr", "getNotifyCount"),
+  AtomicFenceId: leaf,
+  SIMDExtractId: fields("SIMDExtract", "getVec"),
+  SIMDReplaceId: fields("SIMDReplace", "getVec", "getValue"),
+  SIMDShuffleId: fields("SIMDShuffle", "getLeft", "getRight"),
+  SIMDTernaryId: fields("SIMDTernary", "getA", "getB", "getC"),
+  SIMDShiftId: fields("SIMDShift", "getVec", "getShift"),
+  SIMDLoadId: fields("SIMDLoad", "getPtr"),
+  SIMDLoadStoreLaneId: fields("SIMDLoadStoreLane", "getPtr", "getVec"),
+  MemoryInitId: fields("MemoryInit", "getDest", "getOffset", "getSize"),
+  DataDropId: leaf,
+  MemoryCopyId: fields("MemoryCopy", "getDest", "getSource", "getSize"),
+  MemoryFillId: fields("MemoryFill", "getDest", "getValue", "getSize"),
+  PopId: leaf,
+  RefNullId: leaf,
+  RefIsNullId: fields("RefIsNull", "getValue"),
+  RefFuncId: leaf,
+  RefEqId: fields("RefEq", "getLeft", "getRight"),
+  RefAsId: fields("RefAs", "getValue"),
+  TableGetId: fields("TableGet", "getIndex"),
+  TableSetId: fields("TableSet", "getIndex", "getValue"),
+  TableSizeId: leaf,
+  TableGrowId: fields("TableGrow", "getValue", "getDelta"),
+  TryId: list("Try", "getNumCatchBodies", "getCatchBodyAt", "getBody"),
+  ThrowId: list("Throw", "getNumOperands", "getOperandAt"),
+  RethrowId: leaf,
+  TupleMakeId: list("TupleMake", "getNumOperands", "getOperandAt"),
+  TupleExtractId: fields("TupleExtract", "getTuple"),
+  RefI31Id: fields("RefI31", "getValue"),
+  I31GetId: fields("I31Get", "getI31"),
+  CallRefId: list("CallRef", "getNumOperands", "getOperandAt", "getTarget"),
+  RefTestId: fields("RefTest", "getRef"),
+  RefCastId: fields("RefCast", "getRef"),
+  BrOnId: fields("BrOn", "getRef"),
+  StructNewId: list("StructNew", "getNumOperands", "getOperandAt"),
+  StructGetId: fields("StructGet", "getRef"),
+  StructSetId: fields("StructSet", "getRef", "getValue"),
+  ArrayNewId: fields("ArrayNew", "getInit", "getSize"),
+  ArrayNewDataId: fields("ArrayNewData", "getOffset", "getSize"),
+  ArrayNewElemId: fields("ArrayNewElem", "getOffset", "getSize"),
+  ArrayNewFixedId: list("ArrayNewFixed", "getNumValues", "getValueAt"),
+  ArrayGetId: fields("ArrayGet", "getRef", "getIndex"),
+  ArraySetId: fields("ArraySet", "getRef", "getIndex", "getValue"),
+  ArrayLenId: fields("ArrayLen", "getRef"),
+  ArrayFillId: fields("ArrayFill", "getRef", "getIndex", "getValue", "getSize"),
+  ArrayCopyId: fields("ArrayCopy", "getDestRef", "getDestIndex", "getSrcRef", "getSrcIndex", "getLength"),
+  ArrayInitDataId: fields("ArrayInitData", "getRef", "getIndex", "getOffset", "getSize"),
+  ArrayInitElemId: fields("ArrayInitElem", "getRef", "getIndex", "getOffset", "getSize"),
+};
+
+let childTable: Map<number, ChildFn> | undefined;
+let kindNames: Map<number, string> | undefined;
+
+/** binaryen's numeric expression ids → child functions (built once, after binaryen is loaded). */
+function childrenById(b: Binaryen): Map<number, ChildFn> {
+  if (childTable !== undefined) return childTable;
+  const table = new Map<number, ChildFn>();
+  const names = new Map<number, string>();
+  const ids = b as unknown as Record<string, unknown>;
+  for (const key of Object.keys(ids)) {
+    if (/^[A-Z]\w*Id$/.test(key) && typeof ids[key] === "number") names.set(ids[key], key.slice(0, -2));
+  }
+  for (const [key, fn] of Object.entries(CHILDREN)) {
+    const id = ids[key];
+    if (typeof id === "number") table.set(id, fn);
+  }
+  kindNames = names;
+  childTable = table;
+  return table;
+}
+
+/**
+ * All `loop` expressions under `root`, found with an explicit stack (compiled code nests blocks thousands deep).
+ * Refuses expression kinds whose children the binaryen JS API does not expose, so no loop goes unmetered.
+ */
+function collectLoops(b: Binaryen, root: ExpressionRef, funcName: string): ExpressionRef[] {
+  const table = childrenById(b);
+  const loopId = b.LoopId;
+  const loops: ExpressionRef[] = [];
+  const stack: ExpressionRef[] = [root];
+  while (stack.length > 0) {
+    const e = stack.pop()!;
+    if (e === 0) continue;
+    const id = b.getExpressionId(e);
+    const children = table.get(id);
+    if (children === undefined) {
+      const kind = kindNames?.get(id) ?? `#${id}`;
+      throw new ReachError(
+        "PACK_MALFORMED",
+        `fuel metering: function "${funcName}" uses an instruction fuel metering does not support (${kind}); ` +
+          "build the tool without it (for example without table.fill/copy/init, try_table, strings or stack switching)",
+        { details: { reason: "unsupported-instruction", kind, function: funcName } },
+      );
+    }
+    if (id === loopId) loops.push(e);
+    children(b, e, stack);
+  }
+  return loops;
+}
