@@ -91,3 +91,11 @@ describe("PackSchema", () => {
     expect(err.details.issues).toHaveLength(2);
   });
 });
+
+describe("allowedHosts patterns", () => {
+  it("refuses a port in a host pattern (ports are not part of host matching, src/policy/hosts.ts)", async () => {
+    const { PoliciesSchema } = await import("./pack.ts");
+    expect(PoliciesSchema.safeParse({ allowedHosts: ["api.example.com:8080"] }).success).toBe(false);
+    expect(PoliciesSchema.safeParse({ allowedHosts: ["api.example.com", "*.example.com"] }).success).toBe(true);
+  });
+});

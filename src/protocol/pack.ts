@@ -69,7 +69,7 @@ export const SandboxPolicySchema = strictObject("manifest.policies.sandbox", {
 });
 
 /** Host pattern for `allowedHosts`: `api.example.com`, `*.example.com`, optionally with `:port`. */
-const HOST_PATTERN_RE = /^(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?$/;
+const HOST_PATTERN_RE = /^(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
 
 /** Execution constraints (seed 003 §4.1 "Policies"; defaults are upstream's). */
 export const PoliciesSchema = strictObject("manifest.policies", {

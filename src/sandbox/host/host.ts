@@ -1,0 +1,248 @@
+/**
+ * `createHost`: the one host API of a tool invocation (issue 3 "One host API"; sandbox/types.ts `HostApi`).
+ *
+ * Every call: count (over `maxCalls` is `POLICY_RATE_LIMIT_EXCEEDED`) → reserve a tape seq → canonicalise the
+ * request (a non-JSON request is refused; the validated copy is what runs and what is recorded, so getters or
+ * proxies cannot change it afterwards) → in replay, match the tape (`TapePlayer.next`) → validate → capability
+ * check → perform → record request and response or error → in replay, compare with the tape → return.
+ *
+ * Halting: the first `POLICY_VIOLATION`, `POLICY_RATE_LIMIT_EXCEEDED` or `REPLAY_DIVERGENCE` is kept as
+ * `host.violation`, so the runner/executor halts the step (seed 003 §4.3 "Immediate Halt") even if the guest caught
+ * the error; every later call throws that same error again without running or being recorded.
+ *
+ * Replay: with `player`, `http.fetch` answers from the tape and never calls `fetch`; every other op runs against the
+ * replayed workspace, memory, clock and random stream and its outcome must equal the recorded one.
+ * `http.fetch` calls run one at a time (queued in call order), so the tape's order never depends on the network.
+ * @module
+ */
+import { canonicalize } from "../../canonical/jcs.ts";
+import type { VirtualClock } from "../../determinism/clock.ts";
+import type { RandomStream } from "../../determinism/prng.ts";
+import type { CapabilityPolicy } from "../../policy/capabilities.ts";
+import { checkFetchUrl, checkOp } from "../../policy/capabilities.ts";
+import { ReachError, toReachError } from "../../protocol/errors.ts";
+import { errorFromDetails } from "../../record/player.ts";
+import type { PlayedCall, TapePlayer } from "../../record/player.ts";
+import type { TapeOutcome, TapeRecorder } from "../../record/tape.ts";
+import { isHostOp } from "../types.ts";
+import type { HostApi, HostOp, JsonObject } from "../types.ts";
+import type { WorkspaceView } from "../workspace/workspace.ts";
+import type { ArtifactStage } from "./artifact-sink.ts";
+import { DEFAULT_HTTP_LIMITS, performFetch, validateFetch } from "./http.ts";
+import type { FetchLike, HttpLimits } from "./http.ts";
+import { LogSink } from "./log-sink.ts";
+import type { MemoryTransaction } from "./memory-store.ts";
+import { DEFAULT_OP_LIMITS, runSyncOp } from "./_ops.ts";
+import type { OpContext, OpLimits } from "./_ops.ts";
+import { invalid } from "./_assert.ts";
+
+/** Default most host calls per invocation. */
+export const DEFAULT_MAX_CALLS = 10_000;
+/** Largest canonical request accepted, in UTF-16 code units (32 Mi). */
+export const MAX_REQUEST_CHARS = 32 * 1024 * 1024;
+
+/** Limits of a host. */
+export type HostLimits = OpLimits & HttpLimits & {
+  /** Most host calls per invocation (default 10,000). */
+  maxCalls: number;
+};
+
+/** What a host works on: one invocation's view of the run. */
+export type HostContext = {
+  /** The invocation (recorded on every tape record; names artifacts). */
+  invocationId: string;
+  /** The pack's capability decisions. */
+  policy: CapabilityPolicy;
+  /** The step's workspace transaction (or any workspace view). */
+  workspace: WorkspaceView;
+  /** The step's memory transaction. */
+  memory: MemoryTransaction;
+  /** The step's artifact stage. */
+  artifacts: ArtifactStage;
+  /** The invocation's virtual clock (`clock.now` uses `read()`). */
+  clock: VirtualClock;
+  /** The invocation's random stream. */
+  random: RandomStream;
+  /** The run's tape. */
+  tape: TapeRecorder;
+  /** The log sink (default: a new bounded one). */
+  log?: LogSink;
+  /** The fetch to use (required for `http.fetch` unless replaying). */
+  fetch?: FetchLike;
+  /** Replay mode: the recorded tape. */
+  player?: TapePlayer;
+  /** Aborts in-flight fetches (the runner's stop signal). */
+  signal?: AbortSignal;
+  /** Limits (defaults: DEFAULT_OP_LIMITS, DEFAULT_HTTP_LIMITS, DEFAULT_MAX_CALLS). */
+  limits?: Partial<HostLimits>;
+};
+
+/** A host API with its halting state. */
+export interface Host extends HostApi {
+  /** The first halting error (POLICY_VIOLATION, POLICY_RATE_LIMIT_EXCEEDED, REPLAY_DIVERGENCE), or null. */
+  readonly violation: ReachError | null;
+  /** Host calls counted so far. */
+  readonly calls: number;
+  /** The invocation's log. */
+  readonly log: LogSink;
+}
+
+const HALTING = new Set(["POLICY_VIOLATION", "POLICY_RATE_LIMIT_EXCEEDED", "REPLAY_DIVERGENCE"]);
+
+function limitsOf(partial: Partial<HostLimits> = {}): HostLimits {
+  const out: HostLimits = { ...DEFAULT_OP_LIMITS, ...DEFAULT_HTTP_LIMITS, maxCalls: DEFAULT_MAX_CALLS };
+  for (const [k, v] of Object.entries(partial)) {
+    if (v === undefined) continue;
+    if (!(k in out)) throw new TypeError(`"limits.${k}" is not a host limit`);
+    if (!Number.isSafeInteger(v) || (v as number) < (k === "maxRedirects" ? 0 : 1)) {
+      throw new RangeError(`"limits.${k}" expected a positive safe integer, got ${String(v)}`);
+    }
+    (out as Record<string, number>)[k] = v as number;
+  }
+  return out;
+}
+
+/**
+ * Make the host API of one tool invocation.
+ * @param ctx what the host works on (see {@link HostContext})
+ * @returns the host
+ * @throws TypeError | RangeError for bad limits
+ * @example
+ * const host = createHost({ invocationId, policy, workspace: step, memory: memTx, artifacts: stage, clock, random, tape, fetch });
+ * host.invokeSync("fs.write", { path: "temp/a.txt", text: "hi" }); // { size: 2 }
+ * if (host.violation) step.rollback();
+ */
+export function createHost(ctx: HostContext): Host {
+  const limits = limitsOf(ctx.limits);
+  const log = ctx.log ?? new LogSink();
+  const opCtx: OpContext = {
+    invocationId: ctx.invocationId,
+    policy: ctx.policy,
+    workspace: ctx.workspace,
+    memory: ctx.memory,
+    artifacts: ctx.artifacts,
+    clock: ctx.clock,
+    random: ctx.random,
+    log,
+    limits,
+  };
+  let calls = 0;
+  let violation: ReachError | null = null;
+  let fetchQueue: Promise<unknown> = Promise.resolve();
+
+  type Begun = { seq: number; op: unknown; request: unknown; played: PlayedCall | null; error: ReachError | null };
+
+  /** Steps before the op runs. Returns the call's state; `error` set means the call fails with it. */
+  function begin(op: unknown, request: unknown): Begun {
+    if (violation !== null) throw violation;
+    calls++;
+    const seq = ctx.tape.reserve();
+    const b: Begun = { seq, op, request, played: null, error: null };
+    try {
+      if (calls > limits.maxCalls) {
+        throw new ReachError("POLICY_RATE_LIMIT_EXCEEDED", `this tool invocation made more than ${limits.maxCalls} ` +
+          `host calls; batch its work into fewer calls`, { details: { max: limits.maxCalls, op: String(op).slice(0, 64) } });
+      }
+      if (!isHostOp(op)) throw invalid(String(op).slice(0, 64), "op", "is not a host operation");
+      const text = canonicalize(request);
+      if (text.length > MAX_REQUEST_CHARS) throw invalid(op, "request", `is over ${MAX_REQUEST_CHARS} characters`);
+      b.request = JSON.parse(text);
+    } catch (err) {
+      b.error = err instanceof ReachError ? err : invalid(String(op).slice(0, 64), "request", `is not JSON: ${(err as Error).message}`);
+    }
+    if (ctx.player !== undefined) {
+      try {
+        b.played = ctx.player.next(typeof op === "string" ? op : String(op), b.request, ctx.invocationId);
+      } catch (err) {
+        b.error = toReachError(err, "REPLAY_DIVERGENCE");
+      }
+    }
+    return b;
+  }
+
+  /** Record the outcome, compare in replay, remember halting errors; returns the response or throws. */
+  function end(b: Begun, outcome: { response: JsonObject } | { error: unknown }): JsonObject {
+    let out: TapeOutcome;
+    let thrown: ReachError | null = null;
+    if ("error" in outcome) {
+      thrown = toReachError(outcome.error);
+      out = { error: thrown.toDetails() };
+    } else {
+      out = { response: outcome.response };
+    }
+    try {
+      ctx.tape.record(b.seq, ctx.invocationId, b.op, b.request, out);
+    } catch (err) {
+      thrown = toReachError(err, "EXEC_RESOURCE_EXHAUSTED"); // e.g. the tape's blob limit: record the failure instead
+      out = { error: thrown.toDetails() };
+      ctx.tape.record(b.seq, ctx.invocationId, b.op, b.request, out);
+    }
+    if (b.played !== null && thrown?.code !== "REPLAY_DIVERGENCE") {
+      try {
+        ctx.player!.check(b.played, out);
+      } catch (err) {
+        thrown = toReachError(err, "REPLAY_DIVERGENCE");
+      }
+    }
+    if (thrown !== null) {
+      if (violation === null && HALTING.has(thrown.code)) violation = thrown;
+      throw thrown;
+    }
+    return (out as { response: JsonObject }).response;
+  }
+
+  function invokeSync(op: HostOp, request: JsonObject): JsonObject {
+    const b = begin(op, request);
+    if (b.error !== null) return end(b, { error: b.error });
+    let response: JsonObject;
+    try {
+      response = runSyncOp(opCtx, op, b.request);
+    } catch (err) {
+      return end(b, { error: err });
+    }
+    return end(b, { response });
+  }
+
+  async function fetchOp(b: Begun): Promise<JsonObject> {
+    const req = validateFetch(b.request, limits.maxRequestBytes);
+    checkOp(ctx.policy, "http.fetch", req.url);
+    if (b.played !== null) {
+      // Replay: the URL checks still run (a violation must recur), then the tape answers; no network.
+      checkFetchUrl(ctx.policy, req.url, req.method);
+      if ("error" in b.played.outcome) throw errorFromDetails(b.played.outcome.error);
+      return b.played.outcome.response as JsonObject;
+    }
+    if (ctx.fetch === undefined) {
+      throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", "http.fetch: this host has no fetch; the runner must inject one",
+        { details: { op: "http.fetch" } });
+    }
+    return performFetch(req, ctx.policy, ctx.fetch, limits, ctx.signal);
+  }
+
+  async function invoke(op: HostOp, request: JsonObject): Promise<JsonObject> {
+    if (op !== "http.fetch") return invokeSync(op, request);
+    const b = begin(op, request);
+    if (b.error !== null) return end(b, { error: b.error });
+    const run = fetchQueue.then(() => fetchOp(b));
+    fetchQueue = run.catch(() => undefined);
+    let response: JsonObject;
+    try {
+      response = await run;
+    } catch (err) {
+      return end(b, { error: err });
+    }
+    return end(b, { response });
+  }
+
+  return {
+    invokeSync,
+    invoke,
+    get violation() {
+      return violation;
+    },
+    get calls() {
+      return calls;
+    },
+    log,
+  };
+}
