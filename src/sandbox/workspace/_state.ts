@@ -1,0 +1,155 @@
+/**
+ * Internal state, limits, errors and helpers of the virtual workspace (see `workspace.ts` for the model).
+ * @module
+ */
+import { ReachError } from "../../protocol/errors.ts";
+import { sha256Hex } from "../../canonical/sha256.ts";
+import { displayPath, pathViolation } from "./path.ts";
+
+/** Access granted on a workspace root (the pack's `capabilities.permissions` applied to one resource). */
+export type WorkspaceAccess = "read" | "write" | "readwrite";
+
+/** One declared resource: a root folder of the workspace, its access, and the files it starts with. */
+export type WorkspaceResource = {
+  /** Folder inside the workspace, e.g. `"data"` or `"inputs/csv"`; not the root, not `"temp"`. */
+  root: string;
+  /** What tools may do under `root`. */
+  access: WorkspaceAccess;
+  /** Initial files, keyed by path relative to `root`. The bytes are copied. */
+  files?: Record<string, Uint8Array>;
+};
+
+/** Limits of a workspace; each is a positive safe integer. */
+export type WorkspaceOptions = {
+  /** Largest file, in bytes (default 64 MiB). */
+  maxFileBytes?: number;
+  /** Largest total of all file sizes, in bytes (default 256 MiB). */
+  maxTotalBytes?: number;
+  /** Most entries (files, directories and links, root excluded) (default 100 000). */
+  maxEntries?: number;
+};
+
+/** Kind of a directory entry. */
+export type WorkspaceEntryType = "file" | "dir" | "symlink";
+
+/** One entry of a directory listing. `size` is the file's byte length, 0 for a directory, the target's UTF-8 length for a link. */
+export type WorkspaceEntry = { name: string; type: WorkspaceEntryType; size: number };
+
+/** What `stat` reports. */
+export type WorkspaceStat = { type: "file" | "dir"; size: number };
+
+/** One file of a snapshot. */
+export type SnapshotEntry = { path: string; size: number; sha256: string };
+
+/** Options of `remove`. */
+export type RemoveOptions = {
+  /** Remove a non-empty directory with everything below it. */
+  recursive?: boolean;
+};
+
+/** POSIX-style reasons for ordinary (non-policy) failures. */
+export type WorkspaceErrno = "ENOENT" | "ENOTDIR" | "EISDIR" | "ENOTEMPTY" | "EEXIST";
+
+/** Name of the always-`readwrite` root of a confined workspace (seed 002 `write_temp`). */
+export const TEMP_ROOT = "temp";
+/** Default `maxFileBytes`: 64 MiB. */
+export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
+/** Default `maxTotalBytes`: 256 MiB. */
+export const DEFAULT_MAX_TOTAL_BYTES = 256 * 1024 * 1024;
+/** Default `maxEntries`. */
+export const DEFAULT_MAX_ENTRIES = 100_000;
+
+/**
+ * An ordinary file-system failure (missing entry, wrong kind of entry, non-empty directory, existing entry).
+ * Code `EXEC_RESOURCE_UNAVAILABLE`; `errno` lets a WASI shim answer with the matching errno.
+ * @example
+ * try { ws.read("missing.txt") } catch (e) { if (e instanceof WorkspaceError && e.errno === "ENOENT") … }
+ */
+export class WorkspaceError extends ReachError {
+  /** The POSIX reason. */
+  readonly errno: WorkspaceErrno;
+
+  /**
+   * @param errno the POSIX reason
+   * @param operation the host operation, e.g. `"fs.read"`
+   * @param path the normalised path
+   * @param message what went wrong and how to fix it
+   */
+  constructor(errno: WorkspaceErrno, operation: string, path: string, message: string) {
+    super("EXEC_RESOURCE_UNAVAILABLE", `${operation} ${JSON.stringify(displayPath(path))}: ${message}`, {
+      details: { errno, operation, path: displayPath(path) },
+    });
+    this.name = "WorkspaceError";
+    this.errno = errno;
+  }
+}
+
+/** The entry tables. Never mutated once a transaction may share them (see `StepTransaction`). */
+export type FsState = {
+  files: Map<string, Uint8Array>;
+  dirs: Set<string>;
+  links: Map<string, string>;
+  totalBytes: number;
+};
+
+export type Mount = { root: string; access: WorkspaceAccess };
+export type Limits = { maxFileBytes: number; maxTotalBytes: number; maxEntries: number };
+export type Config = { limits: Limits; mounts: readonly Mount[] | null };
+export type Kind = "file" | "dir" | "symlink" | null;
+
+export const encoder = new TextEncoder();
+export const hashCache = new WeakMap<Uint8Array, string>();
+
+export function emptyState(): FsState {
+  return { files: new Map(), dirs: new Set(), links: new Map(), totalBytes: 0 };
+}
+
+export function cloneState(s: FsState): FsState {
+  return { files: new Map(s.files), dirs: new Set(s.dirs), links: new Map(s.links), totalBytes: s.totalBytes };
+}
+
+export function kindOf(s: FsState, path: string): Kind {
+  if (path === "" || s.dirs.has(path)) return "dir";
+  if (s.files.has(path)) return "file";
+  if (s.links.has(path)) return "symlink";
+  return null;
+}
+
+export function entryCount(s: FsState): number {
+  return s.files.size + s.dirs.size + s.links.size;
+}
+
+export function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function fileHash(bytes: Uint8Array): string {
+  let h = hashCache.get(bytes);
+  if (h === undefined) {
+    h = sha256Hex(bytes);
+    hashCache.set(bytes, h);
+  }
+  return h;
+}
+
+export function checkLimit(value: number | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new RangeError(`"${name}" expected a positive safe integer, got ${String(value)}`);
+  }
+  return value;
+}
+
+export function diskExceeded(op: string, path: string, limit: "file" | "total" | "entries", max: number, attempted: number): ReachError {
+  const what = limit === "file" ? "file size" : limit === "total" ? "total workspace size" : "number of entries";
+  return new ReachError(
+    "EXEC_DISK_EXCEEDED",
+    `${op} ${JSON.stringify(displayPath(path))}: the ${what} would be ${attempted}, over the limit of ${max}; ` +
+      `write less data or raise the workspace limit`,
+    { details: { operation: op, path: displayPath(path), limit, max, attempted } },
+  );
+}
+
+export function linkViolation(op: string, path: string): ReachError {
+  return pathViolation(op, path, "symbolic links are never followed inside the workspace");
+}
