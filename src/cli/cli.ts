@@ -7,6 +7,22 @@
 import { ReachError } from "../protocol/errors.ts";
 import { COMMANDS, findCommand } from "./commands.ts";
 import { VERSION } from "./version.ts";
+import { runWasiCommand } from "./wasi.ts";
+
+/** The commands that are built, with their handlers (the others say "not built yet" and exit 2). */
+const HANDLERS: Readonly<Record<string, (argv: readonly string[], io: CliIO) => Promise<number>>> = {
+  wasi: runWasiCommand,
+};
+
+/**
+ * Whether a command is built.
+ * @param name the command name
+ * @returns true when `reach-wasm <name>` does something
+ * @example isBuilt("wasi") // true
+ */
+export function isBuilt(name: string): boolean {
+  return Object.hasOwn(HANDLERS, name);
+}
 
 /** Where the CLI writes; the entry point passes the process streams, tests pass buffers. */
 export type CliIO = { stdout(text: string): void; stderr(text: string): void };
@@ -20,7 +36,7 @@ function helpText(): string {
     "",
     "Commands:",
     ...COMMANDS.map((c) => {
-      const state = c.pendingIssue ? `  [not built yet: issue #${c.pendingIssue}]` : c.name === "node" || c.name === "conformance" ? "  [not built yet]" : "";
+      const state = isBuilt(c.name) ? "" : c.pendingIssue ? `  [not built yet: issue #${c.pendingIssue}]` : "  [not built yet]";
       return `  ${c.name.padEnd(width)}  ${c.summary}${state}`;
     }),
     "",
@@ -44,8 +60,9 @@ function report(io: CliIO, err: ReachError, json: boolean): void {
  * @param argv arguments after the program name
  * @param io output streams
  * @returns the process exit code
+ * @example process.exitCode = await main(process.argv.slice(2), io);
  */
-export function main(argv: readonly string[], io: CliIO): number {
+export async function main(argv: readonly string[], io: CliIO): Promise<number> {
   const json = argv.includes("--json");
   const [first, ...rest] = argv;
   if (first === undefined || first === "-h" || first === "--help" || first === "help") {
@@ -61,9 +78,23 @@ export function main(argv: readonly string[], io: CliIO): number {
     report(io, new ReachError("PROTO_INVALID_ARGUMENT", `unknown command "${first}"; run \`reach-wasm --help\` for the list`), json);
     return 2;
   }
-  if (rest.includes("-h") || rest.includes("--help")) {
+  const dashdash = rest.indexOf("--");
+  const own = dashdash < 0 ? rest : rest.slice(0, dashdash);
+  if (own.includes("-h") || own.includes("--help")) {
     io.stdout(`Usage: ${command.usage}\n\n${command.summary}\n`);
     return 0;
+  }
+  const handler = HANDLERS[command.name];
+  if (handler !== undefined) {
+    try {
+      return await handler(rest, io);
+    } catch (err) {
+      if (err instanceof ReachError) {
+        report(io, err, json);
+        return 2;
+      }
+      throw err;
+    }
   }
   const where = command.pendingIssue ? ` (tracked in issue #${command.pendingIssue})` : "";
   report(

@@ -37,7 +37,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: "wasi",
     usage: "reach-wasm wasi <module.wasm> [--dir HOST[::GUEST]]... [--env K=V]... [--seed N] [-- ARGS...]",
     summary: "run any WASI preview1 command under the deterministic shim",
-    pendingIssue: 3,
   },
   {
     name: "pack",

@@ -8,7 +8,7 @@ import { installNativeSha256 } from "../platform/native-sha256.ts";
 import { main } from "./cli.ts";
 
 installNativeSha256();
-process.exitCode = main(process.argv.slice(2), {
+process.exitCode = await main(process.argv.slice(2), {
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
 });

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Build the example WebAssembly tools reproducibly into wasm-tools/build/ and write wasm-tools/build/SHA256SUMS.
+# Needs: clang, lld, wasi-libc, libclang-rt-dev-wasm32 (Debian 12) and the pinned AssemblyScript toolchain in
+# wasm-tools/node_modules (installed here with `npm ci` when missing). See wasm-tools/README.md.
+# Usage: scripts/build-tools.sh [--check]   (--check: rebuild into a temp dir and compare with the committed hashes)
+set -euo pipefail
+cd "$(dirname "$0")/../wasm-tools"
+export LC_ALL=C TZ=UTC SOURCE_DATE_EPOCH=0
+
+out=build
+if [[ "${1:-}" == "--check" ]]; then out="$(mktemp -d)"; fi
+mkdir -p "$out"
+
+if [[ ! -x node_modules/.bin/asc ]]; then npm ci --no-audit --no-fund >/dev/null; fi
+
+# C: fixed flags, no debug info, relative source paths, custom sections stripped.
+CFLAGS=(--target=wasm32-wasi --sysroot=/usr -O2 -Wall -Werror -Wno-unused-result
+        -ffile-prefix-map="$PWD"=. -Wl,--strip-all)
+cc() { clang "${CFLAGS[@]}" "$@"; }
+cc c-sha/main.c -o "$out/c-sha.wasm"
+cc fixtures/hang.c -o "$out/hang.wasm"
+cc fixtures/membomb.c -o "$out/membomb.wasm"
+cc fixtures/escape.c -o "$out/escape.wasm"
+cc -Wl,--allow-undefined fixtures/reach-call.c -o "$out/reach-call.wasm"
+
+# AssemblyScript + @assemblyscript/wasi-shim (stub runtime: one-shot commands never need a collector).
+node_modules/.bin/asc as-wordcount/assembly/index.ts \
+  --config node_modules/@assemblyscript/wasi-shim/asconfig.json \
+  -O3 --runtime stub --noAssert -o "$out/as-wordcount.wasm"
+
+(cd "$out" && sha256sum -- *.wasm > SHA256SUMS)
+
+if [[ "$out" != build ]]; then
+  if diff -u build/SHA256SUMS "$out/SHA256SUMS"; then echo "build-tools: reproducible, hashes match"; else
+    echo "build-tools: the rebuilt tools differ from wasm-tools/build (see diff above)" >&2; exit 1; fi
+  rm -rf "$out"
+else
+  cat "$out/SHA256SUMS"
+fi

@@ -1,0 +1,102 @@
+/**
+ * Host file reading for the CLI (`reach-wasm wasi --dir`): a bounded copy of a directory tree into memory. Runs on
+ * Node and on Deno (through its `node:` compatibility layer). Nothing here writes to the host.
+ * @module
+ */
+import { lstat, readFile, readdir, readlink, realpath } from "node:fs/promises";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { ReachError } from "../protocol/errors.ts";
+
+/** Limits of {@link readDirTree}. */
+export type TreeLimits = {
+  /** Most entries (files, directories, links) (default 10 000). */
+  maxEntries?: number;
+  /** Most bytes of all files together (default 256 MiB). */
+  maxTotalBytes?: number;
+  /** Deepest nesting (default 64). */
+  maxDepth?: number;
+};
+
+/** A directory tree in memory: files and directories by relative `/`-separated path, links with their target. */
+export type HostTree = { files: Map<string, Uint8Array>; dirs: string[]; links: Map<string, string> };
+
+function refuse(message: string): ReachError {
+  return new ReachError("PROTO_INVALID_ARGUMENT", message);
+}
+
+/**
+ * Read a file, refusing anything larger than `maxBytes`.
+ * @param path host path
+ * @param maxBytes the largest accepted size (default 256 MiB)
+ * @returns the bytes
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when it cannot be read, is not a regular file, or is too large
+ * @example const wasm = await readHostFile("tool.wasm");
+ */
+export async function readHostFile(path: string, maxBytes = 256 * 1024 * 1024): Promise<Uint8Array> {
+  try {
+    const st = await lstat(path);
+    if (!st.isFile()) throw refuse(`${JSON.stringify(path)} is not a regular file`);
+    if (st.size > maxBytes) throw refuse(`${JSON.stringify(path)} is larger than ${maxBytes} bytes`);
+    return new Uint8Array(await readFile(path));
+  } catch (err) {
+    if (err instanceof ReachError) throw err;
+    throw refuse(`cannot read ${JSON.stringify(path)}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Copy a host directory tree into memory, in sorted order. Symbolic links are kept as link records when their
+ * target stays inside the directory, and refused when it leaves it (or cannot be resolved); devices, sockets and
+ * FIFOs are refused.
+ * @param root the host directory
+ * @param limits entry, byte and depth limits
+ * @returns the tree
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` for an unreadable directory, a link leaving it, a special file, or a
+ *   limit exceeded
+ * @example const tree = await readDirTree("./data");
+ */
+export async function readDirTree(root: string, limits: TreeLimits = {}): Promise<HostTree> {
+  const maxEntries = limits.maxEntries ?? 10_000;
+  const maxTotal = limits.maxTotalBytes ?? 256 * 1024 * 1024;
+  const maxDepth = limits.maxDepth ?? 64;
+  const tree: HostTree = { files: new Map(), dirs: [], links: new Map() };
+  let entries = 0;
+  let total = 0;
+  let base: string;
+  try {
+    base = await realpath(root);
+    if (!(await lstat(base)).isDirectory()) throw new Error("not a directory");
+  } catch (err) {
+    throw refuse(`--dir ${JSON.stringify(root)}: cannot read the directory (${(err as Error).message})`);
+  }
+  const walk = async (dir: string, rel: string, depth: number): Promise<void> => {
+    if (depth > maxDepth) throw refuse(`--dir ${JSON.stringify(root)}: deeper than ${maxDepth} levels`);
+    const names = (await readdir(dir)).sort();
+    for (const name of names) {
+      if (++entries > maxEntries) throw refuse(`--dir ${JSON.stringify(root)}: more than ${maxEntries} entries`);
+      const host = join(dir, name);
+      const path = rel === "" ? name : `${rel}/${name}`;
+      const st = await lstat(host);
+      if (st.isSymbolicLink()) {
+        const target = await readlink(host);
+        const resolved = resolve(dirname(host), target);
+        const inside = relative(base, resolved);
+        if (isAbsolute(target) || inside === ".." || inside.startsWith(".." + sep) || isAbsolute(inside)) {
+          throw refuse(`--dir ${JSON.stringify(root)}: the link ${JSON.stringify(path)} points outside the directory; remove it or copy the target in`);
+        }
+        tree.links.set(path, target);
+      } else if (st.isDirectory()) {
+        tree.dirs.push(path);
+        await walk(host, path, depth + 1);
+      } else if (st.isFile()) {
+        total += st.size;
+        if (total > maxTotal) throw refuse(`--dir ${JSON.stringify(root)}: more than ${maxTotal} bytes`);
+        tree.files.set(path, new Uint8Array(await readFile(host)));
+      } else {
+        throw refuse(`--dir ${JSON.stringify(root)}: ${JSON.stringify(path)} is not a regular file, directory or link`);
+      }
+    }
+  };
+  await walk(base, "", 0);
+  return tree;
+}

@@ -1,0 +1,56 @@
+/**
+ * Test support for the WASI tests: the committed tool binaries and a recording in-memory host API (clock and
+ * random from the determinism module; `log` collected). Not part of the public API.
+ * @module
+ */
+import { bytesToBase64 } from "../../canonical/hex.ts";
+import { VirtualClock } from "../../determinism/clock.ts";
+import { deriveStream } from "../../determinism/prng.ts";
+import { ReachError, policyViolation } from "../../protocol/errors.ts";
+import type { HostApi, HostOp, JsonObject, ToolInvocation } from "../types.ts";
+import { DEFAULT_MEMORY_LIMIT_BYTES } from "../types.ts";
+
+/** One recorded host call. */
+export type Recorded = { op: string; request: string; response: string };
+
+/**
+ * A host whose `clock.now` and `random.bytes` come from a VirtualClock and a seeded stream, and that records every
+ * call (request and response JSON) like the tape would. `deny` lists ops answered with a POLICY_VIOLATION.
+ */
+export function recordingHost(seed: string, deny: readonly string[] = []): { host: HostApi; calls: Recorded[] } {
+  const clock = new VirtualClock("2026-01-01T00:00:00.000Z");
+  const random = deriveStream(seed, "invocation/test");
+  const calls: Recorded[] = [];
+  const invokeSync = (op: HostOp, request: JsonObject): JsonObject => {
+    let response: JsonObject;
+    if (deny.includes(op)) throw policyViolation("UNDEFINED_TOOL", op, `${op} is not allowed`);
+    if (op === "clock.now") {
+      const ms = clock.read();
+      response = { ms, iso: clock.iso(ms) };
+    } else if (op === "random.bytes") {
+      response = { data: bytesToBase64(random.bytes(request["n"] as number)) };
+    } else if (op === "log") {
+      response = {};
+    } else {
+      throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", `${op} is not available in this test host`);
+    }
+    calls.push({ op, request: JSON.stringify(request), response: JSON.stringify(response) });
+    return response;
+  };
+  return { host: { invokeSync, invoke: (op, req) => Promise.resolve(invokeSync(op, req)) }, calls };
+}
+
+/** An invocation with test defaults (1e8 fuel, 16 MiB memory, 10 s). */
+export function invocation(code: Uint8Array, host: HostApi, input: ToolInvocation["input"] = {}, extra: Partial<ToolInvocation> = {}): ToolInvocation {
+  return {
+    toolName: "t",
+    invocationId: "00000000-0000-4000-8000-000000000000",
+    code,
+    input,
+    host,
+    timeoutMs: 10_000,
+    fuel: 100_000_000n,
+    memoryLimitBytes: Math.min(16 * 1024 * 1024, DEFAULT_MEMORY_LIMIT_BYTES),
+    ...extra,
+  };
+}

@@ -1,0 +1,192 @@
+/**
+ * The `ToolRunner` for kind `"wasm"` (issue 3 "Tool kinds"): a WASI preview1 command, input JSON on stdin, output
+ * JSON on stdout, exit code 0 for success, stderr captured as the tool's log; the optional `reach` import module
+ * gives it the host API (REACH_ABI.md).
+ *
+ * Limits (issue 3 "Limits per invocation"; ARCHITECTURE "Stopping a tool that will not stop"):
+ * - **Fuel** is the primary, deterministic bound: the module is instrumented by `src/sandbox/fuel/` (one unit per
+ *   function entry and loop iteration) and traps at the same instruction on every run and runtime →
+ *   `EXEC_RESOURCE_EXHAUSTED` with `reason: "fuel"`.
+ * - **Memory**: the module's memory maximum is rewritten to the limit before compilation (`memory-limit.ts`), so
+ *   `memory.grow` fails in the guest past it; a tool that then fails (trap, non-zero exit, out of fuel) while its
+ *   memory is within `max(1 MiB, limit/16)` of the limit is `EXEC_RESOURCE_EXHAUSTED` with `reason: "memory"`.
+ * - **Timeout**: checked against a monotonic wall clock at every host call (WASI or `reach`); a tight loop that
+ *   makes no host calls is bounded by fuel instead. The wall clock only decides whether to stop: it never
+ *   reaches the guest or a hashed payload.
+ * A fresh instance is made for every invocation, so nothing is reused after a trap.
+ * @module
+ */
+import { canonicalBytes } from "../../canonical/jcs.ts";
+import { base64ToBytes } from "../../canonical/hex.ts";
+import { ReachError, toReachError } from "../../protocol/errors.ts";
+import { fuelError, fuelUsed, getMeteredModule, isFuelExhausted, setFuel } from "../fuel/mod.ts";
+import type { JsonValue, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
+import type { WorkspaceView } from "../workspace/workspace.ts";
+import { WasiExit, WasiHalt } from "./context.ts";
+import type { Preopen, WasiSources } from "./context.ts";
+import { limitMemory } from "./memory-limit.ts";
+import { WasiPreview1 } from "./preview1.ts";
+import { REACH_MODULE, reachImports } from "./reach-abi.ts";
+
+/** Options of {@link WasmToolRunner}. */
+export type WasmToolRunnerOptions = {
+  /** Give the tool WASI preopens into a workspace view (e.g. the step's transaction). Default: none. */
+  filesystem?: (invocation: ToolInvocation) => { fs: WorkspaceView; preopens: Preopen[] } | null;
+  /** Cap on stdout bytes (default 16 MiB). */
+  maxStdoutBytes?: number;
+  /** Cap on stderr bytes (default 1 MiB). */
+  maxStderrBytes?: number;
+};
+
+const decoder = new TextDecoder();
+
+/**
+ * Compiled metered modules by code array (identity) and memory limit. Hashing the code for the fuel cache costs
+ * more than the whole run of a small tool (SHA-256 in JS), so a runner remembers the arrays it has seen; the
+ * engine hands the same, never-mutated array for every invocation of a tool.
+ */
+const modules = new WeakMap<Uint8Array, Map<number, Promise<WebAssembly.Module>>>();
+
+function compiled(code: Uint8Array, limit: number): Promise<WebAssembly.Module> {
+  let byLimit = modules.get(code);
+  if (byLimit === undefined) modules.set(code, (byLimit = new Map()));
+  let hit = byLimit.get(limit);
+  if (hit === undefined) {
+    hit = (async () => (await getMeteredModule(limitMemory(code, limit))).module)();
+    byLimit.set(limit, hit);
+    void hit.catch(() => byLimit.delete(limit));
+  }
+  return hit;
+}
+
+/**
+ * Clock and randomness through the host API, so that both are recorded on the tape like any host call
+ * (ARCHITECTURE "Determinism"). `poll_oneoff` sleeps do not advance this clock (there is no host op for it).
+ */
+function hostSources(invocation: ToolInvocation): WasiSources {
+  return {
+    readClockMs: () => {
+      const r = invocation.host.invokeSync("clock.now", {});
+      if (typeof r["ms"] !== "number" || !Number.isSafeInteger(r["ms"]) || r["ms"] < 0) {
+        throw new ReachError("EXEC_TOOL_FAILED", "the host's clock.now answered without a valid {ms}");
+      }
+      return r["ms"];
+    },
+    randomBytes: (n) => {
+      const r = invocation.host.invokeSync("random.bytes", { n });
+      if (typeof r["data"] !== "string") throw new ReachError("EXEC_TOOL_FAILED", "random.bytes answered without data");
+      return base64ToBytes(r["data"]);
+    },
+  };
+}
+
+function fail(code: ConstructorParameters<typeof ReachError>[0], message: string, details: Record<string, unknown> = {}): ReachError {
+  return new ReachError(code, message, { details });
+}
+
+/**
+ * Runs WASI preview1 commands as tools.
+ * @example
+ * const outcome = await new WasmToolRunner().run({ toolName: "wc", invocationId, code, input: { text: "a b" },
+ *   host, timeoutMs: 30_000, fuel: DEFAULT_FUEL, memoryLimitBytes: DEFAULT_MEMORY_LIMIT_BYTES });
+ */
+export class WasmToolRunner implements ToolRunner {
+  readonly kind = "wasm" as const;
+  readonly #options: WasmToolRunnerOptions;
+
+  /** @param options preopens and output caps */
+  constructor(options: WasmToolRunnerOptions = {}) {
+    this.#options = options;
+  }
+
+  /**
+   * Run one invocation to completion or to its limits. Never throws for tool misbehaviour.
+   * @param invocation the invocation (code = the module bytes)
+   * @returns the outcome: parsed stdout JSON, or the error; `log` is stderr
+   * @throws TypeError only when `invocation` itself is malformed (a caller bug)
+   * @example const o = await runner.run(invocation); if (o.status === "success") use(o.output);
+   */
+  async run(invocation: ToolInvocation): Promise<ToolOutcome> {
+    if (!(invocation.code instanceof Uint8Array)) throw new TypeError(`"invocation.code" expected a Uint8Array`);
+    const limit = invocation.memoryLimitBytes;
+    const started = performance.now(); // wall clock: only for the timeout decision, never observable by the guest
+    let module: WebAssembly.Module;
+    try {
+      module = await compiled(invocation.code, limit);
+    } catch (err) {
+      return { status: "error", error: toReachError(err, "PACK_MALFORMED"), log: "", fuelUsed: 0n };
+    }
+    const exports = WebAssembly.Module.exports(module);
+    if (!exports.some((e) => e.name === "_start" && e.kind === "function") || !exports.some((e) => e.name === "memory" && e.kind === "memory")) {
+      const error = fail("EXEC_TOOL_FAILED", `tool "${invocation.toolName}" is not a WASI command: it must export "_start" and "memory"`);
+      return { status: "error", error, log: "", fuelUsed: 0n };
+    }
+    const fsSpec = this.#options.filesystem?.(invocation) ?? null;
+    let instance: WebAssembly.Instance | null = null;
+    const slack = Math.max(1 << 20, Math.floor(limit / 16));
+    const memoryError = (): ReachError =>
+      fail("EXEC_RESOURCE_EXHAUSTED", `tool "${invocation.toolName}" reached its memory limit of ${limit} bytes; give it less data or raise memoryLimitBytes`, { reason: "memory", limitBytes: limit });
+    const beforeCall = (): void => {
+      if (performance.now() - started > invocation.timeoutMs) {
+        throw new WasiHalt(fail("EXEC_TOOL_TIMEOUT", `tool "${invocation.toolName}" ran longer than ${invocation.timeoutMs} ms; raise timeout_ms or give it less work`, { timeoutMs: invocation.timeoutMs }));
+      }
+      if (wasi.ctx.mem.byteLength() > limit) throw new WasiHalt(memoryError());
+    };
+    const wasi = new WasiPreview1({
+      args: [invocation.toolName],
+      stdin: canonicalBytes(invocation.input),
+      sources: hostSources(invocation),
+      ...(fsSpec === null ? {} : { fs: fsSpec.fs, preopens: fsSpec.preopens }),
+      ...(this.#options.maxStdoutBytes === undefined ? {} : { maxStdoutBytes: this.#options.maxStdoutBytes }),
+      ...(this.#options.maxStderrBytes === undefined ? {} : { maxStderrBytes: this.#options.maxStderrBytes }),
+      beforeCall,
+    });
+    const imports = { ...wasi.imports(module) };
+    if (WebAssembly.Module.imports(module).some((i) => i.module === REACH_MODULE)) {
+      Object.assign(imports, reachImports(wasi.ctx, invocation.host, beforeCall));
+    }
+    let thrown: unknown = null;
+    try {
+      // Synchronous instantiation: the module is already compiled, and the async form costs a task hop (~0.5 ms).
+      instance = new WebAssembly.Instance(module, imports);
+      setFuel(instance, invocation.fuel);
+      wasi.bind(instance);
+      (instance.exports["_start"] as () => void)();
+    } catch (err) {
+      thrown = err;
+    }
+    wasi.finish();
+    const ctx = wasi.ctx;
+    const log = decoder.decode(ctx.stderr.bytes());
+    const used = instance === null ? 0n : fuelUsed(instance, invocation.fuel);
+    const nearLimit = ctx.mem.byteLength() + slack >= limit;
+    const error = ((): ReachError | null => {
+      if (ctx.halted !== null) return ctx.halted.error;
+      if (ctx.violation !== null && ctx.violation.code === "POLICY_VIOLATION") return ctx.violation;
+      if (thrown instanceof WasiHalt) return thrown.error;
+      if (instance !== null && isFuelExhausted(thrown, instance)) return nearLimit ? memoryError() : fuelError(invocation.fuel, { toolName: invocation.toolName });
+      const exit = ctx.exited ?? (thrown instanceof WasiExit ? thrown : null);
+      if (thrown !== null && exit === null) {
+        if (nearLimit) return memoryError();
+        if (thrown instanceof RangeError) return fail("EXEC_RESOURCE_EXHAUSTED", `tool "${invocation.toolName}" overflowed its stack`, { reason: "stack" });
+        const what = thrown instanceof Error ? thrown.message : String(thrown);
+        return fail("EXEC_TOOL_FAILED", `tool "${invocation.toolName}" trapped: ${what}`, { reason: "trap" });
+      }
+      if (exit !== null && exit.code !== 0) {
+        if (nearLimit) return memoryError();
+        return fail("EXEC_TOOL_FAILED", `tool "${invocation.toolName}" exited with code ${exit.code}; see its log`, { exitCode: exit.code });
+      }
+      return null;
+    })();
+    if (error !== null) return { status: "error", error, log, fuelUsed: used };
+    const text = decoder.decode(ctx.stdout.bytes());
+    let output: JsonValue;
+    try {
+      output = JSON.parse(text) as JsonValue;
+    } catch {
+      const shown = text.length > 200 ? text.slice(0, 200) + "…" : text;
+      return { status: "error", error: fail("EXEC_TOOL_FAILED", `tool "${invocation.toolName}" did not print one JSON value on stdout (got ${JSON.stringify(shown)})`, { reason: "output" }), log, fuelUsed: used };
+    }
+    return { status: "success", output, log, fuelUsed: used };
+  }
+}
