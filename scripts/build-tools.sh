@@ -16,7 +16,9 @@ if [[ ! -x node_modules/.bin/asc ]]; then npm ci --no-audit --no-fund >/dev/null
 # C: fixed flags, no debug info, relative source paths, custom sections stripped.
 CFLAGS=(--target=wasm32-wasi --sysroot=/usr -O2 -Wall -Werror -Wno-unused-result
         -ffile-prefix-map="$PWD"=. -Wl,--strip-all)
-cc() { clang "${CFLAGS[@]}" "$@"; }
+# clang runs `wasm-opt` after linking when it finds one on PATH; `npm run` puts binaryen's wasm-opt there
+# (node_modules/.bin), which changed the bytes. Run clang with a fixed PATH so the output never depends on it.
+cc() { env PATH=/usr/bin:/bin clang "${CFLAGS[@]}" "$@"; }
 cc c-sha/main.c -o "$out/c-sha.wasm"
 cc fixtures/hang.c -o "$out/hang.wasm"
 cc fixtures/membomb.c -o "$out/membomb.wasm"
