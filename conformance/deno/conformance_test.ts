@@ -16,8 +16,8 @@ const seen = new Set<string>();
 
 for (const { suite, cases } of allSuites(io)) {
   for (const c of cases) {
-    Deno.test(`conformance/${suite}: ${c.name}`, () => {
-      const fingerprint = String(c.run() ?? "ok");
+    Deno.test(`conformance/${suite}: ${c.name}`, async () => {
+      const fingerprint = String((await c.run()) ?? "ok");
       seen.add(c.name);
       if (fingerprint !== expected[c.name]) {
         throw new Error(`fingerprint of "${c.name}" is ${fingerprint}, expected ${expected[c.name]}`);

@@ -5,6 +5,7 @@
 import { chainCases } from "./chain-cases.ts";
 import { determinismCases } from "./determinism-cases.ts";
 import { jcsCases } from "./jcs-cases.ts";
+import { toolCases } from "./tool-cases.ts";
 import type { ConformanceCase, ConformanceIO } from "./types.ts";
 
 /** A named group of cases. */
@@ -20,6 +21,7 @@ export function allSuites(io: ConformanceIO): Suite[] {
     { suite: "jcs", cases: jcsCases(io) },
     { suite: "determinism", cases: determinismCases(io) },
     { suite: "hash-chain", cases: chainCases(io) },
+    { suite: "tools", cases: toolCases(io) },
   ];
 }
 

@@ -20,7 +20,7 @@ export type ConformanceIO = {
 /** One named conformance case. */
 export type ConformanceCase = {
   name: string;
-  run(): string | void;
+  run(): string | void | Promise<string | void>;
 };
 
 /** Throw with `message` unless `cond` holds. */

@@ -21,8 +21,8 @@ const seen: Record<string, string> = {};
 for (const { suite, cases } of allSuites(io)) {
   describe(`conformance/${suite}`, () => {
     for (const c of cases) {
-      it(c.name, () => {
-        const fingerprint = String(c.run() ?? "ok");
+      it(c.name, async () => {
+        const fingerprint = String((await c.run()) ?? "ok");
         seen[c.name] = fingerprint;
         if (!update) expect(fingerprint, `fingerprint of "${c.name}" (UPDATE_FINGERPRINTS=1 to regenerate)`).toBe(expected[c.name]);
       });

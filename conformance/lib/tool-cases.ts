@@ -1,0 +1,56 @@
+/**
+ * Example-tool conformance (issue 3 "Every example tool gives byte-identical output and an identical tape twice in
+ * a row and under Node and Deno"): each tool runs twice in fresh setups; both runs must commit to the same output,
+ * tape and workspace, and the fingerprint of what they commit to is compared across runtimes through
+ * conformance/fingerprints.json.
+ * @module
+ */
+import { WasmToolRunner } from "../../src/sandbox/wasi/runner.ts";
+import { fingerprint, runTool } from "./tool-harness.ts";
+import type { ToolRunSpec } from "./tool-harness.ts";
+import type { ConformanceCase, ConformanceIO } from "./types.ts";
+import { check } from "./types.ts";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+
+/** Run a spec twice and check both runs commit to the same bytes; return the fingerprint. */
+async function twice(spec: ToolRunSpec, expectStatus: "success" | "error", expectCode?: string): Promise<string> {
+  const a = await runTool(spec);
+  const b = await runTool(spec);
+  check(a.status === expectStatus, `status ${a.status} (${a.errorCode}), expected ${expectStatus}`);
+  if (expectCode !== undefined) check(a.errorCode === expectCode, `error ${a.errorCode}, expected ${expectCode}`);
+  check(fingerprint(a) === fingerprint(b), "two identical runs differ (output, tape or workspace)");
+  check(a.tape === b.tape, "two identical runs recorded different tapes");
+  return fingerprint(a);
+}
+
+/**
+ * The example-tool cases.
+ * @param io file access rooted at conformance/ (the tools are read from ../wasm-tools/build/)
+ * @returns the cases
+ */
+export function toolCases(io: ConformanceIO): ConformanceCase[] {
+  const wasm = (name: string) => io.readBytes(`../wasm-tools/build/${name}.wasm`);
+  const data = { "input.txt": enc("reach-wasm conformance input\n") };
+  const plain = () => new WasmToolRunner();
+  const withData = (step: Parameters<ToolRunSpec["runner"]>[0]) =>
+    new WasmToolRunner({ filesystem: () => ({ fs: step, preopens: [{ guest: "/data", path: "data" }] }) });
+  return [
+    {
+      name: "tools/wasm as-wordcount: same output and tape twice (clock and random are the seeded ones)",
+      run: () => twice({ code: wasm("as-wordcount"), input: { text: "one two\nthree" }, seed: "7", runner: plain }, "success"),
+    },
+    {
+      name: "tools/wasm c-sha: reads a read-only resource through a preopen, same output and tape twice",
+      run: () => twice({ code: wasm("c-sha"), input: {}, seed: "7", files: data, runner: withData }, "success"),
+    },
+    {
+      name: "tools/wasm hang_fail: runs out of fuel at the same point every time (EXEC_RESOURCE_EXHAUSTED)",
+      run: () => twice({ code: wasm("hang"), input: {}, seed: "7", runner: plain, fuel: 2_000_000n }, "error", "EXEC_RESOURCE_EXHAUSTED"),
+    },
+    {
+      name: "tools/wasm escape_fail: path escapes are refused and the workspace is unchanged",
+      run: () => twice({ code: wasm("escape"), input: {}, seed: "7", files: data, runner: withData }, "error", "POLICY_VIOLATION"),
+    },
+  ];
+}
