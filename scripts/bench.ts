@@ -2,17 +2,19 @@
  * `npm run bench`: reach-wasm's benchmarks, printed as ratios against baselines measured in the same run (the
  * machines are shared and noisy; nothing here is asserted by tests). Runs under Node (vite-node) and Deno.
  * Targets (issue 2): ≥ 100,000 events/s appended and chained with 1 KiB payloads; SHA-256 of a 64 MiB buffer at
- * ≥ 70% of node:crypto's MB/s.
+ * ≥ 70% of node:crypto's MB/s. Issue 3: per tool kind, warm per-invocation time against a raw baseline (≤ 1.5×).
  * @module
  */
 import { installNativeSha256 } from "../src/platform/native-sha256.ts";
 import { benchLedger } from "./bench/ledger.ts";
 import { benchSha256 } from "./bench/sha256.ts";
+import { benchTools } from "./bench/tools.ts";
 
 installNativeSha256();
 const runtime = "Deno" in globalThis ? `deno ${(globalThis as unknown as { Deno: { version: { deno: string } } }).Deno.version.deno}` : `node ${globalThis.process?.version}`;
 const log = (line: string) => console.log(`[${runtime}] ${line}`);
 const ledger = benchLedger(log);
 const sha = await benchSha256(log);
+await benchTools(log);
 log(`targets: ledger ${ledger.eventsPerSec >= 100_000 ? "met" : "MISSED"} (≥ 100,000 events/s); ` +
   `SHA-256 ${sha.ratio >= 0.7 ? "met" : "MISSED"} (ours/native ${(sha.ratio * 100).toFixed(0)}% ≥ 70%)`);

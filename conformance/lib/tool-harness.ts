@@ -48,6 +48,20 @@ const INVOCATION = "00000000-0000-8000-8000-00000000c0de";
  * @returns the output, error code, tape JSONL and the committed workspace digest
  */
 export async function runTool(spec: ToolRunSpec): Promise<ToolRunRecord> {
+  const ws = newWorkspace(spec.files);
+  const { outcome, tape, violation, step } = await invokeOnce(ws, spec);
+  if (outcome.status === "success" && violation === null) step.commit();
+  else step.rollback();
+  return {
+    status: outcome.status,
+    output: outcome.status === "success" ? outcome.output : null,
+    errorCode: outcome.status === "error" ? outcome.error.code : null,
+    tape: tape.toJsonl(),
+    workspaceDigest: ws.digest(),
+  };
+}
+
+const POLICY = (() => {
   const manifest = ManifestSchema.parse({
     manifestVersion: "1.0.0",
     capabilities: {
@@ -58,8 +72,26 @@ export async function runTool(spec: ToolRunSpec): Promise<ToolRunRecord> {
       ],
     },
   });
-  const policy = capabilityPolicy(manifest);
-  const ws = Workspace.fromResources(workspaceResources(policy, { data: spec.files ?? {}, out: {} }));
+  return capabilityPolicy(manifest);
+})();
+
+/**
+ * A fresh workspace with a read-only `data` root and a read-write `out` root (once per run).
+ * @param files the files of `data`
+ * @returns the workspace
+ */
+export function newWorkspace(files: Record<string, Uint8Array> = {}): Workspace {
+  return Workspace.fromResources(workspaceResources(POLICY, { data: files, out: {} }));
+}
+
+/**
+ * One invocation in an open step of `ws`: the step's transactions, a new host and tape, the runner (per step).
+ * @param ws the run's workspace (no step open)
+ * @param spec the tool run
+ * @returns the outcome, the tape, the host's halting violation and the open step (commit or roll it back)
+ */
+export async function invokeOnce(ws: Workspace, spec: ToolRunSpec) {
+  const policy = POLICY;
   const step = ws.beginStep();
   const memory = new MemoryStore().beginStep();
   const artifacts = new ArtifactSink().beginStep();
@@ -85,15 +117,7 @@ export async function runTool(spec: ToolRunSpec): Promise<ToolRunRecord> {
     memoryLimitBytes: 64 * 1024 * 1024,
   };
   const outcome = await spec.runner(step).run(invocation);
-  if (outcome.status === "success" && host.violation === null) step.commit();
-  else step.rollback();
-  return {
-    status: outcome.status,
-    output: outcome.status === "success" ? outcome.output : null,
-    errorCode: outcome.status === "error" ? outcome.error.code : null,
-    tape: tape.toJsonl(),
-    workspaceDigest: ws.digest(),
-  };
+  return { outcome, tape, violation: host.violation, step };
 }
 
 /** A digest of everything a run commits to (the case fingerprint). */

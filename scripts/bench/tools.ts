@@ -1,0 +1,101 @@
+/**
+ * Per-invocation overhead of the tool runners against a raw baseline measured in the same run (issue 3 benchmark).
+ * - wasm: `WasmToolRunner` with the real capability-checked, recording host (per invocation: a step transaction,
+ *   a new host, tape, clock and random stream; the run's workspace and policy are made once) against a bare `new WebAssembly.Instance` of the same (uninstrumented) module with a
+ *   minimal hand-written WASI shim (stdin, stdout, a zero clock and zero random bytes).
+ * Both sides are warm (module compiled once); numbers are medians of many invocations.
+ * @module
+ */
+import { readFileSync } from "node:fs";
+import { invokeOnce, newWorkspace } from "../../conformance/lib/tool-harness.ts";
+import { WasmToolRunner } from "../../src/sandbox/wasi/runner.ts";
+
+const root = new URL("../../", import.meta.url);
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+/** Run the AS tool with a minimal WASI shim: the raw baseline. */
+function rawRun(module: WebAssembly.Module, stdin: Uint8Array): string {
+  let memory: WebAssembly.Memory | undefined;
+  let out = "";
+  let inPos = 0;
+  const view = () => new DataView(memory!.buffer);
+  class Exit { constructor(readonly code: number) {} }
+  const wasi = {
+    fd_write: (_fd: number, iovs: number, n: number, written: number) => {
+      let total = 0;
+      for (let i = 0; i < n; i++) {
+        const p = view().getUint32(iovs + i * 8, true);
+        const l = view().getUint32(iovs + i * 8 + 4, true);
+        out += new TextDecoder().decode(new Uint8Array(memory!.buffer, p, l));
+        total += l;
+      }
+      view().setUint32(written, total, true);
+      return 0;
+    },
+    fd_read: (_fd: number, iovs: number, n: number, read: number) => {
+      let total = 0;
+      for (let i = 0; i < n; i++) {
+        const p = view().getUint32(iovs + i * 8, true);
+        const l = view().getUint32(iovs + i * 8 + 4, true);
+        const chunk = stdin.subarray(inPos, inPos + l);
+        new Uint8Array(memory!.buffer, p, chunk.length).set(chunk);
+        inPos += chunk.length;
+        total += chunk.length;
+      }
+      view().setUint32(read, total, true);
+      return 0;
+    },
+    proc_exit: (code: number) => {
+      throw new Exit(code);
+    },
+    random_get: (p: number, l: number) => (new Uint8Array(memory!.buffer, p, l).fill(0), 0),
+    clock_time_get: (_id: number, _prec: bigint, p: number) => (view().setBigUint64(p, 0n, true), 0),
+  };
+  const instance = new WebAssembly.Instance(module, { wasi_snapshot_preview1: wasi });
+  memory = instance.exports.memory as WebAssembly.Memory;
+  try {
+    (instance.exports._start as () => void)();
+  } catch (e) {
+    if (!(e instanceof Exit)) throw e;
+  }
+  return out;
+}
+
+/**
+ * Measure the wasm runner's warm per-invocation time against the raw baseline.
+ * @param log line printer
+ * @returns microseconds per invocation for ours and the baseline, and their ratio
+ */
+export async function benchTools(log: (line: string) => void): Promise<{ oursUs: number; rawUs: number; ratio: number }> {
+  const code = new Uint8Array(readFileSync(new URL("wasm-tools/build/as-wordcount.wasm", root)));
+  const input = { text: "the quick brown fox jumps over the lazy dog\n".repeat(4) };
+  const stdin = new TextEncoder().encode(JSON.stringify(input));
+  const module = new WebAssembly.Module(code);
+  const runner = new WasmToolRunner();
+  const spec = { code, input, seed: "1", runner: () => runner };
+  const ws = newWorkspace();
+  const once = async () => (await invokeOnce(ws, spec)).step.rollback();
+  for (let i = 0; i < 50; i++) {
+    rawRun(module, stdin);
+    await once();
+  }
+  const raw: number[] = [];
+  const ours: number[] = [];
+  for (let round = 0; round < 400; round++) {
+    let t = performance.now();
+    rawRun(module, stdin);
+    raw.push(performance.now() - t);
+    t = performance.now();
+    await once();
+    ours.push(performance.now() - t);
+  }
+  const oursUs = median(ours) * 1000;
+  const rawUs = median(raw) * 1000;
+  log(`tools/wasm as-wordcount: ${oursUs.toFixed(0)} µs per invocation (step transaction + host + tape + runner), ` +
+    `raw instantiate+run ${rawUs.toFixed(0)} µs, ratio ${(oursUs / rawUs).toFixed(2)} (targets: ≤ 250 µs, ≤ 1.5× raw)`);
+  return { oursUs, rawUs, ratio: oursUs / rawUs };
+}
