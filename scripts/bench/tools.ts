@@ -19,10 +19,10 @@ function median(xs: number[]): number {
 
 /** Run the AS tool with a minimal WASI shim: the raw baseline. */
 function rawRun(module: WebAssembly.Module, stdin: Uint8Array): string {
-  let memory: WebAssembly.Memory | undefined;
+  const ref: { memory?: WebAssembly.Memory } = {};
   let out = "";
   let inPos = 0;
-  const view = () => new DataView(memory!.buffer);
+  const view = () => new DataView(ref.memory!.buffer);
   class Exit { constructor(readonly code: number) {} }
   const wasi = {
     fd_write: (_fd: number, iovs: number, n: number, written: number) => {
@@ -30,7 +30,7 @@ function rawRun(module: WebAssembly.Module, stdin: Uint8Array): string {
       for (let i = 0; i < n; i++) {
         const p = view().getUint32(iovs + i * 8, true);
         const l = view().getUint32(iovs + i * 8 + 4, true);
-        out += new TextDecoder().decode(new Uint8Array(memory!.buffer, p, l));
+        out += new TextDecoder().decode(new Uint8Array(ref.memory!.buffer, p, l));
         total += l;
       }
       view().setUint32(written, total, true);
@@ -42,7 +42,7 @@ function rawRun(module: WebAssembly.Module, stdin: Uint8Array): string {
         const p = view().getUint32(iovs + i * 8, true);
         const l = view().getUint32(iovs + i * 8 + 4, true);
         const chunk = stdin.subarray(inPos, inPos + l);
-        new Uint8Array(memory!.buffer, p, chunk.length).set(chunk);
+        new Uint8Array(ref.memory!.buffer, p, chunk.length).set(chunk);
         inPos += chunk.length;
         total += chunk.length;
       }
@@ -52,11 +52,11 @@ function rawRun(module: WebAssembly.Module, stdin: Uint8Array): string {
     proc_exit: (code: number) => {
       throw new Exit(code);
     },
-    random_get: (p: number, l: number) => (new Uint8Array(memory!.buffer, p, l).fill(0), 0),
+    random_get: (p: number, l: number) => (new Uint8Array(ref.memory!.buffer, p, l).fill(0), 0),
     clock_time_get: (_id: number, _prec: bigint, p: number) => (view().setBigUint64(p, 0n, true), 0),
   };
   const instance = new WebAssembly.Instance(module, { wasi_snapshot_preview1: wasi });
-  memory = instance.exports.memory as WebAssembly.Memory;
+  ref.memory = instance.exports.memory as WebAssembly.Memory;
   try {
     (instance.exports._start as () => void)();
   } catch (e) {
