@@ -3,5 +3,6 @@
  * @module
  */
 export { installNativeSha256, nativeSha256Backend } from "./native-sha256.ts";
+export { readQuickJsEngineWasm } from "./quickjs-engine.ts";
 export { readDirTree, readHostFile } from "./files.ts";
 export type { HostTree, TreeLimits } from "./files.ts";

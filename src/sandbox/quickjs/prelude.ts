@@ -1,0 +1,161 @@
+/**
+ * The JavaScript that prepares a fresh QuickJS context before the tool's module is evaluated (see README.md):
+ * builds the frozen `reach` object over two host functions, replaces `Date` and `Math.random` with their virtual,
+ * seeded versions, adds `console`, and deletes every global not on `GLOBAL_ALLOWLIST`.
+ *
+ * Only strings cross the boundary: each host function takes `(op, requestJson)` and returns (or resolves to) a JSON
+ * envelope `{"ok":true,"value":…}` or `{"ok":false,"code":…,"message":…}`; errors the tool sees are made here,
+ * inside the sandbox, so no host object or host stack ever reaches it. Bytes travel as arrays of numbers
+ * (`bytes`); the bridge converts them to and from the host API's base64 `data` (and adds UTF-8 `text` for
+ * `fs.read` and `http.fetch`), which keeps this prelude — parsed once per invocation — small.
+ * @module
+ */
+
+/**
+ * The global names a tool can see (own properties of `globalThis` after setup). Everything else the engine
+ * defines is deleted: `WeakRef`, `FinalizationRegistry` (GC-dependent), `SharedArrayBuffer` (no threads here),
+ * `InternalError` (QuickJS-specific).
+ */
+export const GLOBAL_ALLOWLIST: readonly string[] = Object.freeze([
+  "AggregateError", "Array", "ArrayBuffer", "BigInt", "BigInt64Array", "BigUint64Array", "Boolean", "DataView",
+  "Date", "Error", "EvalError", "Float16Array", "Float32Array", "Float64Array", "Function", "Infinity",
+  "Int16Array", "Int32Array", "Int8Array", "Iterator", "JSON", "Map", "Math", "NaN", "Number", "Object", "Promise",
+  "Proxy", "RangeError", "ReferenceError", "Reflect", "RegExp", "Set", "String", "Symbol", "SyntaxError",
+  "TypeError", "URIError", "Uint16Array", "Uint32Array", "Uint8Array", "Uint8ClampedArray", "WeakMap", "WeakSet",
+  "console", "decodeURI", "decodeURIComponent", "encodeURI", "encodeURIComponent", "escape", "eval", "globalThis",
+  "isFinite", "isNaN", "parseFloat", "parseInt", "reach", "undefined", "unescape",
+]);
+
+/**
+ * Global script; evaluates to `setup(callSync, callAsync, allowlistJson)`, which returns
+ * `run(namespace, inputJson) → Promise<outputJson>` and `describe(error) → string`.
+ */
+export const PRELUDE_SOURCE = String.raw`(function () {
+"use strict";
+const G = globalThis;
+const { freeze, defineProperty, getOwnPropertyNames, getOwnPropertySymbols } = Object;
+const parse = JSON.parse, stringify = JSON.stringify;
+const RealDate = G.Date, RealError = G.Error, RealPromise = G.Promise, U8 = G.Uint8Array;
+const apply = Reflect.apply, construct = Reflect.construct, arrayFrom = Array.from;
+return function setup(callSync, callAsync, allowlistJson) {
+  function fail(envelope) {
+    const err = new RealError(typeof envelope.message === "string" ? envelope.message : "host call failed");
+    err.code = typeof envelope.code === "string" ? envelope.code : "EXEC_TOOL_FAILED";
+    return err;
+  }
+  function sync(op, request) {
+    const envelope = parse(callSync(op, stringify(request)));
+    if (envelope.ok !== true) throw fail(envelope);
+    return envelope.value;
+  }
+  function async(op, request) {
+    return callAsync(op, stringify(request)).then((text) => {
+      const envelope = parse(text);
+      if (envelope.ok !== true) throw fail(envelope);
+      return envelope.value;
+    });
+  }
+  function body(data, name) {
+    if (typeof data === "string") return { text: data };
+    if (data instanceof U8) return { bytes: arrayFrom(data) };
+    throw new TypeError(name + " expected a string or a Uint8Array");
+  }
+  function str(value, name) {
+    if (typeof value !== "string") throw new TypeError(name + " expected a string");
+    return value;
+  }
+  function response(r) {
+    const text = r.text;
+    return freeze({ status: r.status, url: r.url, headers: freeze(r.headers), body: new U8(r.bytes),
+      text: () => text, json: () => parse(text) });
+  }
+  function log(level) {
+    return (...parts) => { sync("log", { level, message: parts.map((p) => typeof p === "string" ? p : stringify(p) ?? String(p)).join(" ") }); };
+  }
+
+  const logInfo = log("info");
+  const reach = freeze({
+    fs: freeze({
+      read: (path) => sync("fs.read", { path: str(path, "fs.read: path") }).text,
+      readBytes: (path) => new U8(sync("fs.read", { path: str(path, "fs.readBytes: path") }).bytes),
+      write: (path, data) => sync("fs.write", { path: str(path, "fs.write: path"), ...body(data, "fs.write: data") }).size,
+      list: (path = ".") => sync("fs.list", { path: str(path, "fs.list: path") }).entries,
+      stat: (path) => sync("fs.stat", { path: str(path, "fs.stat: path") }),
+      remove: (path, options = {}) => { sync("fs.remove", { path: str(path, "fs.remove: path"), recursive: options.recursive === true }); },
+    }),
+    http: freeze({
+      fetch: (url, init = {}) => {
+        const request = { url: str(url, "http.fetch: url") };
+        if (init.method !== undefined) request.method = str(init.method, "http.fetch: method");
+        if (init.headers !== undefined) request.headers = parse(stringify(init.headers));
+        if (init.body !== undefined) Object.assign(request, body(init.body, "http.fetch: body"));
+        return async("http.fetch", request).then(response);
+      },
+    }),
+    memory: freeze({
+      get: (key) => { const r = sync("memory.get", { key: str(key, "memory.get: key") }); return r.found ? r.value : undefined; },
+      set: (key, value) => { sync("memory.set", { key: str(key, "memory.set: key"), value: parse(stringify(value ?? null)) }); },
+    }),
+    temp: freeze({ write: (name, data) => sync("temp.write", { name: str(name, "temp.write: name"), ...body(data, "temp.write: data") }).path }),
+    lines: freeze({ read: (path, start = 0, count = 100) => sync("lines.read", { path: str(path, "lines.read: path"), start, count }) }),
+    log: freeze(Object.assign(logInfo, { debug: log("debug"), info: logInfo, warn: log("warn"), error: log("error") })),
+    artifact: freeze({ emit: (name, mimeType, data) =>
+      freeze(sync("artifact.emit", { name: str(name, "artifact.emit: name"), mimeType: str(mimeType, "artifact.emit: mimeType"), ...body(data, "artifact.emit: data") })) }),
+    clock: freeze({ now: () => sync("clock.now", {}).ms }),
+    random: freeze({ bytes: (n) => new U8(sync("random.bytes", { n }).bytes) }),
+  });
+
+  // Virtual Date: no arguments reads the invocation's virtual clock (one host clock.now per read).
+  const now = () => sync("clock.now", {}).ms;
+  function Date(...args) {
+    if (new.target === undefined) return new RealDate(now()).toString();
+    return construct(RealDate, args.length === 0 ? [now()] : args, new.target);
+  }
+  defineProperty(Date, "prototype", { value: RealDate.prototype });
+  defineProperty(RealDate.prototype, "constructor", { value: Date, writable: true, configurable: true });
+  Date.now = now;
+  Date.parse = RealDate.parse;
+  Date.UTC = RealDate.UTC;
+
+  // Seeded Math.random: the invocation's random.bytes stream, 8 bytes per number: (u64be >> 11) / 2^53.
+  let pool = new U8(0), at = 0;
+  defineProperty(Math, "random", { writable: true, configurable: true, value: function random() {
+    if (at + 8 > pool.length) { pool = reach.random.bytes(256); at = 0; }
+    const hi = ((pool[at] << 24) | (pool[at + 1] << 16) | (pool[at + 2] << 8) | pool[at + 3]) >>> 0;
+    const lo = ((pool[at + 4] << 24) | (pool[at + 5] << 16) | (pool[at + 6] << 8) | pool[at + 7]) >>> 0;
+    at += 8;
+    return (hi * 2097152 + (lo >>> 11)) / 9007199254740992;
+  } });
+
+  const console = freeze({ log: logInfo, info: logInfo, debug: log("debug"), warn: log("warn"), error: log("error") });
+  const globals = { reach, Date, console };
+  for (const name of getOwnPropertyNames(globals)) {
+    defineProperty(G, name, { value: globals[name], writable: name !== "reach", enumerable: false, configurable: name !== "reach" });
+  }
+  const allowed = parse(allowlistJson);
+  for (const name of getOwnPropertyNames(G)) if (!allowed.includes(name)) delete G[name];
+  for (const sym of getOwnPropertySymbols(G)) delete G[sym];
+
+  function describe(e) {
+    if (e instanceof RealError || (typeof e === "object" && e !== null)) {
+      const name = typeof e.name === "string" ? e.name : "Error";
+      const message = typeof e.message === "string" ? e.message : "";
+      return stringify({ name: name.slice(0, 200), message: message.slice(0, 2000), code: typeof e.code === "string" ? e.code.slice(0, 100) : null });
+    }
+    return stringify({ name: "thrown value", message: String(e).slice(0, 2000), code: null });
+  }
+  function run(ns, inputJson) {
+    const input = parse(inputJson);
+    return new RealPromise((resolve) => resolve(ns)).then((mod) => {
+      const main = mod.default;
+      if (typeof main !== "function") throw new TypeError("the tool module must export a default function (input, reach) => output");
+      return apply(main, undefined, [input, reach]);
+    }).then((out) => {
+      const text = stringify(out);
+      if (typeof text !== "string") throw new TypeError("the tool returned " + typeof out + ", which is not JSON; return a JSON value");
+      return text;
+    });
+  }
+  return freeze({ run, describe });
+};
+})()`;
