@@ -5,6 +5,10 @@
  * conformance/fingerprints.json.
  * @module
  */
+import { TEXT_STATS } from "../../src/sandbox/component/builtin.ts";
+import { ComponentRunner } from "../../src/sandbox/component/runner.ts";
+import { QuickJsRunner } from "../../src/sandbox/quickjs/runner.ts";
+import type { ToolRunner } from "../../src/sandbox/types.ts";
 import { WasmToolRunner } from "../../src/sandbox/wasi/runner.ts";
 import { fingerprint, runTool } from "./tool-harness.ts";
 import type { ToolRunSpec } from "./tool-harness.ts";
@@ -35,7 +39,38 @@ export function toolCases(io: ConformanceIO): ConformanceCase[] {
   const plain = () => new WasmToolRunner();
   const withData = (step: Parameters<ToolRunSpec["runner"]>[0]) =>
     new WasmToolRunner({ filesystem: () => ({ fs: step, preopens: [{ guest: "/data", path: "data" }] }) });
+  // One runner per kind for the whole suite: engines and compiled modules are cached per runner or per process.
+  let quickjs: ToolRunner | undefined;
+  const js = () => (quickjs ??= new QuickJsRunner({
+    engineWasm: io.readBytes("../node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm"),
+  }));
+  let components: ToolRunner | undefined;
+  // Unmetered here: instrumenting the 11 MB SpiderMonkey engine costs 10–30 s per process (metering is tested in
+  // src/sandbox/component/fuel.test.ts); the output, tape and workspace do not depend on it.
+  const component = () => (components ??= new ComponentRunner({ components: [TEXT_STATS], meterFuel: false }));
   return [
+    {
+      name: "tools/js js-slugify: same output and tape twice in a fresh QuickJS context",
+      run: () => twice({ code: io.readBytes("../wasm-tools/js-slugify/tool.js"), input: { text: "Héllo, Wörld — Straße 42!" }, seed: "7", runner: js }, "success"),
+    },
+    {
+      name: "tools/js clock-random: Date.now and Math.random are the virtual, seeded ones",
+      run: () => twice({
+        code: enc("export default () => ({ now: Date.now(), iso: new Date().toISOString(), r: [Math.random(), Math.random()] });"),
+        input: {},
+        seed: "7",
+        runner: js,
+      }, "success"),
+    },
+    {
+      name: "tools/component text-stats: same output and tape twice through our own WASI 0.2 imports",
+      run: () => twice({
+        code: io.readBytes("../wasm-tools/component/build/tool.component.wasm"),
+        input: { text: "the cat and the hat\nthe end", top: 2 },
+        seed: "7",
+        runner: component,
+      }, "success"),
+    },
     {
       name: "tools/wasm as-wordcount: same output and tape twice (clock and random are the seeded ones)",
       run: () => twice({ code: wasm("as-wordcount"), input: { text: "one two\nthree" }, seed: "7", runner: plain }, "success"),
