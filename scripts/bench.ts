@@ -8,7 +8,7 @@
 import { installNativeSha256 } from "../src/platform/native-sha256.ts";
 import { benchLedger } from "./bench/ledger.ts";
 import { benchSha256 } from "./bench/sha256.ts";
-import { benchTools } from "./bench/tools.ts";
+import { benchComponent, benchQuickJs, benchTools } from "./bench/tools.ts";
 
 installNativeSha256();
 const runtime = "Deno" in globalThis ? `deno ${(globalThis as unknown as { Deno: { version: { deno: string } } }).Deno.version.deno}` : `node ${globalThis.process?.version}`;
@@ -16,5 +16,7 @@ const log = (line: string) => console.log(`[${runtime}] ${line}`);
 const ledger = benchLedger(log);
 const sha = await benchSha256(log);
 await benchTools(log);
+await benchQuickJs(log);
+await benchComponent(log);
 log(`targets: ledger ${ledger.eventsPerSec >= 100_000 ? "met" : "MISSED"} (≥ 100,000 events/s); ` +
   `SHA-256 ${sha.ratio >= 0.7 ? "met" : "MISSED"} (ours/native ${(sha.ratio * 100).toFixed(0)}% ≥ 70%)`);

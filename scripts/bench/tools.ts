@@ -99,3 +99,82 @@ export async function benchTools(log: (line: string) => void): Promise<{ oursUs:
     `raw instantiate+run ${rawUs.toFixed(0)} µs, ratio ${(oursUs / rawUs).toFixed(2)} (targets: ≤ 250 µs, ≤ 1.5× raw)`);
   return { oursUs, rawUs, ratio: oursUs / rawUs };
 }
+
+/**
+ * QuickJS: the `js` runner (fresh runtime and context, determinism prelude, metered engine, real host and tape)
+ * against a bare baseline of the same engine: a fresh runtime + context, eval of the same tool and one call.
+ * @param log line printer
+ * @returns microseconds per invocation for ours and the baseline, and their ratio
+ */
+export async function benchQuickJs(log: (line: string) => void): Promise<{ oursUs: number; rawUs: number; ratio: number }> {
+  const { newQuickJSWASMModuleFromVariant } = await import("quickjs-emscripten-core");
+  const variant = (await import("@jitl/quickjs-wasmfile-release-sync")).default;
+  const { QuickJsRunner } = await import("../../src/sandbox/quickjs/runner.ts");
+  const engineWasm = new Uint8Array(readFileSync(new URL("node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm", root)));
+  const source = readFileSync(new URL("wasm-tools/js-slugify/tool.js", root), "utf8");
+  const input = { text: "Héllo, Wörld — Straße 42!" };
+  const qjs = await newQuickJSWASMModuleFromVariant(variant as never);
+  const bare = () => {
+    const rt = qjs.newRuntime();
+    const ctx = rt.newContext();
+    const body = source.replace(/export\s+default\s+/, "globalThis.__tool = ");
+    ctx.unwrapResult(ctx.evalCode(body)).dispose();
+    const out = ctx.unwrapResult(ctx.evalCode(`JSON.stringify(__tool(${JSON.stringify(input)}, { log: { debug() {} } }))`));
+    const text = ctx.getString(out);
+    out.dispose();
+    ctx.dispose();
+    rt.dispose();
+    return text;
+  };
+  const runner = new QuickJsRunner({ engineWasm });
+  const spec = { code: new TextEncoder().encode(source), input, seed: "1", runner: () => runner };
+  const ws = newWorkspace();
+  const once = async () => (await invokeOnce(ws, spec)).step.rollback();
+  for (let i = 0; i < 30; i++) {
+    bare();
+    await once();
+  }
+  const raw: number[] = [];
+  const ours: number[] = [];
+  for (let round = 0; round < 150; round++) {
+    let t = performance.now();
+    bare();
+    raw.push(performance.now() - t);
+    t = performance.now();
+    await once();
+    ours.push(performance.now() - t);
+  }
+  const oursUs = median(ours) * 1000;
+  const rawUs = median(raw) * 1000;
+  log(`tools/js js-slugify: ${(oursUs / 1000).toFixed(2)} ms per invocation (fresh context + prelude + fuel + host + tape), ` +
+    `bare runtime+context+eval ${(rawUs / 1000).toFixed(2)} ms, ratio ${(oursUs / rawUs).toFixed(2)} (targets: ≤ 2 ms, ≤ 1.5× bare)`);
+  return { oursUs, rawUs, ratio: oursUs / rawUs };
+}
+
+/**
+ * Component: the `component` runner (fresh instance of the transpiled component, our WASI 0.2 imports, host and
+ * tape) per invocation. Unmetered (instrumenting the 11 MB engine takes 10–30 s per process). No separate bare
+ * baseline here: the runner's own work around the jco glue's `instantiate` + `invoke` is small next to the fresh
+ * 12 MB SpiderMonkey instance that both need (measured by the component runner's author: runner ≈ bare glue).
+ * @param log line printer
+ * @returns microseconds per invocation
+ */
+export async function benchComponent(log: (line: string) => void): Promise<{ oursUs: number }> {
+  const { ComponentRunner } = await import("../../src/sandbox/component/runner.ts");
+  const { TEXT_STATS } = await import("../../src/sandbox/component/builtin.ts");
+  const code = new Uint8Array(readFileSync(new URL("wasm-tools/component/build/tool.component.wasm", root)));
+  const runner = new ComponentRunner({ components: [TEXT_STATS], meterFuel: false });
+  const spec = { code, input: { text: "the cat and the hat\nthe end", top: 2 }, seed: "1", runner: () => runner };
+  const ws = newWorkspace();
+  const once = async () => (await invokeOnce(ws, spec)).step.rollback();
+  for (let i = 0; i < 5; i++) await once();
+  const ours: number[] = [];
+  for (let round = 0; round < 30; round++) {
+    const t = performance.now();
+    await once();
+    ours.push(performance.now() - t);
+  }
+  const oursUs = median(ours) * 1000;
+  log(`tools/component text-stats: ${(oursUs / 1000).toFixed(1)} ms per invocation (fresh component instance + WASI 0.2 + host + tape; target ≤ 1 ms)`);
+  return { oursUs };
+}
