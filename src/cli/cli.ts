@@ -81,7 +81,7 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
   const dashdash = rest.indexOf("--");
   const own = dashdash < 0 ? rest : rest.slice(0, dashdash);
   if (own.includes("-h") || own.includes("--help")) {
-    io.stdout(`Usage: ${command.usage}\n\n${command.summary}\n`);
+    io.stdout(`Usage: ${command.usage}\n\n${command.summary}\n${command.details ? `\n${command.details}\n` : ""}`);
     return 0;
   }
   const handler = HANDLERS[command.name];

@@ -11,6 +11,8 @@ export type CommandSpec = {
   summary: string;
   /** The issue that builds it, while it is not built. */
   pendingIssue?: number;
+  /** Option and behaviour notes printed by `reach-wasm <command> --help`. */
+  details?: string;
 };
 
 /** Every command of ARCHITECTURE.md, in the order `--help` lists them. */
@@ -37,6 +39,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: "wasi",
     usage: "reach-wasm wasi <module.wasm> [--dir HOST[::GUEST]]... [--env K=V]... [--seed N] [-- ARGS...]",
     summary: "run any WASI preview1 command under the deterministic shim",
+    details: [
+      "Options:",
+      "  --dir HOST[::GUEST]  copy the host directory HOST into the virtual workspace and preopen it as GUEST",
+      "                       (default: the same name); repeatable; nothing is ever written back to the host",
+      "  --env K=V            give the guest this environment variable (only these exist); repeatable",
+      "  --seed N             seed of random_get (decimal 0..2^64-1; default 0); the clock starts at 1970-01-01",
+      "  -- ARGS...           arguments after the program name (argv[1..])",
+      "",
+      "stdin is empty. The guest's stdout and stderr pass through; the exit code is the guest's own (a trap exits 1,",
+      "a bad invocation 2). There is no fuel limit here: stop a guest that never ends with Ctrl-C.",
+      "Example: reach-wasm wasi wasm-tools/build/c-sha.wasm --dir conformance::data -- /data/HASHING.md",
+    ].join("\n"),
   },
   {
     name: "pack",
