@@ -110,21 +110,21 @@ export function parseIsoMillis(text: string): number {
     throw new TypeError(`"text" expected an ISO 8601 UTC timestamp string, got ${typeName(text)}`);
   }
   const m = ISO_PATTERN.exec(text);
-  const shown = text.length > 40 ? `a string of length ${text.length}` : JSON.stringify(text);
+  const shown = (): string => (text.length > 40 ? `a string of length ${text.length}` : JSON.stringify(text)); // errors only
   if (m === null) {
     throw new RangeError(
       `"text" expected an ISO 8601 UTC timestamp of the form YYYY-MM-DDTHH:mm:ss.sssZ ` +
-        `(e.g. "2026-01-01T00:00:00.000Z"), got ${shown}`,
+        `(e.g. "2026-01-01T00:00:00.000Z"), got ${shown()}`,
     );
   }
   const [year, month, day, hour, minute, second, milli] = m.slice(1).map(Number) as [
     number, number, number, number, number, number, number,
   ];
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) {
-    throw new RangeError(`"text" names a date that does not exist: ${shown}`);
+    throw new RangeError(`"text" names a date that does not exist: ${shown()}`);
   }
   if (hour > 23 || minute > 59 || second > 59) {
-    throw new RangeError(`"text" names a time of day that does not exist (hours 00-23, minutes and seconds 00-59): ${shown}`);
+    throw new RangeError(`"text" names a time of day that does not exist (hours 00-23, minutes and seconds 00-59): ${shown()}`);
   }
   return daysFromCivil(year, month, day) * MS_PER_DAY + ((hour * 60 + minute) * 60 + second) * 1000 + milli;
 }

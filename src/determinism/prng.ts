@@ -99,14 +99,8 @@ function assertLabel(label: unknown, name: string): asserts label is string {
 export function streamKey(seed: string | number | bigint, label: string): Uint8Array {
   const seedText = parseSeed(seed);
   assertLabel(label, "label");
-  const parts = [utf8(PRNG_DOMAIN), utf8(seedText), utf8(label)];
-  const input = new Uint8Array(parts[0]!.length + parts[1]!.length + parts[2]!.length + 2);
-  let at = 0;
-  for (let i = 0; i < parts.length; i++) {
-    if (i > 0) input[at++] = 0x00;
-    input.set(parts[i]!, at);
-    at += parts[i]!.length;
-  }
+  // One encoding pass: NUL is the byte 0x00 in UTF-8, and a well-formed label cannot pair with its neighbours.
+  const input = utf8(`${PRNG_DOMAIN}\u0000${seedText}\u0000${label}`);
   return sha256(input);
 }
 

@@ -127,7 +127,28 @@ export function storedRequest(
   return { value, text, blobs };
 }
 
+/** Hashes of short request texts: most calls repeat a few requests (`{}` for `clock.now`, `{"n":8}`, …). */
+const requestHashes = new Map<string, string>();
+const MAX_CACHED_REQUEST_CHARS = 256;
+const MAX_CACHED_REQUESTS = 1024;
+
+/** `sha256Hex(text)`, remembered for short texts (the digest of a text never changes, so this is invisible). */
+function requestHash(text: string): string {
+  if (text.length > MAX_CACHED_REQUEST_CHARS) return sha256Hex(text);
+  let hash = requestHashes.get(text);
+  if (hash === undefined) {
+    if (requestHashes.size >= MAX_CACHED_REQUESTS) requestHashes.clear();
+    hash = sha256Hex(text);
+    requestHashes.set(text, hash);
+  }
+  return hash;
+}
+
+/** An op name that {@link clipOp} returns unchanged (every real host op is one): no escaping, no clipping. */
+const PLAIN_OP = /^[A-Za-z0-9._-]{1,64}$/;
+
 function clipOp(op: unknown, max = 64): string {
+  if (typeof op === "string" && op.length <= max && PLAIN_OP.test(op)) return op;
   const s = typeof op === "string" ? op : `<${typeof op}>`;
   // eslint-disable-next-line no-control-regex -- escaping control characters is the point
   const clean = s.replace(/[\u0000-\u001f\u007f]|\p{Surrogate}/gu, "?");
@@ -215,7 +236,7 @@ export class TapeRecorder {
       invocationId,
       op: clipOp(op),
       request: JSON.parse(req.text) as TapeJson,
-      requestHash: sha256Hex(req.text),
+      requestHash: requestHash(req.text),
       responseHash: sha256Hex(outText),
     };
     if ("response" in outcome) rec.response = JSON.parse(outText) as TapeJson;

@@ -89,8 +89,12 @@ export interface Host extends HostApi {
 
 const HALTING = new Set(["POLICY_VIOLATION", "POLICY_RATE_LIMIT_EXCEEDED", "REPLAY_DIVERGENCE"]);
 
-function limitsOf(partial: Partial<HostLimits> = {}): HostLimits {
-  const out: HostLimits = { ...DEFAULT_OP_LIMITS, ...DEFAULT_HTTP_LIMITS, maxCalls: DEFAULT_MAX_CALLS };
+/** The default limits, merged once (never mutated: {@link limitsOf} copies before it overrides). */
+const DEFAULT_LIMITS: Readonly<HostLimits> = Object.freeze({ ...DEFAULT_OP_LIMITS, ...DEFAULT_HTTP_LIMITS, maxCalls: DEFAULT_MAX_CALLS });
+
+function limitsOf(partial?: Partial<HostLimits>): HostLimits {
+  if (partial === undefined) return DEFAULT_LIMITS;
+  const out: HostLimits = { ...DEFAULT_LIMITS };
   for (const [k, v] of Object.entries(partial)) {
     if (v === undefined) continue;
     if (!(k in out)) throw new TypeError(`"limits.${k}" is not a host limit`);

@@ -159,6 +159,18 @@ function pollOneoff(ctx: WasiContext, inPtr: number, outPtr: number, n: number, 
   m.setU32(neventsPtr, events.length);
 }
 
+/** The `wasi_snapshot_preview1` function imports of a module, in import order (listed once per module). */
+const importNames = new WeakMap<WebAssembly.Module, readonly string[]>();
+
+function wasiImportNames(module: WebAssembly.Module): readonly string[] {
+  let names = importNames.get(module);
+  if (names === undefined) {
+    names = WebAssembly.Module.imports(module).filter((i) => i.module === WASI_MODULE && i.kind === "function").map((i) => i.name);
+    importNames.set(module, names);
+  }
+  return names;
+}
+
 /**
  * One WASI preview1 instance: build its imports for a module, bind the memory after instantiation, and flush open
  * files when the run ends.
@@ -171,7 +183,9 @@ function pollOneoff(ctx: WasiContext, inPtr: number, outPtr: number, n: number, 
 export class WasiPreview1 {
   /** The instance state (fds, captured output, remembered violation, exit). */
   readonly ctx: WasiContext;
-  readonly #calls: Record<string, (...args: unknown[]) => number>;
+  /** The implementations, unwrapped; each is wrapped on first use (a module imports only a few of them). */
+  readonly #impl: readonly Record<string, Fn>[];
+  #all: Record<string, (...args: unknown[]) => number> | null = null;
 
   /**
    * @param options see {@link WasiOptions}
@@ -179,11 +193,12 @@ export class WasiPreview1 {
    */
   constructor(options: WasiOptions) {
     this.ctx = new WasiContext(options);
-    const calls: Record<string, (...args: unknown[]) => number> = {};
-    for (const part of [baseCalls(this.ctx), fdCalls(this.ctx), pathCalls(this.ctx)]) {
-      for (const name of Object.keys(part)) calls[name] = this.ctx.wrap(part[name]!);
-    }
-    this.#calls = calls;
+    this.#impl = [baseCalls(this.ctx), fdCalls(this.ctx), pathCalls(this.ctx)]; // not merged: spreading ~45 keys costs more than the run of a small tool
+  }
+
+  #find(name: string): Fn | undefined {
+    for (const part of this.#impl) if (Object.hasOwn(part, name)) return part[name];
+    return undefined;
   }
 
   /**
@@ -192,7 +207,12 @@ export class WasiPreview1 {
    * @example wasi.functions().sched_yield!() // 0
    */
   functions(): Readonly<Record<string, (...args: unknown[]) => number>> {
-    return this.#calls;
+    if (this.#all === null) {
+      const calls: Record<string, (...args: unknown[]) => number> = {};
+      for (const part of this.#impl) for (const name of Object.keys(part)) calls[name] = this.ctx.wrap(part[name]!);
+      this.#all = calls;
+    }
+    return this.#all;
   }
 
   /**
@@ -203,10 +223,7 @@ export class WasiPreview1 {
    */
   imports(module: WebAssembly.Module): Record<string, Record<string, WebAssembly.ImportValue>> {
     const ns: Record<string, WebAssembly.ImportValue> = {};
-    for (const imp of WebAssembly.Module.imports(module)) {
-      if (imp.module !== WASI_MODULE || imp.kind !== "function") continue;
-      ns[imp.name] = Object.hasOwn(this.#calls, imp.name) ? this.#calls[imp.name]! : this.ctx.wrap(() => Errno.NOSYS);
-    }
+    for (const name of wasiImportNames(module)) ns[name] = this.ctx.wrap(this.#find(name) ?? (() => Errno.NOSYS));
     return { [WASI_MODULE]: ns };
   }
 

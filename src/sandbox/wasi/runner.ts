@@ -43,18 +43,35 @@ const decoder = new TextDecoder();
 /**
  * Compiled metered modules by code array (identity) and memory limit. Hashing the code for the fuel cache costs
  * more than the whole run of a small tool (SHA-256 in JS), so a runner remembers the arrays it has seen; the
- * engine hands the same, never-mutated array for every invocation of a tool.
+ * engine hands the same, never-mutated array for every invocation of a tool. The export/import checks are made
+ * once per compiled module too, and a warm invocation reads the settled entry without awaiting.
  */
-const modules = new WeakMap<Uint8Array, Map<number, Promise<WebAssembly.Module>>>();
+const modules = new WeakMap<Uint8Array, Map<number, Compiled>>();
 
-function compiled(code: Uint8Array, limit: number): Promise<WebAssembly.Module> {
+/** A compiled module with what the runner checks about it; `ready` is set once `promise` has settled well. */
+type Compiled = { promise: Promise<ModuleInfo>; ready: ModuleInfo | null };
+/** What the runner needs to know about a compiled module (worked out once, not per invocation). */
+type ModuleInfo = { module: WebAssembly.Module; isCommand: boolean; importsReach: boolean };
+
+function compiled(code: Uint8Array, limit: number): Compiled {
   let byLimit = modules.get(code);
   if (byLimit === undefined) modules.set(code, (byLimit = new Map()));
   let hit = byLimit.get(limit);
   if (hit === undefined) {
-    hit = (async () => (await getMeteredModule(limitMemory(code, limit))).module)();
-    byLimit.set(limit, hit);
-    void hit.catch(() => byLimit.delete(limit));
+    const entry: Compiled = { promise: null as never, ready: null };
+    entry.promise = (async () => {
+      const module = (await getMeteredModule(limitMemory(code, limit))).module;
+      const exports = WebAssembly.Module.exports(module);
+      const info: ModuleInfo = {
+        module,
+        isCommand: exports.some((e) => e.name === "_start" && e.kind === "function") && exports.some((e) => e.name === "memory" && e.kind === "memory"),
+        importsReach: WebAssembly.Module.imports(module).some((i) => i.module === REACH_MODULE),
+      };
+      entry.ready = info;
+      return info;
+    })();
+    byLimit.set(limit, (hit = entry));
+    void entry.promise.catch(() => byLimit.delete(limit));
   }
   return hit;
 }
@@ -110,14 +127,15 @@ export class WasmToolRunner implements ToolRunner {
     if (!(invocation.code instanceof Uint8Array)) throw new TypeError(`"invocation.code" expected a Uint8Array`);
     const limit = invocation.memoryLimitBytes;
     const started = performance.now(); // wall clock: only for the timeout decision, never observable by the guest
-    let module: WebAssembly.Module;
+    let info: ModuleInfo;
     try {
-      module = await compiled(invocation.code, limit);
+      const entry = compiled(invocation.code, limit);
+      info = entry.ready ?? (await entry.promise); // warm: no await, so no task hop
     } catch (err) {
       return { status: "error", error: toReachError(err, "PACK_MALFORMED"), log: "", fuelUsed: 0n };
     }
-    const exports = WebAssembly.Module.exports(module);
-    if (!exports.some((e) => e.name === "_start" && e.kind === "function") || !exports.some((e) => e.name === "memory" && e.kind === "memory")) {
+    const module = info.module;
+    if (!info.isCommand) {
       const error = fail("EXEC_TOOL_FAILED", `tool "${invocation.toolName}" is not a WASI command: it must export "_start" and "memory"`);
       return { status: "error", error, log: "", fuelUsed: 0n };
     }
@@ -141,10 +159,8 @@ export class WasmToolRunner implements ToolRunner {
       ...(this.#options.maxStderrBytes === undefined ? {} : { maxStderrBytes: this.#options.maxStderrBytes }),
       beforeCall,
     });
-    const imports = { ...wasi.imports(module) };
-    if (WebAssembly.Module.imports(module).some((i) => i.module === REACH_MODULE)) {
-      Object.assign(imports, reachImports(wasi.ctx, invocation.host, beforeCall));
-    }
+    const imports = wasi.imports(module);
+    if (info.importsReach) Object.assign(imports, reachImports(wasi.ctx, invocation.host, beforeCall));
     let thrown: unknown = null;
     try {
       // Synchronous instantiation: the module is already compiled, and the async form costs a task hop (~0.5 ms).
