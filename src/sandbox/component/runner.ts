@@ -18,7 +18,7 @@ import type { ErrorCode } from "../../protocol/errors.ts";
 import { isHostOp } from "../types.ts";
 import type { JsonObject, JsonValue, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
 import { fuelError, fuelUsed, instrumentFuel, remainingFuel, setFuel } from "../fuel/mod.ts";
-import { capMemory, coreModulesOf, definesMemory, WASM_PAGE_BYTES } from "./_wasm-binary.ts";
+import { capMemory, coreModulesOf, definesMemory, WASM_PAGE_BYTES } from "../wasm-binary.ts";
 import { createWasiP2, GuestExit } from "./wasi-p2.ts";
 import type { ImportObject } from "./wasi-p2.ts";
 

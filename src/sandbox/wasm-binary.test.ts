@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ReachError } from "../../protocol/errors.ts";
-import { capMemory, coreModulesOf, definesMemory } from "./_wasm-binary.ts";
+import { ReachError } from "../protocol/errors.ts";
+import { capMemory, coreModulesOf, definesMemory } from "./wasm-binary.ts";
 
 // (module (memory (export "m") 1)) and (module (memory (export "m") 1 3))
 const noMax = Uint8Array.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 5, 3, 1, 0, 1, 7, 5, 1, 1, 0x6d, 2, 0]);

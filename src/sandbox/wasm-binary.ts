@@ -1,10 +1,11 @@
 /**
- * Just enough of the WebAssembly binary formats for the component runner: list the core modules embedded in a
- * component (Component Model binary format, top-level `core module` sections, id 1) and cap the memory a core
- * module defines (core spec §5.5.8 memory section, §5.3.8 limits). The input is hostile: every read is bounds-checked.
+ * Just enough of the WebAssembly binary formats for the runners: list the core modules embedded in a component
+ * (Component Model binary format, top-level `core module` sections, id 1) and cap the memory a core module defines
+ * (core spec §5.5.8 memory section, §5.3.8 limits). Shared by the `wasm` runner (`wasi/memory-limit.ts`) and the
+ * `component` runner. The input is hostile: every read is bounds-checked.
  * @module
  */
-import { ReachError } from "../../protocol/errors.ts";
+import { ReachError } from "../protocol/errors.ts";
 
 const MAGIC = [0x00, 0x61, 0x73, 0x6d];
 /** Component layer: version 0x0d, layer 0x01 (Component Model binary format, "preamble"). */
@@ -16,7 +17,7 @@ const SECTION_MEMORY = 5;
 export const WASM_PAGE_BYTES = 65_536;
 
 function malformed(what: string): ReachError {
-  return new ReachError("PACK_MALFORMED", `component: ${what}; rebuild the component (see src/sandbox/component/README.md)`);
+  return new ReachError("PACK_MALFORMED", `the tool's WebAssembly is malformed: ${what}; rebuild the tool`);
 }
 
 class Reader {
@@ -153,7 +154,7 @@ export function capMemory(module: Uint8Array, maxPages: number): Uint8Array {
       if (min > maxPages) {
         throw new ReachError(
           "EXEC_RESOURCE_EXHAUSTED",
-          `component: memory ${i} starts at ${min} pages (${min * WASM_PAGE_BYTES} bytes), above the memory limit of ` +
+          `memory ${i} starts at ${min} pages (${min * WASM_PAGE_BYTES} bytes), above the memory limit of ` +
             `${maxPages * WASM_PAGE_BYTES} bytes; raise the tool's memory limit`,
           { details: { reason: "memory", initialPages: min, maxPages } },
         );
