@@ -27,17 +27,25 @@ export const GLOBAL_ALLOWLIST: readonly string[] = Object.freeze([
 ]);
 
 /**
- * Global script; evaluates to `setup(callSync, callAsync, allowlistJson)`, which returns
+ * Global script; evaluates to `setup(callSync, callAsync, allowlistJson, source)` (called once, before the tool's
+ * module is evaluated, so the built-ins it captures are the engine's own), which returns
  * `run(namespace, inputJson) → Promise<outputJson>` and `describe(error) → string`.
+ *
+ * QuickJS has no lazy parsing and parses at ≈1 µs a token, so this script holds only what every invocation needs:
+ * the `sync` bridge, `console` / `reach.log`, `reach.clock`, `reach.random`, the virtual `Date`, the global
+ * lockdown and `run`. The other `reach` functions and `describe` live in {@link API_SOURCE},
+ * and the body of the seeded `Math.random` in {@link RANDOM_SOURCE}; the frozen `reach` object and `Math.random`
+ * hold small stubs (same names and lengths) that compile them, with the `eval` captured here before the tool runs,
+ * the first time one of them is called; `source(name)` is a host function returning `API_SOURCE` ("api") or
+ * `RANDOM_SOURCE` ("random"), so their text crosses into the engine only when needed.
  */
-export const PRELUDE_SOURCE = String.raw`(function () {
-"use strict";
-const G = globalThis;
-const { freeze, defineProperty, getOwnPropertyNames, getOwnPropertySymbols } = Object;
-const parse = JSON.parse, stringify = JSON.stringify;
-const RealDate = G.Date, RealError = G.Error, RealPromise = G.Promise, U8 = G.Uint8Array;
-const apply = Reflect.apply, construct = Reflect.construct, arrayFrom = Array.from;
-return function setup(callSync, callAsync, allowlistJson) {
+export const PRELUDE_SOURCE = String.raw`(function setup(callSync, callAsync, allowlistJson, source) {
+  "use strict";
+  const G = globalThis;
+  const { freeze, defineProperty, getOwnPropertyNames, getOwnPropertySymbols, hasOwn } = Object;
+  const parse = JSON.parse, stringify = JSON.stringify;
+  const RealDate = G.Date, RealError = G.Error, RealPromise = G.Promise, U8 = G.Uint8Array, realEval = G.eval;
+  const apply = Reflect.apply, construct = Reflect.construct, arrayFrom = Array.from;
   function fail(envelope) {
     const err = new RealError(typeof envelope.message === "string" ? envelope.message : "host call failed");
     err.code = typeof envelope.code === "string" ? envelope.code : "EXEC_TOOL_FAILED";
@@ -48,65 +56,35 @@ return function setup(callSync, callAsync, allowlistJson) {
     if (envelope.ok !== true) throw fail(envelope);
     return envelope.value;
   }
-  function async(op, request) {
-    return callAsync(op, stringify(request)).then((text) => {
-      const envelope = parse(text);
-      if (envelope.ok !== true) throw fail(envelope);
-      return envelope.value;
-    });
-  }
-  function body(data, name) {
-    if (typeof data === "string") return { text: data };
-    if (data instanceof U8) return { bytes: arrayFrom(data) };
-    throw new TypeError(name + " expected a string or a Uint8Array");
-  }
-  function str(value, name) {
-    if (typeof value !== "string") throw new TypeError(name + " expected a string");
-    return value;
-  }
-  function response(r) {
-    const text = r.text;
-    return freeze({ status: r.status, url: r.url, headers: freeze(r.headers), body: new U8(r.bytes),
-      text: () => text, json: () => parse(text) });
-  }
   function log(level) {
     return (...parts) => { sync("log", { level, message: parts.map((p) => typeof p === "string" ? p : stringify(p) ?? String(p)).join(" ") }); };
   }
+  let api;
+  const load = () => api ??= realEval(source("api"))(sync, callAsync, fail, freeze, parse, stringify, U8, arrayFrom, RealError);
+  function lazy(ns, names) {
+    const o = {};
+    for (let i = 0; i < names.length; i += 2) {
+      const name = names[i];
+      o[name] = defineProperty({ [name]: (...args) => apply(load()[ns][name], undefined, args) }[name], "length", { value: names[i + 1] });
+    }
+    return freeze(o);
+  }
 
   const logInfo = log("info");
+  const now = () => sync("clock.now", {}).ms;
   const reach = freeze({
-    fs: freeze({
-      read: (path) => sync("fs.read", { path: str(path, "fs.read: path") }).text,
-      readBytes: (path) => new U8(sync("fs.read", { path: str(path, "fs.readBytes: path") }).bytes),
-      write: (path, data) => sync("fs.write", { path: str(path, "fs.write: path"), ...body(data, "fs.write: data") }).size,
-      list: (path = ".") => sync("fs.list", { path: str(path, "fs.list: path") }).entries,
-      stat: (path) => sync("fs.stat", { path: str(path, "fs.stat: path") }),
-      remove: (path, options = {}) => { sync("fs.remove", { path: str(path, "fs.remove: path"), recursive: options.recursive === true }); },
-    }),
-    http: freeze({
-      fetch: (url, init = {}) => {
-        const request = { url: str(url, "http.fetch: url") };
-        if (init.method !== undefined) request.method = str(init.method, "http.fetch: method");
-        if (init.headers !== undefined) request.headers = parse(stringify(init.headers));
-        if (init.body !== undefined) Object.assign(request, body(init.body, "http.fetch: body"));
-        return async("http.fetch", request).then(response);
-      },
-    }),
-    memory: freeze({
-      get: (key) => { const r = sync("memory.get", { key: str(key, "memory.get: key") }); return r.found ? r.value : undefined; },
-      set: (key, value) => { sync("memory.set", { key: str(key, "memory.set: key"), value: parse(stringify(value ?? null)) }); },
-    }),
-    temp: freeze({ write: (name, data) => sync("temp.write", { name: str(name, "temp.write: name"), ...body(data, "temp.write: data") }).path }),
-    lines: freeze({ read: (path, start = 0, count = 100) => sync("lines.read", { path: str(path, "lines.read: path"), start, count }) }),
+    fs: lazy("fs", ["read", 1, "readBytes", 1, "write", 2, "list", 0, "stat", 1, "remove", 1]),
+    http: lazy("http", ["fetch", 1]),
+    memory: lazy("memory", ["get", 1, "set", 2]),
+    temp: lazy("temp", ["write", 2]),
+    lines: lazy("lines", ["read", 1]),
     log: freeze(Object.assign(logInfo, { debug: log("debug"), info: logInfo, warn: log("warn"), error: log("error") })),
-    artifact: freeze({ emit: (name, mimeType, data) =>
-      freeze(sync("artifact.emit", { name: str(name, "artifact.emit: name"), mimeType: str(mimeType, "artifact.emit: mimeType"), ...body(data, "artifact.emit: data") })) }),
+    artifact: lazy("artifact", ["emit", 3]),
     clock: freeze({ now: () => sync("clock.now", {}).ms }),
     random: freeze({ bytes: (n) => new U8(sync("random.bytes", { n }).bytes) }),
   });
 
   // Virtual Date: no arguments reads the invocation's virtual clock (one host clock.now per read).
-  const now = () => sync("clock.now", {}).ms;
   function Date(...args) {
     if (new.target === undefined) return new RealDate(now()).toString();
     return construct(RealDate, args.length === 0 ? [now()] : args, new.target);
@@ -117,14 +95,10 @@ return function setup(callSync, callAsync, allowlistJson) {
   Date.parse = RealDate.parse;
   Date.UTC = RealDate.UTC;
 
-  // Seeded Math.random: the invocation's random.bytes stream, 8 bytes per number: (u64be >> 11) / 2^53.
-  let pool = new U8(0), at = 0;
+  // Seeded Math.random (RANDOM_SOURCE, compiled on the first call): the invocation's random.bytes stream.
+  let seeded;
   defineProperty(Math, "random", { writable: true, configurable: true, value: function random() {
-    if (at + 8 > pool.length) { pool = reach.random.bytes(256); at = 0; }
-    const hi = ((pool[at] << 24) | (pool[at + 1] << 16) | (pool[at + 2] << 8) | pool[at + 3]) >>> 0;
-    const lo = ((pool[at + 4] << 24) | (pool[at + 5] << 16) | (pool[at + 6] << 8) | pool[at + 7]) >>> 0;
-    at += 8;
-    return (hi * 2097152 + (lo >>> 11)) / 9007199254740992;
+    return (seeded ??= realEval(source("random"))(reach.random.bytes, U8))();
   } });
 
   const console = freeze({ log: logInfo, info: logInfo, debug: log("debug"), warn: log("warn"), error: log("error") });
@@ -133,17 +107,9 @@ return function setup(callSync, callAsync, allowlistJson) {
     defineProperty(G, name, { value: globals[name], writable: name !== "reach", enumerable: false, configurable: name !== "reach" });
   }
   const allowed = parse(allowlistJson);
-  for (const name of getOwnPropertyNames(G)) if (!allowed.includes(name)) delete G[name];
+  for (const name of getOwnPropertyNames(G)) if (!hasOwn(allowed, name)) delete G[name];
   for (const sym of getOwnPropertySymbols(G)) delete G[sym];
 
-  function describe(e) {
-    if (e instanceof RealError || (typeof e === "object" && e !== null)) {
-      const name = typeof e.name === "string" ? e.name : "Error";
-      const message = typeof e.message === "string" ? e.message : "";
-      return stringify({ name: name.slice(0, 200), message: message.slice(0, 2000), code: typeof e.code === "string" ? e.code.slice(0, 100) : null });
-    }
-    return stringify({ name: "thrown value", message: String(e).slice(0, 2000), code: null });
-  }
   function run(ns, inputJson) {
     const input = parse(inputJson);
     return new RealPromise((resolve) => resolve(ns)).then((mod) => {
@@ -156,6 +122,90 @@ return function setup(callSync, callAsync, allowlistJson) {
       return text;
     });
   }
-  return freeze({ run, describe });
+  return freeze({ run, describe: (e) => load().describe(e) });
+})`;
+
+/**
+ * Global script (evaluated inside the sandbox by the prelude, at most once per invocation, on the first call of
+ * `Math.random`); evaluates to a factory that takes `reach.random.bytes` and the real `Uint8Array` and returns the
+ * seeded generator: 8 bytes of the invocation's random stream per number, `(u64be >> 11) / 2^53`.
+ */
+export const RANDOM_SOURCE = String.raw`(function (bytes, U8) {
+"use strict";
+let pool = new U8(0), at = 0;
+return function random() {
+  if (at + 8 > pool.length) { pool = bytes(256); at = 0; }
+  const hi = ((pool[at] << 24) | (pool[at + 1] << 16) | (pool[at + 2] << 8) | pool[at + 3]) >>> 0;
+  const lo = ((pool[at + 4] << 24) | (pool[at + 5] << 16) | (pool[at + 6] << 8) | pool[at + 7]) >>> 0;
+  at += 8;
+  return (hi * 2097152 + (lo >>> 11)) / 9007199254740992;
 };
-})()`;
+})`;
+
+/**
+ * Global script (evaluated inside the sandbox by the prelude, at most once per invocation, on the first call of a
+ * lazily built `reach` function or of `describe`); evaluates to a factory that takes the prelude's captured
+ * helpers and returns the implementations behind the `reach.fs`, `http`, `memory`, `temp`, `lines` and
+ * `artifact` stubs, and `describe(error) → string`. It reads no global the tool could have replaced before it
+ * runs (everything it needs at build time is passed in).
+ */
+export const API_SOURCE = String.raw`(function (sync, callAsync, fail, freeze, parse, stringify, U8, arrayFrom, RealError) {
+"use strict";
+function async(op, request) {
+  return callAsync(op, stringify(request)).then((text) => {
+    const envelope = parse(text);
+    if (envelope.ok !== true) throw fail(envelope);
+    return envelope.value;
+  });
+}
+function body(data, name) {
+  if (typeof data === "string") return { text: data };
+  if (data instanceof U8) return { bytes: arrayFrom(data) };
+  throw new TypeError(name + " expected a string or a Uint8Array");
+}
+function str(value, name) {
+  if (typeof value !== "string") throw new TypeError(name + " expected a string");
+  return value;
+}
+function response(r) {
+  const text = r.text;
+  return freeze({ status: r.status, url: r.url, headers: freeze(r.headers), body: new U8(r.bytes),
+    text: () => text, json: () => parse(text) });
+}
+function describe(e) {
+  if (e instanceof RealError || (typeof e === "object" && e !== null)) {
+    const name = typeof e.name === "string" ? e.name : "Error";
+    const message = typeof e.message === "string" ? e.message : "";
+    return stringify({ name: name.slice(0, 200), message: message.slice(0, 2000), code: typeof e.code === "string" ? e.code.slice(0, 100) : null });
+  }
+  return stringify({ name: "thrown value", message: String(e).slice(0, 2000), code: null });
+}
+return {
+  fs: {
+    read: (path) => sync("fs.read", { path: str(path, "fs.read: path") }).text,
+    readBytes: (path) => new U8(sync("fs.read", { path: str(path, "fs.readBytes: path") }).bytes),
+    write: (path, data) => sync("fs.write", { path: str(path, "fs.write: path"), ...body(data, "fs.write: data") }).size,
+    list: (path = ".") => sync("fs.list", { path: str(path, "fs.list: path") }).entries,
+    stat: (path) => sync("fs.stat", { path: str(path, "fs.stat: path") }),
+    remove: (path, options = {}) => { sync("fs.remove", { path: str(path, "fs.remove: path"), recursive: options.recursive === true }); },
+  },
+  http: {
+    fetch: (url, init = {}) => {
+      const request = { url: str(url, "http.fetch: url") };
+      if (init.method !== undefined) request.method = str(init.method, "http.fetch: method");
+      if (init.headers !== undefined) request.headers = parse(stringify(init.headers));
+      if (init.body !== undefined) Object.assign(request, body(init.body, "http.fetch: body"));
+      return async("http.fetch", request).then(response);
+    },
+  },
+  memory: {
+    get: (key) => { const r = sync("memory.get", { key: str(key, "memory.get: key") }); return r.found ? r.value : undefined; },
+    set: (key, value) => { sync("memory.set", { key: str(key, "memory.set: key"), value: parse(stringify(value ?? null)) }); },
+  },
+  temp: { write: (name, data) => sync("temp.write", { name: str(name, "temp.write: name"), ...body(data, "temp.write: data") }).path },
+  lines: { read: (path, start = 0, count = 100) => sync("lines.read", { path: str(path, "lines.read: path"), start, count }) },
+  artifact: { emit: (name, mimeType, data) =>
+    freeze(sync("artifact.emit", { name: str(name, "artifact.emit: name"), mimeType: str(mimeType, "artifact.emit: mimeType"), ...body(data, "artifact.emit: data") })) },
+  describe,
+};
+})`;

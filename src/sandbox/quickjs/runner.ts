@@ -22,7 +22,7 @@ import { InvocationState, makeHostFunctions } from "./bridge.ts";
 import type { Settled } from "./bridge.ts";
 import { EngineHost } from "./engine.ts";
 import type { EngineWasmSource, QuickJsEngine } from "./engine.ts";
-import { GLOBAL_ALLOWLIST, PRELUDE_SOURCE } from "./prelude.ts";
+import { API_SOURCE, GLOBAL_ALLOWLIST, PRELUDE_SOURCE, RANDOM_SOURCE } from "./prelude.ts";
 
 /** Options of {@link QuickJsRunner}. */
 export type QuickJsRunnerOptions = {
@@ -44,6 +44,9 @@ export type QuickJsRunnerOptions = {
 export const DEFAULT_MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 /** Default QuickJS stack limit: 256 KiB. */
 export const DEFAULT_MAX_STACK_BYTES = 256 * 1024;
+
+/** `GLOBAL_ALLOWLIST` as the JSON object (`{"Array":1,…}`) the prelude looks names up in. */
+const ALLOWLIST_JSON = JSON.stringify(Object.fromEntries(GLOBAL_ALLOWLIST.map((name) => [name, 1])));
 
 /** Fuel for tearing a runtime down after the tool's own budget was measured. */
 const CLEANUP_FUEL = MAX_FUEL;
@@ -194,9 +197,11 @@ export class QuickJsRunner implements ToolRunner {
   #setup(ctx: QuickJSContext, inv: ToolInvocation, state: InvocationState): Guest {
     const setupFn = this.#unwrap(ctx, ctx.evalCode(PRELUDE_SOURCE, "reach-prelude.js", { type: "global", strict: true }), state, null);
     const [callSync, callAsync] = makeHostFunctions(ctx, inv.host, state);
-    const allow = ctx.newString(JSON.stringify(GLOBAL_ALLOWLIST));
-    const api = this.#unwrap(ctx, ctx.callFunction(setupFn, ctx.undefined, callSync, callAsync, allow), state, null);
-    for (const h of [setupFn, callSync, callAsync, allow]) h.dispose();
+    const allow = ctx.newString(ALLOWLIST_JSON);
+    // The lazily compiled parts of the prelude; their text is copied into the engine only when a tool needs them.
+    const source = ctx.newFunction("source", (name) => ctx.newString(ctx.getString(name) === "random" ? RANDOM_SOURCE : API_SOURCE));
+    const api = this.#unwrap(ctx, ctx.callFunction(setupFn, ctx.undefined, callSync, callAsync, allow, source), state, null);
+    for (const h of [setupFn, callSync, callAsync, allow, source]) h.dispose();
     const run = ctx.getProp(api, "run");
     const describe = ctx.getProp(api, "describe");
     api.dispose();
