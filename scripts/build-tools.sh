@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the example WebAssembly tools reproducibly into wasm-tools/build/ and write wasm-tools/build/SHA256SUMS.
-# Needs: clang, lld, wasi-libc, libclang-rt-dev-wasm32 (Debian 12) and the pinned AssemblyScript toolchain in
+# Needs: clang, lld, wasi-libc, libclang-rt-dev-wasm32, rustc, libstd-rust-dev-wasm32 (Debian 12) and the pinned AssemblyScript toolchain in
 # wasm-tools/node_modules (installed here with `npm ci` when missing). See wasm-tools/README.md.
 # Usage: scripts/build-tools.sh [--check]   (--check: rebuild into a temp dir and compare with the committed hashes)
 set -euo pipefail
@@ -24,6 +24,11 @@ cc fixtures/hang.c -o "$out/hang.wasm"
 cc fixtures/membomb.c -o "$out/membomb.wasm"
 cc fixtures/escape.c -o "$out/escape.wasm"
 cc -Wl,--allow-undefined fixtures/reach-call.c -o "$out/reach-call.wasm"
+
+# Rust std (Debian rustc + libstd-rust-dev-wasm32; /usr/bin/rustc, never a rustup toolchain on PATH): no debug info,
+# symbols stripped, source paths remapped.
+env PATH=/usr/bin:/bin /usr/bin/rustc --target wasm32-wasi -C opt-level=2 -C strip=symbols -C debuginfo=0 \
+  --remap-path-prefix="$PWD"=. -o "$out/rs-stats.wasm" rs-stats/src/main.rs
 
 # AssemblyScript + @assemblyscript/wasi-shim (stub runtime: one-shot commands never need a collector).
 node_modules/.bin/asc as-wordcount/assembly/index.ts \

@@ -80,6 +80,10 @@ export function toolCases(io: ConformanceIO): ConformanceCase[] {
       run: () => twice({ code: wasm("c-sha"), input: {}, seed: "7", files: data, runner: withData }, "success"),
     },
     {
+      name: "tools/wasm rs-stats (Rust std): reads stdin, the clock and a preopened directory, same output and tape twice",
+      run: () => twice({ code: wasm("rs-stats"), input: { text: "a\nb\n" }, seed: "7", files: data, runner: withData }, "success"),
+    },
+    {
       name: "tools/wasm hang_fail: runs out of fuel at the same point every time (EXEC_RESOURCE_EXHAUSTED)",
       run: () => twice({ code: wasm("hang"), input: {}, seed: "7", runner: plain, fuel: 2_000_000n }, "error", "EXEC_RESOURCE_EXHAUSTED"),
     },
