@@ -12,6 +12,23 @@ import { WasmToolRunner } from "../../src/sandbox/wasi/runner.ts";
 
 const root = new URL("../../", import.meta.url);
 
+/**
+ * Median microseconds per call of each function, measured interleaved (a, b, a, b, …) after `warm` untimed rounds,
+ * so that both see the same machine load.
+ */
+async function interleaved(fns: Array<() => unknown>, warm: number, rounds: number): Promise<number[]> {
+  for (let i = 0; i < warm; i++) for (const f of fns) await f();
+  const times: number[][] = fns.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    for (let k = 0; k < fns.length; k++) {
+      const t = performance.now();
+      await fns[k]!();
+      times[k]!.push(performance.now() - t);
+    }
+  }
+  return times.map((xs) => median(xs) * 1000);
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
@@ -79,22 +96,7 @@ export async function benchTools(log: (line: string) => void): Promise<{ oursUs:
   const spec = { code, input, seed: "1", runner: () => runner };
   const ws = newWorkspace();
   const once = async () => (await invokeOnce(ws, spec)).step.rollback();
-  for (let i = 0; i < 50; i++) {
-    rawRun(module, stdin);
-    await once();
-  }
-  const raw: number[] = [];
-  const ours: number[] = [];
-  for (let round = 0; round < 400; round++) {
-    let t = performance.now();
-    rawRun(module, stdin);
-    raw.push(performance.now() - t);
-    t = performance.now();
-    await once();
-    ours.push(performance.now() - t);
-  }
-  const oursUs = median(ours) * 1000;
-  const rawUs = median(raw) * 1000;
+  const [rawUs, oursUs] = (await interleaved([() => rawRun(module, stdin), once], 50, 400)) as [number, number];
   log(`tools/wasm as-wordcount: ${oursUs.toFixed(0)} µs per invocation (step transaction + host + tape + runner), ` +
     `raw instantiate+run ${rawUs.toFixed(0)} µs, ratio ${(oursUs / rawUs).toFixed(2)} (targets: ≤ 250 µs, ≤ 1.5× raw)`);
   return { oursUs, rawUs, ratio: oursUs / rawUs };
@@ -130,22 +132,7 @@ export async function benchQuickJs(log: (line: string) => void): Promise<{ oursU
   const spec = { code: new TextEncoder().encode(source), input, seed: "1", runner: () => runner };
   const ws = newWorkspace();
   const once = async () => (await invokeOnce(ws, spec)).step.rollback();
-  for (let i = 0; i < 30; i++) {
-    bare();
-    await once();
-  }
-  const raw: number[] = [];
-  const ours: number[] = [];
-  for (let round = 0; round < 150; round++) {
-    let t = performance.now();
-    bare();
-    raw.push(performance.now() - t);
-    t = performance.now();
-    await once();
-    ours.push(performance.now() - t);
-  }
-  const oursUs = median(ours) * 1000;
-  const rawUs = median(raw) * 1000;
+  const [rawUs, oursUs] = (await interleaved([bare, once], 30, 150)) as [number, number];
   log(`tools/js js-slugify: ${(oursUs / 1000).toFixed(2)} ms per invocation (fresh context + prelude + fuel + host + tape), ` +
     `bare runtime+context+eval ${(rawUs / 1000).toFixed(2)} ms, ratio ${(oursUs / rawUs).toFixed(2)} (targets: ≤ 2 ms, ≤ 1.5× bare)`);
   return { oursUs, rawUs, ratio: oursUs / rawUs };
@@ -167,14 +154,7 @@ export async function benchComponent(log: (line: string) => void): Promise<{ our
   const spec = { code, input: { text: "the cat and the hat\nthe end", top: 2 }, seed: "1", runner: () => runner };
   const ws = newWorkspace();
   const once = async () => (await invokeOnce(ws, spec)).step.rollback();
-  for (let i = 0; i < 5; i++) await once();
-  const ours: number[] = [];
-  for (let round = 0; round < 30; round++) {
-    const t = performance.now();
-    await once();
-    ours.push(performance.now() - t);
-  }
-  const oursUs = median(ours) * 1000;
+  const [oursUs] = (await interleaved([once], 5, 30)) as [number];
   log(`tools/component text-stats: ${(oursUs / 1000).toFixed(1)} ms per invocation (fresh component instance + WASI 0.2 + host + tape; target ≤ 1 ms)`);
   return { oursUs };
 }
