@@ -12,3 +12,4 @@ export * from "./protocol/mod.ts";
 export * from "./canonical/mod.ts";
 export * from "./determinism/mod.ts";
 export * from "./ledger/mod.ts";
+export * from "./trust/mod.ts";

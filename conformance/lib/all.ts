@@ -6,6 +6,7 @@ import { chainCases } from "./chain-cases.ts";
 import { determinismCases } from "./determinism-cases.ts";
 import { jcsCases } from "./jcs-cases.ts";
 import { toolCases } from "./tool-cases.ts";
+import { trustCases } from "./trust-cases.ts";
 import type { ConformanceCase, ConformanceIO } from "./types.ts";
 
 /** A named group of cases. */
@@ -22,6 +23,7 @@ export function allSuites(io: ConformanceIO): Suite[] {
     { suite: "determinism", cases: determinismCases(io) },
     { suite: "hash-chain", cases: chainCases(io) },
     { suite: "tools", cases: toolCases(io) },
+    { suite: "trust", cases: trustCases(io) },
   ];
 }
 
