@@ -1,0 +1,82 @@
+/**
+ * The errors of the capsule archive layer (internal). Every refusal is a `ReachError` whose `details.reason` is a
+ * stable slug (listed in {@link RefusalReason}), so callers and tests can tell refusals apart without parsing
+ * messages:
+ * - writing: bad paths, duplicates and file/directory clashes are `PROTO_INVALID_ARGUMENT`;
+ * - reading: anything malformed, malicious or damaged is `REPLAY_CAPSULE_INVALID`;
+ * - both: a limit exceeded (entry count, entry size, inflated or compressed size) is `REPLAY_CAPSULE_TOO_LARGE`.
+ * @module
+ */
+import { ReachError } from "../protocol/errors.ts";
+import type { ErrorCode, ErrorDetailsData } from "../protocol/errors.ts";
+
+/** Why an archive was refused (`details.reason` of the error). */
+export type RefusalReason =
+  // paths (write and read)
+  | "path"
+  | "duplicate"
+  | "conflict"
+  | "order"
+  // gzip layer (read)
+  | "empty"
+  | "not-gzip"
+  | "gzip-header"
+  | "truncated"
+  | "trailing-data"
+  | "multiple-members"
+  | "deflate-corrupt"
+  | "crc-mismatch"
+  | "size-mismatch"
+  // tar layer (read)
+  | "header-checksum"
+  | "not-ustar"
+  | "link"
+  | "device"
+  | "fifo"
+  | "directory"
+  | "extension-header"
+  | "unknown-type"
+  | "bad-number"
+  | "non-canonical"
+  | "padding"
+  | "end-marker"
+  | "missing-end"
+  // limits (write and read)
+  | "too-many-entries"
+  | "entry-too-large"
+  | "total-too-large"
+  | "compressed-too-large";
+
+/** Build a capsule error with `details.reason` set. */
+export function refusal(code: ErrorCode, reason: RefusalReason, message: string, details: ErrorDetailsData = {}, cause?: unknown): ReachError {
+  return new ReachError(code, message, { details: { ...details, reason }, ...(cause === undefined ? {} : { cause }) });
+}
+
+/** A damaged or malicious capsule (`REPLAY_CAPSULE_INVALID`). */
+export function invalid(reason: RefusalReason, message: string, details: ErrorDetailsData = {}, cause?: unknown): ReachError {
+  return refusal("REPLAY_CAPSULE_INVALID", reason, message, details, cause);
+}
+
+/** A capsule over one of its limits (`REPLAY_CAPSULE_TOO_LARGE`). */
+export function tooLarge(reason: RefusalReason, message: string, details: ErrorDetailsData = {}): ReachError {
+  return refusal("REPLAY_CAPSULE_TOO_LARGE", reason, message, details);
+}
+
+/**
+ * Make a name from an archive safe to print: printable ASCII is kept, everything else becomes `\xNN` (or `\uNNNN`),
+ * and it is clipped to 120 characters, then quoted.
+ * @param name a path as given or as decoded (one char per byte) from a header
+ * @returns the quoted, printable name
+ * @example showName("a\u0000b") // "\"a\\x00b\""
+ */
+export function showName(name: string): string {
+  const clipped = name.length > 120 ? name.slice(0, 120) : name;
+  let out = "";
+  for (let i = 0; i < clipped.length; i++) {
+    const c = clipped.charCodeAt(i);
+    if (c === 0x22 || c === 0x5c) out += "\\" + clipped[i];
+    else if (c >= 0x20 && c <= 0x7e) out += clipped[i];
+    else out += c <= 0xff ? "\\x" + c.toString(16).padStart(2, "0") : "\\u" + c.toString(16).padStart(4, "0");
+  }
+  return `"${out}${name.length > 120 ? "…" : ""}"`;
+}

@@ -1,0 +1,185 @@
+/**
+ * Bounded, strict gunzip of a capsule (internal; RFC 1952). fflate inflates; this module adds what fflate does not
+ * check: one gzip member exactly filling the input, its CRC-32 and ISIZE, and a cap on the inflated size that stops
+ * inflating as soon as it is passed.
+ *
+ * - The 10-byte header must be the one `writeArchive` writes, {@link GZIP_HEADER}: magic 1f 8b, method 8 (deflate),
+ *   no flags (no file name, comment, extra field or header CRC), MTIME 0, XFL 0, OS 3. MTIME, XFL and OS carry no
+ *   content, but accepting other values would let a byte of the capsule change without any check noticing.
+ * - The input is pushed to fflate's streaming `Gunzip` in pieces of {@link inputChunk} bytes, so one push inflates
+ *   to at most ~1032 × that (deflate's best ratio), and every output chunk is counted before it is used: a gzip
+ *   bomb is refused after at most `maxTotalBytes` plus one push's output, never allocated whole.
+ * - Where does the member end? fflate exposes that only through `onmember`, called when the header of a next
+ *   member has been parsed, with its offset. So after the input, a constant empty gzip member ({@link SENTINEL}) is
+ *   pushed: a well-formed capsule gives exactly one `onmember` call, at offset `input.length`, which proves that the
+ *   deflate stream plus its 8-byte trailer end exactly at the end of the input. An earlier call is a second member
+ *   or trailing data; a parse error on the bytes after the member is trailing data (seen while pushing the input)
+ *   or a truncated/stray-byte tail (seen while pushing the sentinel); a deflate error while pushing the sentinel means
+ *   the input stopped inside the deflate stream. Output produced while the sentinel is pushed is held back until the
+ *   member is proved complete, so a truncated capsule is reported as truncated, not as whatever garbage the tar
+ *   parser would have seen.
+ * @module
+ */
+import { Gunzip } from "fflate";
+import { ReachError } from "../protocol/errors.ts";
+import { crc32Update } from "./_crc32.ts";
+import { invalid, tooLarge } from "./_errors.ts";
+
+/**
+ * Compressed bytes per push: maxTotalBytes / 1024, between 4 KiB and 32 KiB. Deflate inflates at most ~1032:1, so
+ * one push yields at most about `maxTotalBytes`, and never more than ~33 MiB, before its output is counted (fflate
+ * grows its output buffer by doubling, so the transient allocation is at most about twice that). Smaller pushes
+ * cost throughput (fflate copies its window and output on every push); 32 KiB measured within noise of 64 KiB.
+ */
+export function inputChunk(maxTotalBytes: number): number {
+  return Math.min(32 * 1024, Math.max(4 * 1024, Math.floor(maxTotalBytes / 1024)));
+}
+
+/** An empty gzip member (header with MTIME 0, OS 3; empty final fixed-Huffman block; CRC 0; ISIZE 0). */
+const SENTINEL = Uint8Array.of(0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+/** The gzip header of every capsule (fflate `gzipSync` with level 6 and MTIME 0). */
+export const GZIP_HEADER: Uint8Array = Uint8Array.of(0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3);
+/** Smallest gzip member: header, an empty deflate block, trailer. */
+const MIN_MEMBER = 20;
+
+const FLAG_NAMES = ["FTEXT", "FHCRC", "FEXTRA", "FNAME", "FCOMMENT", "reserved 0x20", "reserved 0x40", "reserved 0x80"];
+
+/** Thrown from `onmember` to stop fflate at a member boundary. */
+class MemberAt {
+  constructor(readonly offset: number) {}
+}
+
+function u32le(b: Uint8Array, at: number): number {
+  return (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
+}
+
+/** Check the gzip header; see the module notes. */
+function checkHeader(bytes: Uint8Array): void {
+  const n = bytes.length;
+  if (n === 0) throw invalid("empty", "the capsule is empty (0 bytes); a capsule is a .tar.gz file written by reach-wasm");
+  const magicOk = bytes[0] === 0x1f && (n < 2 || bytes[1] === 0x8b);
+  if (!magicOk) {
+    const tar = n >= 262 && String.fromCharCode(...bytes.subarray(257, 262)) === "ustar";
+    throw invalid("not-gzip", `the capsule is not gzip data (it starts with ${hexBytes(bytes.subarray(0, 4))}` +
+      `${tar ? ", an uncompressed tar" : ""}); a capsule is a .tar.gz file written by reach-wasm`);
+  }
+  if (n >= 3 && bytes[2] !== 8) {
+    throw invalid("gzip-header", `the capsule's gzip header names compression method ${bytes[2]}, not 8 (deflate)`);
+  }
+  if (n >= 4 && bytes[3] !== 0) {
+    const flags = FLAG_NAMES.filter((_, i) => (bytes[3]! & (1 << i)) !== 0).join(", ");
+    throw invalid("gzip-header", `the capsule's gzip header sets flags (${flags}) that reach-wasm never writes; ` +
+      "re-create the capsule with reach-wasm");
+  }
+  if (n >= 10 && GZIP_HEADER.some((b, i) => bytes[i] !== b)) {
+    throw invalid("gzip-header", `the capsule's gzip header fields MTIME/XFL/OS are ${hexBytes(bytes.subarray(4, 10))}, but ` +
+      `reach-wasm writes ${hexBytes(GZIP_HEADER.subarray(4, 10))} (MTIME 0, XFL 0, OS 3); the capsule was re-compressed or altered`);
+  }
+  if (n < MIN_MEMBER) {
+    throw invalid("truncated", `the capsule is truncated: ${n} bytes is shorter than the smallest gzip file (${MIN_MEMBER}); ` +
+      "copy it again from its source", { offset: n });
+  }
+}
+
+function hexBytes(b: Uint8Array): string {
+  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join(" ");
+}
+
+/**
+ * Inflate a capsule, passing the tar stream to `sink` chunk by chunk.
+ * @param bytes the whole `.tar.gz`
+ * @param maxTotalBytes the most inflated bytes allowed
+ * @param sink receives the inflated bytes in order; it may throw to stop
+ * @throws ReachError `REPLAY_CAPSULE_INVALID` (reasons `empty`, `not-gzip`, `gzip-header`, `truncated`,
+ *   `trailing-data`, `multiple-members`, `deflate-corrupt`, `crc-mismatch`, `size-mismatch`),
+ *   `REPLAY_CAPSULE_TOO_LARGE` (`total-too-large`), or whatever `sink` throws
+ */
+export function gunzipCapsule(bytes: Uint8Array, maxTotalBytes: number, sink: (chunk: Uint8Array) => void): void {
+  checkHeader(bytes);
+  const n = bytes.length;
+  let inflated = 0;
+  let crc = 0;
+  let sentinel = false;
+  const held: Uint8Array[] = [];
+  const gunzip = new Gunzip((chunk: Uint8Array) => {
+    inflated += chunk.length;
+    if (inflated > maxTotalBytes) {
+      throw tooLarge("total-too-large", `the capsule inflates to more than limits.maxTotalBytes (${maxTotalBytes} bytes); ` +
+        "inflating stopped there (a gzip bomb, or a capsule larger than the limit you chose)", { inflated });
+    }
+    if (sentinel) held.push(chunk);
+    else if (chunk.length > 0) sink(chunk); // before the CRC: a refusal by the tar parser costs no CRC work
+    crc = crc32Update(crc, chunk);
+  });
+  let members = 0;
+  gunzip.onmember = (offset: number) => {
+    members++;
+    if (offset !== n || !sentinel) throw new MemberAt(offset);
+  };
+  try {
+    // Ramp up from 4 KiB, so that a bomb's first push yields ~4 MiB, not ~33 MiB.
+    const max = inputChunk(maxTotalBytes);
+    for (let i = 0, step = 4096; i < n; i += step, step = Math.min(max, step * 2)) {
+      gunzip.push(bytes.subarray(i, Math.min(n, i + step)), false);
+    }
+  } catch (err) {
+    if (err instanceof ReachError) throw err;
+    if (err instanceof MemberAt) {
+      throw invalid("multiple-members", `the capsule holds a second gzip member at byte ${err.offset}; a capsule is exactly ` +
+        "one gzip member — the capsule was altered or concatenated", { offset: err.offset });
+    }
+    if (flateCode(err) === 6) {
+      throw invalid("trailing-data", "the capsule has trailing data after its gzip member; reach-wasm writes nothing " +
+        "after it — the capsule was altered");
+    }
+    throw invalid("deflate-corrupt", `the capsule's compressed data is corrupted (${describe(err)}); copy it again from its source`,
+      {}, err);
+  }
+
+  sentinel = true;
+  let failure: unknown;
+  try {
+    gunzip.push(SENTINEL, true);
+  } catch (err) {
+    if (err instanceof ReachError) throw err;
+    failure = err;
+  }
+  if (failure !== undefined || members !== 1) {
+    if (failure instanceof MemberAt && failure.offset < n) {
+      throw invalid("trailing-data", `the capsule has ${n - failure.offset} bytes of trailing data after its gzip member; ` +
+        "reach-wasm writes nothing after it — the capsule was altered", { offset: failure.offset });
+    }
+    for (let k = 1; k <= 3; k++) {
+      const t = n - 8 - k;
+      if (t >= 10 && inflated > 0 && u32le(bytes, t) === crc && u32le(bytes, t + 4) === inflated % 2 ** 32) {
+        throw invalid("trailing-data", `the capsule has ${k} stray byte${k > 1 ? "s" : ""} after its gzip member; ` +
+          "reach-wasm writes nothing after it — the capsule was altered", { offset: n - k });
+      }
+    }
+    throw invalid("truncated", "the capsule is truncated: its gzip stream does not end at the end of the file " +
+      `(${n} bytes); copy it again from its source`, { offset: n }, failure);
+  }
+  const storedCrc = u32le(bytes, n - 8);
+  if (storedCrc !== crc) {
+    throw invalid("crc-mismatch", `the capsule's gzip CRC-32 is ${hex(storedCrc)} but its data gives ${hex(crc)}; ` +
+      "the capsule is corrupted — copy it again from its source");
+  }
+  const storedSize = u32le(bytes, n - 4);
+  if (storedSize !== inflated % 2 ** 32) {
+    throw invalid("size-mismatch", `the capsule's gzip trailer records ${storedSize} inflated bytes (mod 2^32) but it ` +
+      `inflates to ${inflated}; the capsule is corrupted — copy it again from its source`);
+  }
+  for (const chunk of held) if (chunk.length > 0) sink(chunk);
+}
+
+function flateCode(err: unknown): unknown {
+  return typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? `deflate: ${err.message}` : `deflate: ${String(err)}`;
+}
+
+function hex(n: number): string {
+  return n.toString(16).padStart(8, "0");
+}

@@ -1,0 +1,159 @@
+/**
+ * The capsule archive: a deterministic `.tar.gz` writer and a bounded, strict reader (seed 003 §8; ARCHITECTURE
+ * "Capsule"; issue 5 "Capsule"). Web-standard TypeScript over fflate; synchronous.
+ *
+ * Format (`writeArchive`), byte-identical on every runtime for the same entries:
+ * - tar: one POSIX ustar header per entry, entries in byte order of their paths, regular files only (directories
+ *   are implicit, never entries), mode 0644, uid/gid 0, empty uname/gname, mtime 0, paths over 100 characters
+ *   split into ustar `prefix`/`name` (never pax or GNU extension headers); data zero-padded to 512 bytes; then two
+ *   zero blocks and nothing else (no padding to a 10 KiB record). Header bytes are those tar-stream 3 writes for the
+ *   same entry (see `_ustar.ts`).
+ * - gzip: fflate `gzipSync` with {@link GZIP_OPTIONS} — deflate level 6 (zlib's default: the usual size/speed
+ *   balance), hash size pinned (`mem` 7) so that nothing depends on fflate's input-length heuristic, header MTIME 0,
+ *   no file name, XFL 0, OS 3 (Unix, fflate's fixed value). One member. The reader accepts only this header.
+ *
+ * Reading (`readArchive`) accepts exactly that format and refuses everything else with a `ReachError` whose
+ * `details.reason` says what was wrong (see `_errors.ts`): malformed, malicious or damaged capsules are
+ * `REPLAY_CAPSULE_INVALID`, capsules over a limit (`limits.ts`) `REPLAY_CAPSULE_TOO_LARGE`. Nothing is extracted:
+ * the entries are returned in memory.
+ *
+ * Why not tar-stream (the project's chosen tar dependency)? Measured on tar-stream 3.2.2 under Node 20 and Deno 2.9
+ * (its `pack` output is byte-identical on both): `pack` and `extract` are streamx streams, asynchronous only (no
+ * byte is available synchronously after `finalize()`), and its synchronous header codec is not importable
+ * (`tar-stream/headers.js` is outside the package's `exports`); `pack` silently writes pax headers for long or
+ * non-ASCII names; `extract` silently applies GNU long-name and pax `path` headers (a `../../etc/…` long name
+ * comes out as an ordinary file), and accepts a missing end-of-archive, garbage in numeric fields, non-zero
+ * padding, absolute paths, duplicates and symlinks. So the header codec here is written out (a few dozen lines),
+ * matching tar-stream's bytes, and the tests check our tar against tar-stream's `pack` and `extract`.
+ * @module
+ */
+import { gzipSync } from "fflate";
+import type { GzipOptions } from "fflate";
+import { ReachError } from "../protocol/errors.ts";
+import { refusal, showName, tooLarge } from "./_errors.ts";
+import type { RefusalReason } from "./_errors.ts";
+import { gunzipCapsule } from "./_gunzip.ts";
+import { byPath, EntryTree, pathProblem, splitUstar } from "./_path.ts";
+import { padded, TarReader } from "./_tar-reader.ts";
+import { BLOCK, encodeHeader, MAX_USTAR_SIZE } from "./_ustar.ts";
+import { resolveLimits } from "./limits.ts";
+import type { ArchiveLimits } from "./limits.ts";
+
+/** One file of a capsule archive. */
+export type ArchiveEntry = {
+  /** Relative `/`-separated path of printable ASCII, e.g. `blobs/3a7f….bin` (see `_path.ts`). */
+  path: string;
+  /** The file's bytes. */
+  bytes: Uint8Array;
+};
+
+/** The fixed gzip settings of every capsule (part of the format: changing them changes capsule bytes). */
+export const GZIP_OPTIONS: Readonly<GzipOptions> = Object.freeze({ level: 6, mem: 7, mtime: 0 });
+
+/**
+ * Write a deterministic capsule archive (`.tar.gz`) holding `entries` (see the module notes for the format).
+ * The same entries, given in any order, always give the same bytes.
+ * @param entries the files; their order does not matter
+ * @param limits optional bounds (defaults in `limits.ts`): reach-wasm never writes what its reader would refuse
+ * @returns the `.tar.gz` bytes
+ * @throws TypeError when `entries` is not an array of `{ path: string, bytes: Uint8Array }`
+ * @throws RangeError when a limit is not a non-negative safe integer
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` for a bad path (absolute, `..`, `.`, empty segment, backslash,
+ *   control or non-ASCII character, too long for ustar), a path given twice, or a file used as a directory;
+ *   `REPLAY_CAPSULE_TOO_LARGE` when the archive would exceed a limit
+ * @example
+ * const gz = writeArchive([{ path: "capsule.json", bytes: utf8("{}") }, { path: "events.jsonl", bytes: utf8("") }]);
+ */
+export function writeArchive(entries: readonly ArchiveEntry[], limits?: Partial<ArchiveLimits>): Uint8Array {
+  if (!Array.isArray(entries)) throw new TypeError(`"entries" expected an array of { path, bytes }, got ${typeof entries}`);
+  const lim = resolveLimits(limits);
+  entries.forEach((e, i) => {
+    if (typeof e !== "object" || e === null || typeof e.path !== "string" || !(e.bytes instanceof Uint8Array)) {
+      throw new TypeError(`"entries[${i}]" expected { path: string, bytes: Uint8Array }`);
+    }
+    const problem = pathProblem(e.path);
+    if (problem !== undefined) {
+      throw refusal("PROTO_INVALID_ARGUMENT", "path", `writeArchive: entry #${i + 1} path ${showName(e.path)} ${problem}; ` +
+        'use a relative path inside the capsule such as "blobs/3a7f.bin"', { entry: i + 1, path: e.path });
+    }
+  });
+  if (entries.length > lim.maxEntries) {
+    throw tooLarge("too-many-entries", `writeArchive: ${entries.length} entries are more than limits.maxEntries ` +
+      `(${lim.maxEntries}); the reader would refuse this capsule`, { entries: entries.length });
+  }
+  const sorted = [...entries].sort((a, b) => byPath(a.path, b.path));
+  const tree = new EntryTree();
+  let total = 2 * BLOCK;
+  for (const e of sorted) {
+    const problem = tree.add(e.path);
+    if (problem !== undefined) {
+      throw refusal("PROTO_INVALID_ARGUMENT", problem.reason, `writeArchive: path ${showName(e.path)} ${problem.text}; ` +
+        "give each file once, and never a file where another entry needs a directory", { path: e.path });
+    }
+    const size = e.bytes.length;
+    if (size > lim.maxEntryBytes || size > MAX_USTAR_SIZE) {
+      throw tooLarge("entry-too-large", `writeArchive: ${showName(e.path)} is ${size} bytes, more than ` +
+        `${size > MAX_USTAR_SIZE ? `ustar's limit (${MAX_USTAR_SIZE})` : `limits.maxEntryBytes (${lim.maxEntryBytes})`}`,
+        { path: e.path, size });
+    }
+    total += BLOCK + padded(size);
+  }
+  if (total > lim.maxTotalBytes) {
+    throw tooLarge("total-too-large", `writeArchive: the tar stream would be ${total} bytes, more than ` +
+      `limits.maxTotalBytes (${lim.maxTotalBytes}); the reader would refuse this capsule`, { total });
+  }
+  const tar = new Uint8Array(total);
+  let at = 0;
+  for (const e of sorted) {
+    const [prefix, name] = splitUstar(e.path);
+    encodeHeader(tar, at, prefix, name, e.bytes.length);
+    tar.set(e.bytes, at + BLOCK);
+    at += BLOCK + padded(e.bytes.length);
+  }
+  const gz = gzipSync(tar, GZIP_OPTIONS);
+  if (gz.length > lim.maxCompressedBytes) {
+    throw tooLarge("compressed-too-large", `writeArchive: the capsule would be ${gz.length} bytes, more than ` +
+      `limits.maxCompressedBytes (${lim.maxCompressedBytes}); the reader would refuse it`, { compressed: gz.length });
+  }
+  return gz;
+}
+
+/**
+ * Read a capsule archive written by {@link writeArchive}, strictly and within `limits`. Nothing is written
+ * anywhere; inflating stops at the first problem (a gzip bomb is refused once `maxTotalBytes` is passed).
+ * @param bytes the `.tar.gz` bytes
+ * @param limits optional bounds; defaults: 100,000 entries, 512 MiB per entry, 1 GiB inflated, 1 GiB + 1 MiB compressed
+ * @returns the entries, path → bytes, in archive order (ascending byte order of the paths)
+ * @throws TypeError when `bytes` is not a Uint8Array; RangeError for a bad limit
+ * @throws ReachError `REPLAY_CAPSULE_INVALID` for anything damaged or not written by reach-wasm — not gzip, gzip
+ *   flags, truncation anywhere, trailing data, several gzip members, corrupt deflate data, CRC-32/ISIZE mismatch,
+ *   bad header checksum, non-ustar or non-canonical headers, links, devices, FIFOs, directories, pax/GNU
+ *   extension headers, unsafe paths (absolute, `..`, backslash, …), duplicates, unsorted entries, a file used as
+ *   a directory, non-zero padding, a missing or malformed end-of-archive; `REPLAY_CAPSULE_TOO_LARGE` when a limit
+ *   is exceeded. `details.reason` names the refusal.
+ * @example
+ * const files = readArchive(gz); files.get("capsule.json") // Uint8Array
+ */
+export function readArchive(bytes: Uint8Array, limits?: Partial<ArchiveLimits>): Map<string, Uint8Array> {
+  if (!(bytes instanceof Uint8Array)) throw new TypeError(`"bytes" expected a Uint8Array, got ${typeof bytes}`);
+  const lim = resolveLimits(limits);
+  if (bytes.length > lim.maxCompressedBytes) {
+    throw tooLarge("compressed-too-large", `the capsule is ${bytes.length} bytes, more than limits.maxCompressedBytes ` +
+      `(${lim.maxCompressedBytes}); nothing was inflated — raise the limit only for capsules you trust`, { compressed: bytes.length });
+  }
+  const tar = new TarReader(lim);
+  gunzipCapsule(bytes, lim.maxTotalBytes, (chunk) => tar.push(chunk));
+  tar.finish();
+  return tar.entries;
+}
+
+/**
+ * True when `err` is a capsule refusal of the given reason (a `ReachError` with `details.reason === reason`).
+ * @param err anything thrown
+ * @param reason a `details.reason` slug, e.g. `"truncated"`
+ * @returns whether it matches
+ * @example try { readArchive(bytes) } catch (e) { if (isArchiveRefusal(e, "truncated")) retryDownload() }
+ */
+export function isArchiveRefusal(err: unknown, reason: RefusalReason): err is ReachError {
+  return err instanceof ReachError && err.details.reason === reason;
+}
