@@ -36,7 +36,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/**/*.test.ts"],
+    files: ["src/**/*.test.ts", "src/**/_test-*.ts"],
     rules: { "no-restricted-imports": "off", "no-restricted-globals": "off" },
   },
 );

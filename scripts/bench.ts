@@ -6,6 +6,8 @@
  * @module
  */
 import { installNativeSha256 } from "../src/platform/native-sha256.ts";
+import { benchCapsule } from "./bench/capsule.ts";
+import { benchEngine } from "./bench/engine.ts";
 import { benchLedger } from "./bench/ledger.ts";
 import { benchSha256 } from "./bench/sha256.ts";
 import { benchComponent, benchQuickJs, benchTools } from "./bench/tools.ts";
@@ -18,5 +20,7 @@ const sha = await benchSha256(log);
 await benchTools(log);
 await benchQuickJs(log);
 await benchComponent(log);
+await benchEngine(log);
+await benchCapsule(log);
 log(`targets: ledger ${ledger.eventsPerSec >= 100_000 ? "met" : "MISSED"} (≥ 100,000 events/s); ` +
   `SHA-256 ${sha.ratio >= 0.7 ? "met" : "MISSED"} (ours/native ${(sha.ratio * 100).toFixed(0)}% ≥ 70%)`);

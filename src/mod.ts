@@ -13,3 +13,5 @@ export * from "./canonical/mod.ts";
 export * from "./determinism/mod.ts";
 export * from "./ledger/mod.ts";
 export * from "./trust/mod.ts";
+export * from "./capsule/mod.ts";
+export * from "./engine/mod.ts";

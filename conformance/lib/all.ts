@@ -2,6 +2,8 @@
  * Every runtime-neutral conformance suite, in a fixed order. Both runners (Node/vitest and Deno) run exactly this.
  * @module
  */
+import { capsuleArchiveCases } from "./capsule-archive-cases.ts";
+import { capsuleCases } from "./capsule-cases.ts";
 import { chainCases } from "./chain-cases.ts";
 import { determinismCases } from "./determinism-cases.ts";
 import { jcsCases } from "./jcs-cases.ts";
@@ -24,6 +26,8 @@ export function allSuites(io: ConformanceIO): Suite[] {
     { suite: "hash-chain", cases: chainCases(io) },
     { suite: "tools", cases: toolCases(io) },
     { suite: "trust", cases: trustCases(io) },
+    { suite: "capsule-archive", cases: capsuleArchiveCases(io) },
+    { suite: "capsules", cases: capsuleCases(io) },
   ];
 }
 

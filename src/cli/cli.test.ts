@@ -33,11 +33,14 @@ describe("reach-wasm CLI", () => {
   });
 
   it("with --json a refusal is one JSON object on stdout with the error code", async () => {
-    const r = await run("run", "packs/hello", "--json");
+    const r = await run("run", "packs/no-such-pack", "--json");
     expect(r.code).toBe(2);
     const lines = r.stdout.trim().split("\n");
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!).error.code).toBe("PROTO_INVALID_ARGUMENT");
+    expect(JSON.parse(lines[0]!).error.code).toBe("PACK_NOT_FOUND");
+    const bad = await run("run", "packs/hello", "--seed", "minus one", "--json");
+    expect(bad.code).toBe(2);
+    expect(JSON.parse(bad.stdout).error.code).toBe("PROTO_INVALID_ARGUMENT");
   });
 
   it("an unknown command is PROTO_INVALID_ARGUMENT with exit 2", async () => {

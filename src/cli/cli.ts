@@ -7,10 +7,19 @@
 import { ReachError } from "../protocol/errors.ts";
 import { COMMANDS, findCommand } from "./commands.ts";
 import { VERSION } from "./version.ts";
+import { runReplayCommand, runVerifyCommand } from "./capsule-commands.ts";
+import { runKeygenCommand } from "./keygen.ts";
+import { runPackCommand } from "./pack.ts";
+import { runRunCommand } from "./run.ts";
 import { runWasiCommand } from "./wasi.ts";
 
 /** The commands that are built, with their handlers (the others say "not built yet" and exit 2). */
 const HANDLERS: Readonly<Record<string, (argv: readonly string[], io: CliIO) => Promise<number>>> = {
+  keygen: runKeygenCommand,
+  pack: runPackCommand,
+  replay: runReplayCommand,
+  run: runRunCommand,
+  verify: runVerifyCommand,
   wasi: runWasiCommand,
 };
 

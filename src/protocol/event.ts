@@ -53,20 +53,33 @@ export const RunStartedPayloadSchema = strictObject("run.started payload", {
   specVersion: semver(),
   inputHash: sha256Hex(),
   manifestHash: sha256Hex(),
+  /** The pack digest (every file but the signature; src/trust `packDigest`). */
+  packDigest: sha256Hex().optional(),
   seed: z.string().min(1),
   epoch: timestamp(),
   capabilities: jsonObject().optional(),
+  /** The approved plan's id and canonical hash (seed 001 §6 plan lock); absent when planning failed. */
+  planId: identifier().optional(),
+  planHash: sha256Hex().optional(),
 }).meta({ id: "RunStartedPayload", description: "run.started (upstream RunStartedPayload)" });
 
-/** `run.step.started`: a plan step begins (seed 003 §3.2 step 2). */
+/**
+ * `run.step.started`: a plan step begins (seed 003 §3.2 step 2). `stepType` is `tool` for a plan step (with its
+ * `toolName`) or `replan` for a recorded replan (issue 4: "each replan is a recorded event"), which has no tool.
+ */
 export const StepStartedPayloadSchema = strictObject("run.step.started payload", {
   stepId: identifier(),
-  stepType: z.literal("tool"),
+  stepType: z.enum(["tool", "replan"]),
   stepIndex: z.int().min(0),
-  toolName: toolName(),
+  toolName: toolName().optional(),
   description: z.string().optional(),
   dependsOn: z.array(identifier()).optional(),
-}).meta({ id: "StepStartedPayload", description: "run.step.started (upstream StepStartedPayload)" });
+})
+  .refine((p) => (p.stepType === "tool") === (p.toolName !== undefined), {
+    message: "run.step.started: a tool step names its toolName, a replan step does not",
+    path: ["toolName"],
+  })
+  .meta({ id: "StepStartedPayload", description: "run.step.started (upstream StepStartedPayload)" });
 
 /** `tool.invoked`: the tool call is handed to the sandbox. */
 export const ToolInvokedPayloadSchema = strictObject("tool.invoked payload", {

@@ -4,7 +4,7 @@
  */
 import { sha256Hex } from "../../canonical/sha256.ts";
 import { DEFAULT_FUEL } from "../types.ts";
-import { instrumentFuel } from "./instrument.ts";
+import { FUEL_EXPORT, instrumentFuel } from "./instrument.ts";
 import type { InstrumentFuelOptions } from "./instrument.ts";
 
 /** How many compiled metered modules the cache keeps (least recently used first out). */
@@ -19,6 +19,52 @@ export type MeteredModule = {
 };
 
 const cache = new Map<string, Promise<MeteredModule>>();
+
+/**
+ * Where instrumented bytes may be kept between processes (the platform supplies a disk store; see
+ * `src/platform/fuel-store.ts`). Instrumenting loads binaryen (~1 s) and takes 0.1–30 s per module, so a warm
+ * process start depends on it. A store is a cache: any failure is ignored and the module is instrumented again.
+ */
+export type MeteredModuleStore = {
+  get(key: string): Promise<Uint8Array | null>;
+  set(key: string, bytes: Uint8Array): Promise<void>;
+};
+
+/** Bumped whenever `instrumentFuel`'s output changes, so stored modules from older versions are never used. */
+export const INSTRUMENTATION_VERSION = "fuel-v1";
+
+let store: MeteredModuleStore | null = null;
+
+/**
+ * Use `next` to keep instrumented modules between processes (null: memory only).
+ * @param next the store
+ */
+export function setMeteredModuleStore(next: MeteredModuleStore | null): void {
+  store = next;
+}
+
+function hasFuelExport(module: WebAssembly.Module): boolean {
+  return WebAssembly.Module.exports(module).some((e) => e.name === FUEL_EXPORT && e.kind === "global");
+}
+
+async function instrumentedBytes(copy: Uint8Array, key: string, options: InstrumentFuelOptions): Promise<WebAssembly.Module> {
+  const s = store;
+  if (s !== null) {
+    const hit = await s.get(key).catch(() => null);
+    if (hit !== null) {
+      try {
+        const module = await WebAssembly.compile(hit as Uint8Array<ArrayBuffer>);
+        if (hasFuelExport(module)) return module;
+      } catch {
+        // a damaged entry: instrument again and overwrite it
+      }
+    }
+  }
+  const bytes = await instrumentFuel(copy, options);
+  const module = await WebAssembly.compile(bytes);
+  if (s !== null) await s.set(key, bytes).catch(() => {});
+  return module;
+}
 
 /**
  * The compiled, fuel-instrumented module for `wasm`, instrumented and compiled at most once per digest and
@@ -44,8 +90,7 @@ export async function getMeteredModule(wasm: Uint8Array, options: InstrumentFuel
   }
   const copy = wasm.slice(); // the caller may reuse its buffer while we wait for binaryen
   const entry = (async (): Promise<MeteredModule> => {
-    const bytes = await instrumentFuel(copy, options);
-    return { module: await WebAssembly.compile(bytes), digest };
+    return { module: await instrumentedBytes(copy, `${INSTRUMENTATION_VERSION}-${key.replace(":", "-")}`, options), digest };
   })();
   cache.set(key, entry);
   while (cache.size > METERED_CACHE_SIZE) cache.delete(cache.keys().next().value!);

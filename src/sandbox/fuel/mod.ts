@@ -5,6 +5,13 @@
  */
 export { FUEL_EXPORT, instrumentFuel, loadFuelInstrumenter, MAX_FUEL } from "./instrument.ts";
 export type { InstrumentFuelOptions } from "./instrument.ts";
-export { clearMeteredModuleCache, getMeteredModule, METERED_CACHE_SIZE, meteredModuleCacheSize } from "./cache.ts";
-export type { MeteredModule } from "./cache.ts";
+export {
+  clearMeteredModuleCache,
+  getMeteredModule,
+  INSTRUMENTATION_VERSION,
+  METERED_CACHE_SIZE,
+  meteredModuleCacheSize,
+  setMeteredModuleStore,
+} from "./cache.ts";
+export type { MeteredModule, MeteredModuleStore } from "./cache.ts";
 export { fuelError, fuelGlobal, fuelUsed, isFuelExhausted, remainingFuel, setFuel } from "./meter.ts";

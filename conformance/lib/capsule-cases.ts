@@ -1,0 +1,44 @@
+/**
+ * The committed capsules (`conformance/capsules/<name>/<runHash>.capsule.tar.gz`, written by `npm run capsules`) are
+ * replayed by both runtimes (issue 5 "Compatibility over time"): each must verify, replay to its recorded run hash,
+ * and rebuild into the same capsule entries — for unsigned capsules, into the very same bytes, which is how the
+ * Node and Deno runners prove that their capsules are byte-identical.
+ * @module
+ */
+import { sha256Hex } from "../../src/canonical/sha256.ts";
+import { readRunCapsule } from "../../src/capsule/run-capsule.ts";
+import { verifyRunCapsule } from "../../src/capsule/verify.ts";
+import { replayCapsule } from "../../src/engine/replay.ts";
+import type { ConformanceCase, ConformanceIO } from "./types.ts";
+import { check } from "./types.ts";
+
+/**
+ * One case per committed capsule.
+ * @param io file access rooted at conformance/
+ * @returns the cases
+ */
+export function capsuleCases(io: ConformanceIO): ConformanceCase[] {
+  const engine = io.readBytes("../node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm");
+  const cases: ConformanceCase[] = [];
+  for (const folder of io.list("capsules")) {
+    for (const file of io.list(`capsules/${folder}`).filter((f) => f.endsWith(".capsule.tar.gz"))) {
+      cases.push({
+        name: `capsule ${folder}/${file.slice(0, 16)}…: verifies, replays to its run hash, rebuilds the same capsule`,
+        run: async () => {
+          const bytes = io.readBytes(`capsules/${folder}/${file}`);
+          const capsule = readRunCapsule(bytes);
+          check(`${capsule.index.runHash}.capsule.tar.gz` === file, `${file}: capsule.json says run ${capsule.index.runHash}`);
+          const v = verifyRunCapsule(capsule);
+          check(v.valid, `verify failed: ${v.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.message}`).join("; ")}`);
+          const report = await replayCapsule(capsule, { quickjsEngine: engine });
+          check(report.matches, `replay diverged: ${report.divergence?.message ?? `run hash ${report.runHash}`}`);
+          check(report.rebuilt !== null && report.rebuilt.indexMatches, "the rebuilt capsule's entries differ from the recorded ones");
+          const rebuilt = sha256Hex(report.rebuilt.bytes);
+          if (capsule.index.proof === undefined) check(rebuilt === sha256Hex(bytes), `the rebuilt capsule is ${rebuilt}, the committed one ${sha256Hex(bytes)}`);
+          return `${report.runHash}:${rebuilt}`;
+        },
+      });
+    }
+  }
+  return cases;
+}

@@ -1,0 +1,65 @@
+/**
+ * `npm run capsules`: write the committed compatibility capsules `conformance/capsules/<pack>/<runHash>.capsule.tar.gz`
+ * (issue 5 "Compatibility over time"). CI replays them (conformance suite `capsules`) so that a change that breaks
+ * old capsules fails loudly. Regenerate only for an intentional format change, and say so in the CHANGELOG.
+ * The signed capsule is signed with a key generated here and thrown away (its public key is in the capsule).
+ * @module
+ */
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { buildRunCapsule, capsuleFileName, capsuleRequest } from "../src/engine/capsule.ts";
+import { runPack } from "../src/engine/coordinator.ts";
+import { loadPack } from "../src/engine/pack.ts";
+import type { JsonValue } from "../src/sandbox/types.ts";
+import { installNativeSha256 } from "../src/platform/native-sha256.ts";
+import { readQuickJsEngineWasm } from "../src/platform/quickjs-engine.ts";
+import { generateKeyPair } from "../src/trust/keys.ts";
+
+installNativeSha256();
+const root = new URL("../", import.meta.url).pathname;
+const outRoot = join(root, "conformance/capsules");
+
+function packFiles(name: string): Map<string, Uint8Array> {
+  const base = join(root, "packs", name);
+  const out = new Map<string, Uint8Array>();
+  const walk = (dir: string, rel: string): void => {
+    for (const n of readdirSync(dir).sort()) {
+      const p = join(dir, n);
+      const r = rel === "" ? n : `${rel}/${n}`;
+      if (statSync(p).isDirectory()) walk(p, r);
+      else out.set(r, new Uint8Array(readFileSync(p)));
+    }
+  };
+  walk(base, "");
+  return out;
+}
+
+async function capsule(pack: string, folder: string, options: { input?: JsonValue; restricted?: boolean; key?: Uint8Array; fetch?: typeof fetch } = {}): Promise<void> {
+  const loaded = await loadPack(packFiles(pack));
+  const req = { restricted: options.restricted ?? false, approve: false };
+  const record = await runPack({ loaded, env: { quickjsEngine: readQuickJsEngineWasm }, ...req, ...(options.input === undefined ? {} : { input: options.input }), ...(options.fetch === undefined ? {} : { fetch: options.fetch }) });
+  const { bytes } = buildRunCapsule(record, loaded, capsuleRequest(record, req), options.key);
+  const dir = join(outRoot, folder);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, capsuleFileName(record.runHash)), bytes);
+  console.log(`${folder}: ${record.status} ${record.runHash} (${bytes.length} bytes)`);
+}
+
+await capsule("hello", "hello", { restricted: true });
+await capsule("notes", "notes");
+await capsule("notes", "notes-signed", { key: generateKeyPair().privateKey });
+await capsule("return_spec_fail", "return_spec_fail");
+await capsule("path_escape_fail", "path_escape_fail");
+const server = createServer((_req, res) => {
+  res.setHeader("content-type", "application/json");
+  res.end(JSON.stringify({ title: "a recorded document", body: "x".repeat(6000) }));
+});
+await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+try {
+  await capsule("http", "http", { input: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/doc.json` }, fetch: (u, i) => fetch(u, i) });
+} finally {
+  server.close();
+}

@@ -1,0 +1,162 @@
+/**
+ * Verifying a run capsule without executing anything (seed 003 §3.4 "MAY skip re-execution … MUST validate";
+ * issue 5 `reach-wasm verify`). Every check is reported; the first failure of each names where the damage is.
+ *
+ * Checks, in order: `files` (every entry matches its SHA-256 in capsule.json, nothing extra), `events` (strict
+ * JSONL, hash chain, ordering, run hash = capsule.json's), `outputs` (every `tool.completed` output hashes to its
+ * `outputHash`; `run.completed`'s `outputHash` is the hash of the completed steps' outputs), `tape` (canonical
+ * records, request/response hashes, every blob present and hashing to its name), `pack` (the archived pack's
+ * digest is `packArchive.hash` and `run.started`'s `packDigest`; its manifest hash is `run.started`'s), `plan`
+ * (`plan.json` hashes to `run.started`'s `planHash`), `pack.signature` (when the pack is signed), `proof` (when the
+ * run is signed: run proof over the run hash and the index digest, step proofs over their event ranges).
+ * @module
+ */
+import { hashCanonical } from "../canonical/jcs.ts";
+import { readJsonl } from "../ledger/jsonl.ts";
+import { verifyChain } from "../ledger/verify.ts";
+import { ReachError } from "../protocol/errors.ts";
+import { readTapeJsonl } from "../record/tape-jsonl.ts";
+import { TapePlayer } from "../record/player.ts";
+import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignature } from "../trust/pack-signature.ts";
+import { parseProof, verifyProof } from "../trust/proofs.ts";
+import type { TrustStore } from "../trust/trust-store.ts";
+import { BLOB_PREFIX, capsuleIndexDigest, entriesUnder, EVENTS_ENTRY, PACK_PREFIX, PLAN_ENTRY, PROOF_ENTRY, TAPE_ENTRY } from "./run-capsule.ts";
+import type { RunCapsule } from "./run-capsule.ts";
+
+/** One check of `verify`. */
+export type VerifyCheck = { name: string; ok: boolean; message: string; location?: Record<string, unknown> };
+
+/** The outcome of verifying a capsule. */
+export type CapsuleVerification = { valid: boolean; runHash: string; checks: VerifyCheck[]; signer: { publicKey: string; trusted: boolean; keyName?: string } | null };
+
+type Ev = { type: string; payload: Record<string, unknown>; eventHash: string };
+
+const dec = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Verify a capsule read by `readRunCapsule`.
+ * @param capsule the capsule
+ * @param trustStore decides whether the proof's and the pack's signers are trusted
+ * @returns every check
+ */
+export function verifyRunCapsule(capsule: RunCapsule, trustStore?: TrustStore): CapsuleVerification {
+  const { index, entries } = capsule;
+  const checks: VerifyCheck[] = [];
+  const add = (name: string, ok: boolean, message: string, location?: Record<string, unknown>): void => {
+    checks.push(location === undefined ? { name, ok, message } : { name, ok, message, location });
+  };
+
+  if (capsule.damaged.length === 0) add("files", true, `all ${index.files.length} entries match capsule.json`);
+  for (const d of capsule.damaged) add("files", false, `${d.path}: ${d.reason}`, { entry: d.path });
+
+  // events
+  let events: Ev[] = [];
+  const rawEvents = entries.get(EVENTS_ENTRY);
+  if (rawEvents === undefined) add("events", false, `${EVENTS_ENTRY} is missing`, { entry: EVENTS_ENTRY });
+  else {
+    const read = readJsonl(rawEvents);
+    if (read.error !== undefined) add("events", false, `${EVENTS_ENTRY} line ${read.error.index}: ${read.error.reason}`, { entry: EVENTS_ENTRY, eventIndex: read.error.index });
+    else {
+      const report = verifyChain(read.events, index.runHash);
+      if (report.valid) add("events", true, `${report.count} events, hash chain intact, run hash ${report.runHash}`);
+      else add("events", false, `event ${report.index}${report.field === "" ? "" : ` field ${report.field}`}: ${report.reason}`, { entry: EVENTS_ENTRY, eventIndex: report.index, field: report.field });
+      events = read.events as Ev[];
+    }
+  }
+
+  // outputs
+  if (events.length > 0) {
+    const problems: VerifyCheck[] = [];
+    const stepTypes = new Map<string, string>();
+    const outputs: Record<string, unknown> = {};
+    events.forEach((e, i) => {
+      const p = e.payload;
+      if (e.type === "run.step.started") stepTypes.set(String(p["stepId"]), String(p["stepType"]));
+      if (e.type === "tool.completed" && hashCanonical(p["result"]) !== p["outputHash"]) {
+        problems.push({ name: "outputs", ok: false, message: `event ${i} (tool.completed): the result does not hash to its outputHash`, location: { entry: EVENTS_ENTRY, eventIndex: i, field: "payload.outputHash" } });
+      }
+      if (e.type === "run.step.completed" && stepTypes.get(String(p["stepId"])) === "tool") outputs[String(p["stepId"])] = p["result"];
+      if (e.type === "run.completed" && hashCanonical(outputs) !== p["outputHash"]) {
+        problems.push({ name: "outputs", ok: false, message: `event ${i} (run.completed): outputHash is not the hash of the completed steps' outputs`, location: { entry: EVENTS_ENTRY, eventIndex: i, field: "payload.outputHash" } });
+      }
+    });
+    if (problems.length === 0) add("outputs", true, "every recorded output matches its hash");
+    checks.push(...problems);
+  }
+
+  // tape and blobs
+  try {
+    const records = readTapeJsonl(entries.get(TAPE_ENTRY) ?? new Uint8Array());
+    const blobs = entriesUnder(entries, BLOB_PREFIX);
+    new TapePlayer(records, blobs); // seq order, blob hashes
+    const referenced = new Set<string>();
+    const blobOf = (v: unknown): void => {
+      const data = (v as { data?: { blob?: unknown } } | undefined)?.data;
+      if (data !== null && typeof data === "object" && typeof data.blob === "string") referenced.add(data.blob);
+    };
+    for (const r of records) {
+      blobOf(r.request);
+      blobOf(r.response);
+    }
+    const missing = [...referenced].filter((h) => !blobs.has(h));
+    if (missing.length > 0) add("tape", false, `the tape refers to blob ${missing[0]}, which is not in the capsule`, { entry: `${BLOB_PREFIX}${missing[0]}` });
+    else add("tape", true, `${records.length} host calls, ${blobs.size} blobs, all hashes match`);
+  } catch (err) {
+    const e = err instanceof ReachError ? err : new ReachError("REPLAY_CAPSULE_INVALID", String(err));
+    add("tape", false, e.message, { entry: TAPE_ENTRY, ...e.details });
+  }
+
+  // pack
+  const started = events[0]?.type === "run.started" ? events[0].payload : undefined;
+  const pack = entriesUnder(entries, PACK_PREFIX);
+  let digest = "";
+  try {
+    digest = packDigest(pack);
+    const ok = digest === index.packArchive.hash && (started?.["packDigest"] === undefined || started["packDigest"] === digest);
+    add("pack", ok, ok ? `pack digest ${digest} matches capsule.json and run.started` : `the archived pack's digest is ${digest}; capsule.json says ${index.packArchive.hash}, run.started says ${String(started?.["packDigest"])}`, ok ? undefined : { entry: PACK_PREFIX });
+  } catch (err) {
+    add("pack", false, `the archived pack cannot be listed: ${(err as Error).message}`, { entry: PACK_PREFIX });
+  }
+  const sig = pack.get(PACK_SIGNATURE_PATH);
+  if (sig !== undefined) {
+    try {
+      const v = verifyPackSignature(pack, parsePackSignature(sig), trustStore);
+      add("pack.signature", true, `the pack is signed by ${v.keyName ?? v.publicKey}${v.trusted ? " (trusted)" : " (not in the trust store)"}`);
+    } catch (err) {
+      add("pack.signature", false, (err as Error).message, { entry: `${PACK_PREFIX}${PACK_SIGNATURE_PATH}` });
+    }
+  }
+
+  // plan
+  const plan = entries.get(PLAN_ENTRY);
+  if (plan !== undefined && started?.["planHash"] !== undefined) {
+    let h = "";
+    try {
+      h = hashCanonical(JSON.parse(dec.decode(plan)));
+    } catch {
+      h = "(not JSON)";
+    }
+    add("plan", h === started["planHash"], h === started["planHash"] ? "plan.json matches the locked plan hash" : `plan.json hashes to ${h}; run.started locked ${String(started["planHash"])}`, h === started["planHash"] ? undefined : { entry: PLAN_ENTRY });
+  }
+
+  // proof
+  let signer: CapsuleVerification["signer"] = null;
+  const proof = entries.get(PROOF_ENTRY);
+  if (proof !== undefined) {
+    try {
+      const doc = parseProof(proof);
+      const v = verifyProof(doc, { runHash: index.runHash, capsuleIndexDigest: capsuleIndexDigest(index), eventHashes: events.map((e) => e.eventHash), ...(trustStore === undefined ? {} : { trustStore }) });
+      signer = { publicKey: v.publicKey, trusted: v.trusted, ...(v.keyName === undefined ? {} : { keyName: v.keyName }) };
+      const attested = index.proof?.attestations?.[0];
+      if (attested === undefined || attested.nodeId !== doc.publicKey || attested.signature !== doc.run.signature) {
+        add("proof", false, "capsule.json's proof attestation does not match proof.json", { entry: "capsule.json", field: "proof" });
+      }
+      for (const c of v.checks) add(c.name, c.ok, c.message, c.ok ? undefined : { entry: PROOF_ENTRY });
+    } catch (err) {
+      add("proof", false, (err as Error).message, { entry: PROOF_ENTRY });
+    }
+  } else if (index.proof !== undefined || index.manifest.contents.includes("proof")) {
+    add("proof", false, "capsule.json declares a proof but proof.json is missing", { entry: PROOF_ENTRY });
+  }
+  return { valid: checks.every((c) => c.ok), runHash: index.runHash, checks, signer };
+}

@@ -1,0 +1,55 @@
+/**
+ * `reach-wasm keygen [--out FILE] [--force] [--json]`: write an Ed25519 key pair. The private key goes to FILE
+ * (default `reach-wasm.key`, mode 0600), the public key to FILE.pub (0644); formats in `src/trust/keys.ts`:
+ * `{"type":"reach-wasm/ed25519-private-key","version":1,"publicKey":"<hex>","privateKey":"<hex seed>"}` and
+ * `{"type":"reach-wasm/ed25519-public-key","version":1,"publicKey":"<hex>"}`. Existing files are never overwritten
+ * without `--force`.
+ * @module
+ */
+import { stat } from "node:fs/promises";
+import { writeFileAtomic } from "../platform/write.ts";
+import { ReachError } from "../protocol/errors.ts";
+import { formatKeyFiles, generateKeyPair } from "../trust/keys.ts";
+import { bytesToHex } from "../canonical/hex.ts";
+import type { CliIO } from "./cli.ts";
+
+const USAGE = "reach-wasm keygen [--out FILE] [--force] [--json]";
+
+/**
+ * The `keygen` command.
+ * @param argv arguments after `keygen`
+ * @param io output streams
+ * @returns the exit code
+ */
+export async function runKeygenCommand(argv: readonly string[], io: CliIO): Promise<number> {
+  let out = "reach-wasm.key";
+  let force = false;
+  let json = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--out") {
+      const v = argv[++i];
+      if (v === undefined || v === "") throw new ReachError("PROTO_INVALID_ARGUMENT", `keygen: --out needs a file name; usage: ${USAGE}`);
+      out = v;
+    } else if (a === "--force") force = true;
+    else if (a === "--json") json = true;
+    else throw new ReachError("PROTO_INVALID_ARGUMENT", `keygen: unexpected argument ${JSON.stringify(a)}; usage: ${USAGE}`);
+  }
+  const pub = `${out}.pub`;
+  if (!force) {
+    for (const f of [out, pub]) {
+      if (await stat(f).then(() => true, () => false)) {
+        throw new ReachError("PROTO_INVALID_ARGUMENT", `keygen: ${JSON.stringify(f)} exists; choose another --out or pass --force to replace it`);
+      }
+    }
+  }
+  const pair = generateKeyPair();
+  const files = formatKeyFiles(pair);
+  const enc = new TextEncoder();
+  await writeFileAtomic(out, enc.encode(files.privateKeyFile), 0o600);
+  await writeFileAtomic(pub, enc.encode(files.publicKeyFile), 0o644);
+  const publicKey = bytesToHex(pair.publicKey);
+  io.stderr(`reach-wasm: wrote the private key to ${out} (mode 0600; keep it secret) and the public key ${publicKey} to ${pub}\n`);
+  if (json) io.stdout(JSON.stringify({ publicKey, privateKeyFile: out, publicKeyFile: pub }) + "\n");
+  return 0;
+}

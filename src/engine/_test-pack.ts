@@ -1,0 +1,80 @@
+/**
+ * Test helpers: in-memory packs for engine tests (not part of the build).
+ * @module
+ */
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import type { JsonValue } from "../sandbox/types.ts";
+import { runPack } from "./coordinator.ts";
+import { loadPack } from "./pack.ts";
+import type { RunRecord, RunRequest } from "./types.ts";
+
+const enc = new TextEncoder();
+
+/** A pack's files from the repository's `packs/` folder. */
+export function packFromDisk(name: string): Map<string, Uint8Array> {
+  const base = new URL(`../../packs/${name}/`, import.meta.url).pathname;
+  const out = new Map<string, Uint8Array>();
+  const walk = (dir: string, rel: string): void => {
+    for (const n of readdirSync(dir).sort()) {
+      const p = join(dir, n);
+      const r = rel === "" ? n : `${rel}/${n}`;
+      if (statSync(p).isDirectory()) walk(p, r);
+      else out.set(r, new Uint8Array(readFileSync(p)));
+    }
+  };
+  walk(base, "");
+  return out;
+}
+
+/** A JS-tools pack: `tools` maps tool name → module source; `plan` is the static plan or a planner source. */
+export function jsPack(options: {
+  tools: Record<string, string>;
+  plan: object | string;
+  manifest?: Record<string, unknown>;
+  run?: Record<string, unknown>;
+  toolDefs?: Record<string, Record<string, unknown>>;
+}): Map<string, Uint8Array> {
+  const files = new Map<string, Uint8Array>();
+  const tools: Record<string, unknown> = {};
+  for (const [name, src] of Object.entries(options.tools)) {
+    files.set(`tools/${name}.js`, enc.encode(src));
+    tools[name] = { kind: "js", module: `tools/${name}.js`, ...(options.toolDefs?.[name] ?? {}) };
+  }
+  const entry = typeof options.plan === "string" ? "planner.js" : "plan.json";
+  files.set(entry, enc.encode(typeof options.plan === "string" ? options.plan : JSON.stringify(options.plan)));
+  const doc = {
+    specVersion: "1.0.0",
+    id: "test-pack",
+    version: "1.0.0",
+    manifest: { manifestVersion: "1.0.0", capabilities: { tools: Object.keys(options.tools).map((name) => ({ name })) }, ...(options.manifest ?? {}) },
+    entrypoint: entry,
+    tools,
+    ...(options.run === undefined ? {} : { run: options.run }),
+  };
+  files.set("reach.json", enc.encode(JSON.stringify(doc)));
+  return files;
+}
+
+/** A plan with the given steps (`{id, tool, arguments?, return_spec?}`). */
+export function planOf(steps: { id: string; tool: string; arguments?: object; return_spec?: object }[], extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    contract_version: "S2-B-05.v1",
+    plan_id: "p1",
+    goal_id: "g1",
+    created_at: "1970-01-01T00:00:00.000Z",
+    planner: "test",
+    status: "APPROVED",
+    risk: { level: 0 },
+    scope: { allowed: [...new Set(steps.map((s) => s.tool))] },
+    steps: steps.map((s) => ({ arguments: {}, return_spec: { type: "object" }, ...s })),
+    success_criteria: [],
+    ...extra,
+  };
+}
+
+/** Load and run pack files. */
+export async function runFiles(files: Map<string, Uint8Array>, options: Partial<Omit<RunRequest, "loaded" | "env">> & { input?: JsonValue } = {}): Promise<RunRecord> {
+  return runPack({ loaded: await loadPack(files), env: { quickjsEngine: readQuickJsEngineWasm }, ...options });
+}

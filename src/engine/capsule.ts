@@ -1,0 +1,105 @@
+/**
+ * A finished run as a capsule (issue 5): the run record, the pack and the request become the capsule's entries
+ * (`src/capsule/run-capsule.ts`); with a key, the run is signed (run proof over the run hash and the capsule index
+ * digest, one step proof per step over its event range).
+ * @module
+ */
+import { utf8 } from "../canonical/sha256.ts";
+import { toJsonlBytes } from "../ledger/jsonl.ts";
+import { writeRunCapsule } from "../capsule/run-capsule.ts";
+import type { CapsuleSigner, RunCapsuleContents } from "../capsule/run-capsule.ts";
+import type { CapsuleIndex } from "../protocol/capsule.ts";
+import { formatProof, signProof } from "../trust/proofs.ts";
+import type { StepProofStatement } from "../trust/proofs.ts";
+import type { LoadedPack } from "./pack.ts";
+import { runResult } from "./run-files.ts";
+import type { RunRecord, RunRequest } from "./types.ts";
+import type { RecordedEvent } from "../ledger/event-log.ts";
+
+/** What replay needs to ask for the same run again (`request.json`). */
+export type CapsuleRequest = {
+  input: unknown;
+  seed: string;
+  approve: boolean;
+  restricted: boolean;
+  maxSteps: number | null;
+  stepTimeoutMs: number | null;
+};
+
+/**
+ * The request document of a run.
+ * @param record the run
+ * @param request what it was asked
+ * @returns the request document
+ */
+export function capsuleRequest(record: RunRecord, request: Pick<RunRequest, "approve" | "restricted" | "maxSteps" | "stepTimeoutMs">): CapsuleRequest {
+  return {
+    input: record.input,
+    seed: record.seed,
+    approve: request.approve === true,
+    restricted: request.restricted === true,
+    maxSteps: request.maxSteps ?? null,
+    stepTimeoutMs: request.stepTimeoutMs ?? null,
+  };
+}
+
+/**
+ * Each step's event range (`run.step.started` … `run.step.completed | run.step.failed`).
+ * @param events the run's events
+ * @returns step proof statements
+ */
+export function stepRanges(events: readonly Pick<RecordedEvent, "type" | "payload" | "eventHash">[]): StepProofStatement[] {
+  const out: StepProofStatement[] = [];
+  let open: { stepId: string; first: number } | null = null;
+  events.forEach((e, i) => {
+    if (e.type === "run.step.started") open = { stepId: String(e.payload["stepId"]), first: i };
+    else if ((e.type === "run.step.completed" || e.type === "run.step.failed") && open !== null) {
+      out.push({ stepId: open.stepId, firstEventIndex: open.first, lastEventIndex: i, firstEventHash: events[open.first]!.eventHash, lastEventHash: e.eventHash });
+      open = null;
+    }
+  });
+  return out;
+}
+
+/**
+ * Build the capsule of a run.
+ * @param record the run
+ * @param loaded the pack it ran
+ * @param request the request document
+ * @param privateKey sign the run with this Ed25519 seed (optional)
+ * @returns the `.tar.gz` bytes and the index
+ */
+export function buildRunCapsule(record: RunRecord, loaded: LoadedPack, request: CapsuleRequest, privateKey?: Uint8Array): { bytes: Uint8Array; index: CapsuleIndex } {
+  const before = new Map<string, Uint8Array>();
+  for (const [root, files] of Object.entries(loaded.workspaceFiles)) for (const [p, b] of Object.entries(files)) before.set(`${root}/${p}`, b);
+  const contents: RunCapsuleContents = {
+    runId: record.runId,
+    runHash: record.runHash,
+    createdAt: record.header.epoch,
+    packDigest: loaded.packDigest,
+    packFiles: loaded.files,
+    events: toJsonlBytes(record.events),
+    tape: utf8(record.tape.toJsonl()),
+    blobs: record.tape.blobEntries(),
+    request,
+    header: record.header,
+    plan: record.plan,
+    result: runResult(record),
+    workspaceBefore: before,
+    workspaceAfter: record.workspaceFiles,
+    artifacts: new Map(record.artifacts.map((a) => [a.info.path, a.bytes])),
+  };
+  let signer: CapsuleSigner | undefined;
+  if (privateKey !== undefined) {
+    signer = (runHash, capsuleIndexDigest) => {
+      const doc = signProof({ runHash, capsuleIndexDigest, steps: stepRanges(record.events) }, privateKey);
+      return { proofJson: formatProof(doc), publicKey: doc.publicKey, signature: doc.run.signature };
+    };
+  }
+  return writeRunCapsule(contents, signer);
+}
+
+/** The capsule file name of a run. */
+export function capsuleFileName(runHash: string): string {
+  return `${runHash}.capsule.tar.gz`;
+}

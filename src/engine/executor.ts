@@ -1,0 +1,224 @@
+/**
+ * The executor (seed 000 §3; seed 002 "Executor — SubAgent-B"): exactly one plan step per envelope. It opens the
+ * step's transactions (workspace, memory, artifacts), makes a fresh capability-checked host for the invocation,
+ * runs the tool in its sandbox under the envelope's limits, validates the output, and commits the step's effects
+ * only when the step succeeded (seed 003 §4.3): a failed, timed-out, insufficient or violating step leaves nothing.
+ *
+ * Time: the envelope's `timeout_ms` becomes a deterministic fuel budget (`FUEL_PER_MS` units per millisecond), so
+ * a tool that never stops runs out at the same instruction on every run and runtime and is reported as
+ * `EXEC_TOOL_TIMEOUT` (reason `timeout`); the runners' wall-clock checks remain as a second net.
+ *
+ * Output contract: a tool returns one JSON object. `{"status": "insufficient", …}` means the step needs more than
+ * one tool call (seed 002); any other object is the step's output and must satisfy the tool's `outputSchema` and
+ * the step's `return_spec` (else `EXEC_OUTPUT_INVALID`, `schemaValidation: "fail"`).
+ * @module
+ */
+import { deriveId } from "../canonical/ids.ts";
+import type { VirtualClock } from "../determinism/clock.ts";
+import { deriveStream } from "../determinism/prng.ts";
+import type { CapabilityPolicy } from "../policy/capabilities.ts";
+import type { ExecutionEnvelope, ExecutionResult } from "../protocol/envelope.ts";
+import { ReachError } from "../protocol/errors.ts";
+import type { ArtifactInfo } from "../protocol/evidence.ts";
+import type { TapePlayer } from "../record/player.ts";
+import type { TapeRecorder } from "../record/tape.ts";
+import type { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
+import { createHost } from "../sandbox/host/host.ts";
+import type { FetchLike } from "../sandbox/host/http.ts";
+import type { MemoryStore } from "../sandbox/host/memory-store.ts";
+import type { JsonObject, JsonValue, ToolRunner } from "../sandbox/types.ts";
+import type { StepTransaction, Workspace } from "../sandbox/workspace/workspace.ts";
+import type { PackTool } from "./pack.ts";
+import { compileSchema } from "./schema-check.ts";
+
+/** Fuel units granted per millisecond of `timeout_ms` (a loop-heavy WASI tool burns ~150,000 per ms on this class of machine). */
+export const FUEL_PER_MS = 100_000n;
+/** Memory limit of one invocation (256 MiB). */
+export const STEP_MEMORY_BYTES = 256 * 1024 * 1024;
+
+/** The run state an invocation works on. */
+export type ExecutorRunState = {
+  readonly seed: string;
+  readonly policy: CapabilityPolicy;
+  readonly workspace: Workspace;
+  readonly memory: MemoryStore;
+  readonly artifacts: ArtifactSink;
+  readonly tape: TapeRecorder;
+  /** The run's clock; the invocation's clock is forked from it. */
+  readonly clock: VirtualClock;
+  readonly fetch?: FetchLike;
+  readonly player?: TapePlayer;
+  /** The runner for a tool kind, given the step's workspace transaction. */
+  readonly runnerFor: (tool: PackTool, step: StepTransaction) => Promise<ToolRunner>;
+  readonly signal?: AbortSignal;
+  /** True once the watchdog or an abort gave up on the step: its effects must not be committed. */
+  readonly cancelled?: () => boolean;
+};
+
+/** Everything the coordinator needs to record one executed step. */
+export type StepExecution = {
+  readonly invocationId: string;
+  readonly result: ExecutionResult;
+  /** The tool's own output (also when it failed validation), or null when the tool failed. */
+  readonly toolOutput: JsonObject | null;
+  /** The tool's failure (when it did not return an output). */
+  readonly toolError: ReachError | null;
+  /** The step's failure (tool failure, violation, invalid output, insufficient), or null. */
+  readonly stepError: ReachError | null;
+  /** A halting policy violation, for the `policy.violation` event. */
+  readonly violation: ReachError | null;
+  readonly schemaValidation: "pass" | "fail";
+  readonly artifacts: readonly ArtifactInfo[];
+  readonly log: string;
+  readonly fuelUsed: bigint;
+  readonly durationMs: number;
+};
+
+function isObject(v: unknown): v is JsonObject {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/** Map a fuel exhaustion of a time-derived budget to the timeout it stands for. */
+function asTimeout(error: ReachError, tool: string, timeoutMs: number): ReachError {
+  if (error.code === "EXEC_RESOURCE_EXHAUSTED" && error.details["reason"] === "fuel") {
+    return new ReachError("EXEC_TOOL_TIMEOUT", `tool "${tool}" did not finish within its budget of ${timeoutMs} ms (${error.details["fuelLimit"]} fuel units); it probably loops forever — otherwise raise the step's timeout_ms`, {
+      details: { reason: "timeout", timeoutMs, fuelLimit: error.details["fuelLimit"] as number },
+    });
+  }
+  return error;
+}
+
+/**
+ * The deterministic id of a step's invocation.
+ * @param runId the run
+ * @param stepId the step
+ * @param attempt the plan generation (0 unless replanned)
+ * @returns a UUID
+ */
+export function invocationIdOf(runId: string, stepId: string, attempt: number): string {
+  return deriveId("reach-wasm/invocation", runId, stepId, String(attempt));
+}
+
+/**
+ * Execute one envelope.
+ * @param envelope the step's envelope (already validated)
+ * @param tool the tool's code and definition
+ * @param returnSpec the step's output contract
+ * @param state the run state
+ * @param invocationId the invocation's id
+ * @returns the step's execution record; its effects are committed only on success
+ */
+export async function executeEnvelope(
+  envelope: ExecutionEnvelope,
+  tool: PackTool,
+  returnSpec: Record<string, unknown>,
+  state: ExecutorRunState,
+  invocationId: string,
+): Promise<StepExecution> {
+  const started = performance.now(); // wall clock: evidence only, never hashed
+  const base = { invocationId, toolOutput: null, toolError: null, violation: null, artifacts: [], log: "", fuelUsed: 0n };
+  const finish = (x: Omit<StepExecution, "durationMs" | "result">, output?: JsonValue): StepExecution => {
+    const durationMs = Math.max(0, Math.round(performance.now() - started));
+    const metrics = { duration_ms: durationMs, fuel_used: Number(x.fuelUsed) };
+    let result: ExecutionResult;
+    if (x.stepError === null) result = { envelope_id: envelope.id, status: "success", output, artifacts: [...x.artifacts], metrics };
+    else if (x.stepError.code === "EXEC_INSUFFICIENT") result = { envelope_id: envelope.id, status: "insufficient", output, error: x.stepError.toDetails(), metrics };
+    else result = { envelope_id: envelope.id, status: x.toolError === null && x.violation === null ? "failure" : "error", error: x.stepError.toDetails(), metrics };
+    return { ...x, result, durationMs };
+  };
+
+  const inputSchema = tool.definition.inputSchema;
+  if (inputSchema !== undefined) {
+    const check = compileSchema(inputSchema)(envelope.arguments);
+    if (!check.ok) {
+      const error = new ReachError("PROTO_SCHEMA_VIOLATION", `step "${envelope.task_id}": the arguments do not match tool "${tool.name}"'s inputSchema: ${check.problems.join("; ")}`, {
+        details: { stepId: envelope.task_id, tool: tool.name, problems: check.problems },
+      });
+      return finish({ ...base, toolError: error, stepError: error, schemaValidation: "fail" });
+    }
+  }
+
+  const step = state.workspace.beginStep();
+  const memory = state.memory.beginStep();
+  const artifacts = state.artifacts.beginStep();
+  let committed = false;
+  try {
+    const clock = state.clock.fork();
+    const host = createHost({
+      invocationId,
+      policy: state.policy,
+      workspace: step,
+      memory,
+      artifacts,
+      clock,
+      random: deriveStream(state.seed, `invocation:${invocationId}`),
+      tape: state.tape,
+      ...(state.fetch === undefined ? {} : { fetch: state.fetch }),
+      ...(state.player === undefined ? {} : { player: state.player }),
+      ...(state.signal === undefined ? {} : { signal: state.signal }),
+    });
+    const runner = await state.runnerFor(tool, step);
+    const outcome = await runner.run({
+      toolName: tool.name,
+      invocationId,
+      code: tool.code,
+      input: envelope.arguments as JsonValue,
+      host,
+      timeoutMs: envelope.timeout_ms,
+      fuel: BigInt(envelope.timeout_ms) * FUEL_PER_MS,
+      memoryLimitBytes: STEP_MEMORY_BYTES,
+    });
+    const common = { ...base, log: outcome.log, fuelUsed: outcome.fuelUsed };
+    const violation = host.violation ?? step.violation();
+    if (violation !== null) {
+      return finish({ ...common, violation, toolError: violation, stepError: violation, schemaValidation: "fail" });
+    }
+    if (outcome.status === "error") {
+      const error = asTimeout(outcome.error, tool.name, envelope.timeout_ms);
+      return finish({ ...common, toolError: error, stepError: error, schemaValidation: "fail" });
+    }
+    const output = outcome.output;
+    if (!isObject(output)) {
+      const error = new ReachError("EXEC_OUTPUT_INVALID", `tool "${tool.name}" returned ${output === null ? "null" : Array.isArray(output) ? "an array" : typeof output}; a tool returns one JSON object`, {
+        details: { stepId: envelope.task_id, tool: tool.name },
+      });
+      return finish({ ...common, toolError: error, stepError: error, schemaValidation: "fail" });
+    }
+    if (output["status"] === "insufficient") {
+      const error = new ReachError("EXEC_INSUFFICIENT", `step "${envelope.task_id}": tool "${tool.name}" answered insufficient: the step needs more than one tool call (seed 002)`, {
+        details: { stepId: envelope.task_id, tool: tool.name },
+      });
+      return finish({ ...common, toolOutput: output, stepError: error, schemaValidation: "pass" }, output);
+    }
+    const problems: string[] = [];
+    const outputSchema = tool.definition.outputSchema;
+    if (outputSchema !== undefined) {
+      const c = compileSchema(outputSchema)(output);
+      if (!c.ok) problems.push(...c.problems.map((p) => `outputSchema ${p}`));
+    }
+    const c = compileSchema(returnSpec)(output);
+    if (!c.ok) problems.push(...c.problems.map((p) => `return_spec ${p}`));
+    if (problems.length > 0) {
+      const error = new ReachError("EXEC_OUTPUT_INVALID", `step "${envelope.task_id}": the output of tool "${tool.name}" does not match its contract: ${problems.join("; ")}`, {
+        details: { stepId: envelope.task_id, tool: tool.name, problems },
+      });
+      return finish({ ...common, toolOutput: output, stepError: error, schemaValidation: "fail" });
+    }
+    const staged = artifacts.staged.map((a) => a.info);
+    if (state.cancelled?.() === true) {
+      const error = new ReachError("EXEC_ABORTED", `step "${envelope.task_id}" finished after it was stopped; its effects were discarded`);
+      return finish({ ...common, toolOutput: output, stepError: error, schemaValidation: "pass" });
+    }
+    step.commit();
+    memory.commit();
+    artifacts.commit();
+    committed = true;
+    return finish({ ...common, toolOutput: output, stepError: null, schemaValidation: "pass", artifacts: staged }, output);
+  } finally {
+    if (!committed) {
+      if (step.isOpen()) step.rollback();
+      if (memory.isOpen()) memory.rollback();
+      artifacts.rollback();
+    }
+  }
+}

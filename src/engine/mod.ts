@@ -1,0 +1,24 @@
+/**
+ * The engine: packs, planners, the plan gate, the coordinator and the executor (issue 4).
+ * @module
+ */
+export { loadPack, checkSpecVersion, deepFreeze, packTrust, PACK_FILE, SIGNATURE_FILE, WORKSPACE_DIR } from "./pack.ts";
+export type { LoadedPack, LoadPackOptions, PackEntrypoint, PackTool, PackTrust } from "./pack.ts";
+export { gatePlan, gatePlanAsync, checkPlanLock, DEFAULT_MAX_STEPS, MAX_RISK_LEVEL } from "./plan-gate.ts";
+export type { GatedPlan, GateOptions } from "./plan-gate.ts";
+export { makePlan, plannerContext, PLANNER_TIMEOUT_MS } from "./planner.ts";
+export type { PlannerRequest, ReplanContext } from "./planner.ts";
+export { executeEnvelope, FUEL_PER_MS, invocationIdOf, STEP_MEMORY_BYTES } from "./executor.ts";
+export type { ExecutorRunState, StepExecution } from "./executor.ts";
+export { runPack, runSeed, DEFAULT_EPOCH, RESERVED_STEP_PREFIX, WATCHDOG_GRACE_MS } from "./coordinator.ts";
+export { builtinComponents, runRunners } from "./runners.ts";
+export type { EngineEnvironment } from "./runners.ts";
+export { runFiles, runResult } from "./run-files.ts";
+export { resolveArguments, resolvePointer } from "./arguments.ts";
+export { compileSchema, isLiteSchema, loadFullValidator } from "./schema-check.ts";
+export type { SchemaCheck, SchemaValidator } from "./schema-check.ts";
+export type { ExecutionHeader, RunPhase, RunProgress, RunRecord, RunRequest, RunStatus } from "./types.ts";
+export { buildRunCapsule, capsuleFileName, capsuleRequest, stepRanges } from "./capsule.ts";
+export type { CapsuleRequest } from "./capsule.ts";
+export { replayCapsule } from "./replay.ts";
+export type { Divergence, ReplayReport } from "./replay.ts";

@@ -1,0 +1,280 @@
+/**
+ * Loading a pack (seed 003 §5; issue 4 "Packs"): `reach.json` parsed and checked, the specVersion major checked
+ * (`PROTO_VERSION_MISMATCH`; a newer minor loads with a warning), every declared tool's code present and loadable,
+ * every schema compilable, the workspace seed files placed under declared roots, then everything frozen and the
+ * manifest hash computed: the capabilities are locked for the run.
+ *
+ * Pack layout (paths relative to the pack root, `/`-separated):
+ * - `reach.json` — the pack document (`PackSchema`).
+ * - the entrypoint — `*.json`: a static plan (OrchestrationBlueprint); `*.js`: a planner module run in QuickJS.
+ * - each tool's `module` — `.wasm` (WASI preview1 core module), a component, or `.js` (QuickJS).
+ * - `workspace/<root>/…` — initial files of the declared resource `workspace:///<root>/`.
+ * - `.reach/signature` — the pack signature (issue 5), not part of the pack digest.
+ *
+ * Input is an in-memory file map (the CLI reads the directory or archive), so loading is the same on every runtime.
+ * @module
+ */
+import { hashCanonical } from "../canonical/jcs.ts";
+import { sha256Hex } from "../canonical/sha256.ts";
+import { capabilityPolicy } from "../policy/capabilities.ts";
+import type { CapabilityPolicy } from "../policy/capabilities.ts";
+import { ReachError } from "../protocol/errors.ts";
+import { PackSchema, PROTOCOL_SPEC_VERSION } from "../protocol/pack.ts";
+import type { Pack, ToolDefinition } from "../protocol/pack.ts";
+import { parseOrThrow } from "../protocol/parse.ts";
+import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignature } from "../trust/pack-signature.ts";
+import type { TrustStore } from "../trust/trust-store.ts";
+import { compileSchema, isLiteSchema, loadFullValidator } from "./schema-check.ts";
+
+/** The pack document's file name. */
+export const PACK_FILE = "reach.json";
+/** Where a pack keeps its signature (excluded from the pack digest). */
+export const SIGNATURE_FILE = PACK_SIGNATURE_PATH;
+/** The folder of workspace seed files. */
+export const WORKSPACE_DIR = "workspace/";
+/** Largest `reach.json` accepted. */
+export const MAX_PACK_DOCUMENT_BYTES = 1024 * 1024;
+
+/** A declared tool with its code. */
+export type PackTool = {
+  readonly name: string;
+  readonly definition: ToolDefinition;
+  readonly code: Uint8Array;
+  /** SHA-256 of the code. */
+  readonly codeHash: string;
+};
+
+/** How the plan is made. */
+export type PackEntrypoint =
+  | { readonly kind: "plan"; readonly path: string; readonly document: unknown }
+  | { readonly kind: "planner"; readonly path: string; readonly source: Uint8Array };
+
+/** A loaded, checked and locked pack. */
+export type LoadedPack = {
+  /** The parsed pack document (defaults filled; deeply frozen). */
+  readonly pack: Pack;
+  /** Every file of the pack by relative path. */
+  readonly files: ReadonlyMap<string, Uint8Array>;
+  /** SHA-256 of the canonical manifest (defaults filled): the capability lock of seed 003 §3.1. */
+  readonly manifestHash: string;
+  /** The pack digest over every file but the signature (src/trust `packDigest`). */
+  readonly packDigest: string;
+  /** The declared tools that have code, by name. */
+  readonly tools: ReadonlyMap<string, PackTool>;
+  /** The plan source. */
+  readonly entrypoint: PackEntrypoint;
+  /** Initial workspace files per declared root. */
+  readonly workspaceFiles: Readonly<Record<string, Record<string, Uint8Array>>>;
+  /** Non-fatal findings (a newer minor specVersion, …), for stderr. */
+  readonly warnings: readonly string[];
+};
+
+/** Options of {@link loadPack}. */
+export type LoadPackOptions = {
+  /** SHA-256 digests of the components this build can run (kind `component`). */
+  componentDigests?: ReadonlySet<string>;
+};
+
+function malformed(message: string, details: Record<string, unknown> = {}): ReachError {
+  return new ReachError("PACK_MALFORMED", message, { details });
+}
+
+/** Deep-freeze a JSON value so the locked manifest cannot change during the run. */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    for (const v of Object.values(value as object)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+function decodeJson(bytes: Uint8Array, what: string, code: "PACK_MALFORMED" | "PLAN_INVALID"): unknown {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw new ReachError(code, `${what} is not valid UTF-8; save it as UTF-8 JSON`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new ReachError(code, `${what} is not valid JSON (${(err as Error).message}); fix the syntax`);
+  }
+}
+
+/**
+ * Check a specVersion against the protocol version this build implements (seed 003 §5.2).
+ * @param specVersion the pack's `specVersion`
+ * @returns a warning for a newer minor version, or null
+ * @throws ReachError `PROTO_VERSION_MISMATCH` for another major version or a malformed version
+ */
+export function checkSpecVersion(specVersion: unknown): string | null {
+  const m = typeof specVersion === "string" ? /^(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})$/.exec(specVersion) : null;
+  const [major, minor] = PROTOCOL_SPEC_VERSION.split(".").map(Number) as [number, number];
+  if (m === null) {
+    throw new ReachError("PROTO_VERSION_MISMATCH", `reach.json: "specVersion" must be a version such as "${PROTOCOL_SPEC_VERSION}", got ${JSON.stringify(specVersion)}`, {
+      details: { supported: PROTOCOL_SPEC_VERSION, got: specVersion === undefined ? null : String(specVersion) },
+    });
+  }
+  if (Number(m[1]) !== major) {
+    throw new ReachError(
+      "PROTO_VERSION_MISMATCH",
+      `reach.json: specVersion ${String(specVersion)} is not supported: this reach-wasm implements protocol ${PROTOCOL_SPEC_VERSION} ` +
+        `(major version ${major}); rebuild the pack for ${major}.x or use a reach-wasm that supports ${m[1]}.x`,
+      { details: { supported: PROTOCOL_SPEC_VERSION, got: specVersion as string } },
+    );
+  }
+  if (Number(m[2]) > minor) {
+    return `reach.json: specVersion ${String(specVersion)} is newer than the protocol ${PROTOCOL_SPEC_VERSION} this reach-wasm implements; running it, but features of ${m[1]}.${m[2]} are not understood`;
+  }
+  return null;
+}
+
+function normalisePath(p: string): string {
+  return p.startsWith("./") ? p.slice(2) : p;
+}
+
+function checkToolCode(name: string, def: ToolDefinition, code: Uint8Array, options: LoadPackOptions): string {
+  const codeHash = sha256Hex(code);
+  if (def.kind === "wasm") {
+    const isCore = code.length >= 8 && code[0] === 0 && code[1] === 0x61 && code[2] === 0x73 && code[3] === 0x6d && code[4] === 1 && code[5] === 0;
+    if (!isCore || !WebAssembly.validate(code as Uint8Array<ArrayBuffer>)) {
+      throw malformed(`tool "${name}": ${def.module} is not a valid WebAssembly core module; rebuild it for wasm32-wasi (WASI preview1)`, { tool: name });
+    }
+  } else if (def.kind === "js") {
+    try {
+      new TextDecoder("utf-8", { fatal: true }).decode(code);
+    } catch {
+      throw malformed(`tool "${name}": ${def.module} is not valid UTF-8 JavaScript`, { tool: name });
+    }
+  } else if (!(options.componentDigests?.has(codeHash) ?? false)) {
+    throw malformed(
+      `tool "${name}": component ${def.module} (sha256 ${codeHash}) is not one this build can run; components must be transpiled ahead of time (see wasm-tools/component)`,
+      { tool: name, sha256: codeHash },
+    );
+  }
+  for (const which of ["inputSchema", "outputSchema"] as const) {
+    const schema = def[which];
+    if (schema === undefined) continue;
+    try {
+      compileSchema(schema);
+    } catch (err) {
+      throw new ReachError("PACK_INVALID_MANIFEST", `tool "${name}": ${which}: ${(err as Error).message}`, { details: { tool: name } });
+    }
+  }
+  return codeHash;
+}
+
+/**
+ * Load and lock a pack.
+ * @param files the pack's files by relative path
+ * @param options what this build can run
+ * @returns the loaded pack
+ * @throws ReachError `PACK_NOT_FOUND` (no reach.json), `PACK_MALFORMED`, `PACK_INVALID_MANIFEST`, `PROTO_VERSION_MISMATCH`
+ * @example const loaded = await loadPack(new Map([["reach.json", bytes], …]));
+ */
+export async function loadPack(files: ReadonlyMap<string, Uint8Array>, options: LoadPackOptions = {}): Promise<LoadedPack> {
+  const doc = files.get(PACK_FILE);
+  if (doc === undefined) throw new ReachError("PACK_NOT_FOUND", `the pack has no ${PACK_FILE} at its root; create one (see packs/hello/reach.json)`);
+  if (doc.length > MAX_PACK_DOCUMENT_BYTES) throw malformed(`${PACK_FILE} is larger than ${MAX_PACK_DOCUMENT_BYTES} bytes`);
+  const raw = decodeJson(doc, PACK_FILE, "PACK_MALFORMED");
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) throw malformed(`${PACK_FILE} must hold a JSON object`);
+  const warnings: string[] = [];
+  const warning = checkSpecVersion((raw as { specVersion?: unknown }).specVersion);
+  if (warning !== null) warnings.push(warning);
+  const pack = deepFreeze(parseOrThrow(PackSchema, raw, "PACK_INVALID_MANIFEST", PACK_FILE));
+  const schemas = Object.values(pack.tools).flatMap((d) => [d.inputSchema, d.outputSchema]).filter((x) => x !== undefined);
+  if (schemas.some((x) => !isLiteSchema(x))) await loadFullValidator();
+
+  let policy: CapabilityPolicy;
+  try {
+    policy = capabilityPolicy(pack.manifest);
+  } catch (err) {
+    throw new ReachError("PACK_INVALID_MANIFEST", `${PACK_FILE}: ${(err as Error).message}`);
+  }
+
+  const tools = new Map<string, PackTool>();
+  for (const cap of pack.manifest.capabilities.tools) {
+    const def = Object.prototype.hasOwnProperty.call(pack.tools, cap.name) ? pack.tools[cap.name] : undefined;
+    if (def === undefined) {
+      if (cap.optional === true) continue;
+      throw new ReachError("EXEC_TOOL_NOT_FOUND", `tool "${cap.name}" is declared in manifest.capabilities.tools but has no code; add it to "tools" with its kind and module, or mark it optional`, {
+        details: { tool: cap.name },
+      });
+    }
+    const path = normalisePath(def.module);
+    const code = files.get(path);
+    if (code === undefined) {
+      throw new ReachError("EXEC_TOOL_NOT_FOUND", `tool "${cap.name}": module ${def.module} is not in the pack; build it or fix the path`, { details: { tool: cap.name, module: def.module } });
+    }
+    const codeHash = checkToolCode(cap.name, def, code, options);
+    tools.set(cap.name, Object.freeze({ name: cap.name, definition: def, code, codeHash }));
+  }
+
+  const entryPath = normalisePath(pack.entrypoint);
+  const entryBytes = files.get(entryPath);
+  if (entryBytes === undefined) throw malformed(`the entrypoint ${pack.entrypoint} is not in the pack; add a plan.json or a planner.js`);
+  let entrypoint: PackEntrypoint;
+  if (entryPath.endsWith(".json")) entrypoint = { kind: "plan", path: entryPath, document: deepFreeze(decodeJson(entryBytes, entryPath, "PLAN_INVALID")) };
+  else if (entryPath.endsWith(".js") || entryPath.endsWith(".mjs")) entrypoint = { kind: "planner", path: entryPath, source: entryBytes };
+  else throw malformed(`the entrypoint ${pack.entrypoint} must be a static plan (*.json) or a planner module (*.js)`);
+
+  const roots = new Set(policy.workspaceRoots.map((r) => r.root));
+  const workspaceFiles: Record<string, Record<string, Uint8Array>> = {};
+  for (const root of roots) workspaceFiles[root] = {};
+  for (const [path, bytes] of files) {
+    if (!path.startsWith(WORKSPACE_DIR)) continue;
+    const rest = path.slice(WORKSPACE_DIR.length);
+    let root: string | undefined;
+    for (const r of roots) if (rest.startsWith(`${r}/`) && (root === undefined || r.length > root.length)) root = r;
+    if (root === undefined) {
+      const first = rest.split("/")[0] ?? "";
+      throw malformed(`${path}: workspace files must sit under a declared root; declare {"uri": "workspace:///${first}/"} in manifest.capabilities.resources or move the file`, { path });
+    }
+    workspaceFiles[root]![rest.slice(root.length + 1)] = bytes;
+  }
+
+  return Object.freeze({
+    pack,
+    files,
+    manifestHash: hashCanonical(pack.manifest),
+    packDigest: (() => {
+      try {
+        return packDigest(files);
+      } catch (err) {
+        throw malformed(`the pack's files cannot be listed: ${(err as Error).message}`);
+      }
+    })(),
+    tools,
+    entrypoint,
+    workspaceFiles,
+    warnings,
+  });
+}
+
+/** What the pack's signature says about it. */
+export type PackTrust = {
+  /** The pack carries `.reach/signature` and it verified. */
+  readonly signed: boolean;
+  /** The signing key is in the trust store. */
+  readonly trusted: boolean;
+  /** Hex public key of the signer. */
+  readonly publicKey: string | null;
+  /** The trust store's name for the key. */
+  readonly keyName: string | null;
+};
+
+/**
+ * Verify a pack's signature, when it has one (seed 003 §5.4: before execution; a bad signature is a hard failure).
+ * @param loaded the pack
+ * @param store the trust store (null: nothing is trusted)
+ * @returns whether it is signed and by a trusted key
+ * @throws ReachError `PACK_INVALID_SIGNATURE` when the signature is malformed, does not verify, or the files changed
+ */
+export function packTrust(loaded: LoadedPack, store: TrustStore | null): PackTrust {
+  const sig = loaded.files.get(SIGNATURE_FILE);
+  if (sig === undefined) return { signed: false, trusted: false, publicKey: null, keyName: null };
+  const doc = parsePackSignature(sig);
+  const v = verifyPackSignature(loaded.files, doc, store ?? undefined);
+  return { signed: true, trusted: v.trusted, publicKey: v.publicKey, keyName: v.keyName ?? null };
+}

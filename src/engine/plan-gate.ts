@@ -1,0 +1,152 @@
+/**
+ * The plan gate (seed 001 §4, §6; seed 002 "max 10 steps", `return_spec`): nothing executes unless every rule
+ * holds. Rules, in the order they are checked (the first failure is reported):
+ *
+ * 1. the plan parses (`BlueprintSchema`) — `PLAN_INVALID`
+ * 2. `status` is `APPROVED` — `PLAN_NOT_APPROVED`
+ * 3. at least one step, at most `maxSteps` (default 10; the pack's `run.maxSteps` or the caller may change it) —
+ *    `PLAN_INVALID` / `PLAN_TOO_MANY_STEPS`; step ids are unique and `depends_on` names earlier steps — `PLAN_INVALID`
+ * 4. `risk.level` > 3 fails — `PLAN_RISK_TOO_HIGH`; `risk.level` == 3 needs `--approve` or an `approval`
+ *    record — `PLAN_APPROVAL_REQUIRED`
+ * 5. every step's tool is in `scope.allowed`, not in `scope.denied`, and declared with code in the manifest —
+ *    `PLAN_SCOPE_VIOLATION`
+ * 6. every step has a `return_spec` that compiles — `PLAN_RETURN_SPEC_MISSING` / `PLAN_INVALID`
+ *
+ * The approved plan's hash (SHA-256 of its canonical JSON) is the lock: `checkPlanLock` refuses a plan whose hash
+ * no longer matches (seed 001 §6, `PLAN_HASH_MISMATCH`).
+ * @module
+ */
+import { hashCanonical } from "../canonical/jcs.ts";
+import { ReachError } from "../protocol/errors.ts";
+import { parseOrThrow } from "../protocol/parse.ts";
+import { BlueprintSchema } from "../protocol/plan.ts";
+import type { Blueprint } from "../protocol/plan.ts";
+import { deepFreeze } from "./pack.ts";
+import { compileSchema, isLiteSchema, loadFullValidator } from "./schema-check.ts";
+
+/** Seed 002: a plan has at most 10 steps unless configured otherwise. */
+export const DEFAULT_MAX_STEPS = 10;
+/** Highest risk level that may run at all (seed 001 §4). */
+export const MAX_RISK_LEVEL = 3;
+
+/** What the gate checks a plan against. */
+export type GateOptions = {
+  /** Tools declared in the manifest that have code. */
+  tools: ReadonlySet<string>;
+  /** Most steps (default 10). */
+  maxSteps?: number;
+  /** Explicit approval given by the user (`--approve`). */
+  approve?: boolean;
+};
+
+/** A plan that passed the gate, with its lock. */
+export type GatedPlan = {
+  readonly plan: Blueprint;
+  /** SHA-256 of the canonical plan. */
+  readonly planHash: string;
+  /** How a risk-3 plan was approved, or null when no approval was needed. */
+  readonly approvedBy: "cli" | "record" | null;
+};
+
+function refuse(code: "PLAN_INVALID" | "PLAN_NOT_APPROVED" | "PLAN_TOO_MANY_STEPS" | "PLAN_RISK_TOO_HIGH" | "PLAN_APPROVAL_REQUIRED" | "PLAN_SCOPE_VIOLATION" | "PLAN_RETURN_SPEC_MISSING", message: string, details: Record<string, unknown> = {}): ReachError {
+  return new ReachError(code, message, { details });
+}
+
+/**
+ * Check a plan and lock it.
+ * @param document the plan as produced by the planner (untrusted JSON)
+ * @param options the manifest's tools, the step limit and the user's approval
+ * @returns the frozen plan and its hash
+ * @throws ReachError with a `PLAN_*` code naming the first rule that failed and how to fix it
+ * @throws Error when a `return_spec` needs the full validator and `loadFullValidator()` was not awaited (use {@link gatePlanAsync})
+ */
+export function gatePlan(document: unknown, options: GateOptions): GatedPlan {
+  const plan = deepFreeze(parseOrThrow(BlueprintSchema, document, "PLAN_INVALID", "the plan"));
+  if (plan.status !== "APPROVED") {
+    throw refuse("PLAN_NOT_APPROVED", `the plan's status is ${plan.status}; only an APPROVED plan executes (seed 001 §4)`, { status: plan.status });
+  }
+  const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS;
+  if (plan.steps.length === 0) throw refuse("PLAN_INVALID", "the plan has no steps; a plan needs at least one step");
+  if (plan.steps.length > maxSteps) {
+    throw refuse("PLAN_TOO_MANY_STEPS", `the plan has ${plan.steps.length} steps; at most ${maxSteps} are allowed — split the objective or raise run.maxSteps in reach.json`, {
+      steps: plan.steps.length,
+      maxSteps,
+    });
+  }
+  const seen = new Set<string>();
+  for (const [i, step] of plan.steps.entries()) {
+    if (seen.has(step.id)) throw refuse("PLAN_INVALID", `steps[${i}]: step id "${step.id}" is used twice; step ids must be unique`, { stepId: step.id });
+    for (const dep of step.depends_on ?? []) {
+      if (!seen.has(dep)) throw refuse("PLAN_INVALID", `steps[${i}] ("${step.id}") depends on "${dep}", which is not an earlier step`, { stepId: step.id, dependsOn: dep });
+    }
+    seen.add(step.id);
+  }
+  if (plan.risk.level > MAX_RISK_LEVEL) {
+    throw refuse("PLAN_RISK_TOO_HIGH", `the plan's risk level is ${plan.risk.level}; plans above ${MAX_RISK_LEVEL} never execute (seed 001 §4)`, { riskLevel: plan.risk.level });
+  }
+  let approvedBy: GatedPlan["approvedBy"] = null;
+  if (plan.risk.level === MAX_RISK_LEVEL) {
+    if (options.approve === true) approvedBy = "cli";
+    else if (plan.approval !== undefined) approvedBy = "record";
+    else {
+      throw refuse("PLAN_APPROVAL_REQUIRED", `the plan's risk level is ${MAX_RISK_LEVEL}: it needs explicit approval; run again with --approve or add an "approval" record to the plan`, {
+        riskLevel: plan.risk.level,
+      });
+    }
+  }
+  const allowed = new Set(plan.scope.allowed);
+  const denied = new Set(plan.scope.denied ?? []);
+  for (const [i, step] of plan.steps.entries()) {
+    const where = `steps[${i}] ("${step.id}")`;
+    if (!allowed.has(step.tool) || denied.has(step.tool)) {
+      throw refuse("PLAN_SCOPE_VIOLATION", `${where} uses tool "${step.tool}", which is outside the plan's scope.allowed; the orchestrator executes only the approved scope`, {
+        stepId: step.id,
+        tool: step.tool,
+      });
+    }
+    if (!options.tools.has(step.tool)) {
+      throw refuse("PLAN_SCOPE_VIOLATION", `${where} uses tool "${step.tool}", which the pack's manifest does not declare (or has no code for); declare it in manifest.capabilities.tools and "tools"`, {
+        stepId: step.id,
+        tool: step.tool,
+      });
+    }
+    if (step.return_spec === undefined) {
+      throw refuse("PLAN_RETURN_SPEC_MISSING", `${where} has no return_spec; every step needs a JSON Schema for its output (seed 002)`, { stepId: step.id });
+    }
+    try {
+      compileSchema(step.return_spec);
+    } catch (err) {
+      throw refuse("PLAN_INVALID", `${where}: return_spec: ${(err as Error).message}`, { stepId: step.id });
+    }
+  }
+  return Object.freeze({ plan, planHash: hashCanonical(plan), approvedBy });
+}
+
+/**
+ * {@link gatePlan}, loading the full JSON Schema validator first when a `return_spec` needs it.
+ * @param document the plan
+ * @param options as for gatePlan
+ * @returns the gated plan
+ */
+export async function gatePlanAsync(document: unknown, options: GateOptions): Promise<GatedPlan> {
+  const steps = (document as { steps?: unknown } | null)?.steps;
+  if (Array.isArray(steps) && steps.some((s) => s !== null && typeof s === "object" && typeof (s as { return_spec?: unknown }).return_spec === "object" && (s as { return_spec: unknown }).return_spec !== null && !isLiteSchema((s as { return_spec: Record<string, unknown> }).return_spec))) {
+    await loadFullValidator();
+  }
+  return gatePlan(document, options);
+}
+
+/**
+ * Refuse a plan whose canonical hash is not the locked one (seed 001 §6).
+ * @param plan the plan about to execute
+ * @param lockedHash the hash recorded when the plan was approved
+ * @throws ReachError `PLAN_HASH_MISMATCH`
+ */
+export function checkPlanLock(plan: Blueprint, lockedHash: string): void {
+  const now = hashCanonical(plan);
+  if (now !== lockedHash) {
+    throw new ReachError("PLAN_HASH_MISMATCH", `the plan changed after approval (hash ${now}, locked ${lockedHash}); execution refused — approve the new plan`, {
+      details: { planHash: now, lockedHash },
+    });
+  }
+}

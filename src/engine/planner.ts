@@ -1,0 +1,126 @@
+/**
+ * Planners (seed 000 §2, seed 002 "Planner — SubAgent-A"): a pure function of (context, objective, seed) that
+ * returns an OrchestrationBlueprint. Two kinds:
+ * - a static plan (`plan.json`): returned as written;
+ * - a planner module (`planner.js`): `export default (request, reach) => blueprint` evaluated inside QuickJS with a
+ *   host that grants nothing (no files, no network, no memory writes, no tools), a virtual clock at the run's
+ *   epoch and a random stream derived from the seed. It may be async. Its output is JSON; the plan gate checks it.
+ *
+ * `request` is `{ context, objective, seed }`: `context` names the pack, its tools (with their schemas), the step
+ * limit, and on a replan (`context.replan`) the failure and the steps already completed.
+ * @module
+ */
+import { deriveId } from "../canonical/ids.ts";
+import { VirtualClock } from "../determinism/clock.ts";
+import { deriveStream } from "../determinism/prng.ts";
+import { capabilityPolicy } from "../policy/capabilities.ts";
+import { ReachError } from "../protocol/errors.ts";
+import { ManifestSchema } from "../protocol/pack.ts";
+import { TapeRecorder } from "../record/tape.ts";
+import { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
+import { createHost } from "../sandbox/host/host.ts";
+import { MemoryStore } from "../sandbox/host/memory-store.ts";
+import type { JsonObject, JsonValue, ToolRunner } from "../sandbox/types.ts";
+import { Workspace } from "../sandbox/workspace/workspace.ts";
+import type { LoadedPack } from "./pack.ts";
+
+/** A planner's time budget (fuel is derived from it like a tool's). */
+export const PLANNER_TIMEOUT_MS = 5_000;
+/** A planner's memory limit. */
+export const PLANNER_MEMORY_BYTES = 64 * 1024 * 1024;
+
+/** What a replanning planner is told. */
+export type ReplanContext = {
+  /** 1 for the first replan. */
+  attempt: number;
+  /** The step that failed and why. */
+  failure: { stepId: string; tool: string; code: string; message: string };
+  /** Steps that completed, in order, with their outputs. */
+  completed: { stepId: string; tool: string; output: JsonValue }[];
+  /** The plan that failed. */
+  previousPlanId: string;
+};
+
+/** The planner's input. */
+export type PlannerRequest = {
+  context: JsonObject;
+  objective: JsonValue;
+  seed: string;
+};
+
+/**
+ * The context a planner sees: the pack, its tools and schemas, the step limit, and the replan state.
+ * @param loaded the pack
+ * @param maxSteps the plan gate's step limit
+ * @param replan the replan state, when replanning
+ * @returns a JSON object
+ */
+export function plannerContext(loaded: LoadedPack, maxSteps: number, replan?: ReplanContext): JsonObject {
+  const tools: JsonObject[] = [];
+  for (const t of loaded.tools.values()) {
+    const d = t.definition;
+    const entry: JsonObject = { name: t.name, kind: d.kind };
+    if (d.description !== undefined) entry["description"] = d.description;
+    if (d.inputSchema !== undefined) entry["inputSchema"] = d.inputSchema as JsonObject;
+    if (d.outputSchema !== undefined) entry["outputSchema"] = d.outputSchema as JsonObject;
+    tools.push(entry);
+  }
+  const ctx: JsonObject = { packId: loaded.pack.id, packVersion: loaded.pack.version, tools, maxSteps };
+  if (replan !== undefined) ctx["replan"] = replan as unknown as JsonObject;
+  return ctx;
+}
+
+/** What the planner step needs from the run. */
+export type PlanRequestOptions = {
+  loaded: LoadedPack;
+  request: PlannerRequest;
+  /** The run's virtual epoch (ms). */
+  epochMs: number;
+  /** A QuickJS runner (for planner modules). */
+  quickjs: () => ToolRunner;
+  /** Fuel units per millisecond of timeout. */
+  fuelPerMs: bigint;
+};
+
+const EMPTY_POLICY = capabilityPolicy(ManifestSchema.parse({ manifestVersion: "1.0.0", capabilities: {} }), { restricted: true });
+
+/**
+ * Produce a plan (not yet gated).
+ * @param options the pack, the request, the epoch and a QuickJS runner
+ * @returns the plan document (untrusted JSON: the gate checks it)
+ * @throws ReachError `PLAN_PLANNER_FAILED` when a planner module fails, loops, or asks the host for anything
+ */
+export async function makePlan(options: PlanRequestOptions): Promise<unknown> {
+  const { loaded, request } = options;
+  const entry = loaded.entrypoint;
+  if (entry.kind === "plan") return entry.document;
+  const replan = (request.context["replan"] as { attempt?: number } | undefined)?.attempt ?? 0;
+  const invocationId = deriveId("reach-wasm/planner", loaded.manifestHash, request.seed, String(replan));
+  const host = createHost({
+    invocationId,
+    policy: EMPTY_POLICY,
+    workspace: new Workspace().beginStep(),
+    memory: new MemoryStore().beginStep(),
+    artifacts: new ArtifactSink().beginStep(),
+    clock: new VirtualClock(options.epochMs),
+    random: deriveStream(request.seed, `planner:${replan}`),
+    tape: new TapeRecorder(),
+  });
+  const outcome = await options.quickjs().run({
+    toolName: "planner",
+    invocationId,
+    code: entry.source,
+    input: request as unknown as JsonValue,
+    host,
+    timeoutMs: PLANNER_TIMEOUT_MS,
+    fuel: BigInt(PLANNER_TIMEOUT_MS) * options.fuelPerMs,
+    memoryLimitBytes: PLANNER_MEMORY_BYTES,
+  });
+  if (outcome.status === "error") {
+    throw new ReachError("PLAN_PLANNER_FAILED", `the planner ${entry.path} failed: ${outcome.error.message}`, {
+      details: { cause: outcome.error.code, planner: entry.path },
+      cause: outcome.error,
+    });
+  }
+  return outcome.output;
+}

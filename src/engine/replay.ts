@@ -1,0 +1,163 @@
+/**
+ * Replay (seed 003 §3.4; issue 5 `reach-wasm replay`): re-execute a capsule's own pack against its tape, with no
+ * network and no host file, and compare every event with the recorded one. The first difference is a
+ * `REPLAY_DIVERGENCE` naming the step, the event index and the first differing field. `noExec` checks the capsule
+ * without running tools (`verifyRunCapsule`).
+ * @module
+ */
+import { sha256Hex } from "../canonical/sha256.ts";
+import { AFTER_PREFIX, BLOB_PREFIX, capsuleIndexDigest, entriesUnder, EVENTS_ENTRY, PACK_PREFIX, PROOF_ENTRY, REQUEST_ENTRY, TAPE_ENTRY } from "../capsule/run-capsule.ts";
+import type { RunCapsule } from "../capsule/run-capsule.ts";
+import { verifyRunCapsule } from "../capsule/verify.ts";
+import type { VerifyCheck } from "../capsule/verify.ts";
+import { readJsonl } from "../ledger/jsonl.ts";
+import { ReachError } from "../protocol/errors.ts";
+import { firstDifference, TapePlayer } from "../record/player.ts";
+import { readTapeJsonl } from "../record/tape-jsonl.ts";
+import type { JsonValue } from "../sandbox/types.ts";
+import { buildRunCapsule } from "./capsule.ts";
+import type { CapsuleRequest } from "./capsule.ts";
+import { runPack } from "./coordinator.ts";
+import { loadPack } from "./pack.ts";
+import type { LoadPackOptions } from "./pack.ts";
+import type { EngineEnvironment } from "./runners.ts";
+import type { RunStatus } from "./types.ts";
+
+/** Where a replay first differed from the recording. */
+export type Divergence = { eventIndex: number; stepId: string | null; field: string; message: string };
+
+/** The outcome of a replay. */
+export type ReplayReport = {
+  runHash: string;
+  expectedRunHash: string;
+  matches: boolean;
+  /** The replayed run's status (null with noExec). */
+  status: RunStatus | null;
+  divergence: Divergence | null;
+  /** With noExec: the verification checks. */
+  checks?: VerifyCheck[];
+  /**
+   * The capsule rebuilt from the replayed run: its bytes (unsigned) and whether its index digest equals the
+   * recorded capsule's (every entry byte-identical, the proof aside). Null with noExec or when not rebuilt.
+   */
+  rebuilt: { bytes: Uint8Array; indexMatches: boolean } | null;
+  durationMs: number;
+};
+
+type Ev = { type: string; timestamp: string; payload: Record<string, unknown>; eventHash: string };
+
+function stepAt(events: readonly Ev[], index: number): string | null {
+  let open: string | null = null;
+  for (let i = 0; i <= Math.min(index, events.length - 1); i++) {
+    const e = events[i]!;
+    if (e.type === "run.step.started") open = String(e.payload["stepId"]);
+    else if ((e.type === "run.step.completed" || e.type === "run.step.failed") && i < index) open = null;
+  }
+  return open;
+}
+
+function invalid(message: string, details: Record<string, unknown> = {}): ReachError {
+  return new ReachError("REPLAY_CAPSULE_INVALID", message, { details });
+}
+
+/**
+ * Replay a capsule.
+ * @param capsule the capsule (from `readRunCapsule`)
+ * @param env the platform's engines
+ * @param options `noExec`: check without executing; `componentDigests` for component tools
+ * @returns the report (`matches` false on any divergence)
+ * @throws ReachError `REPLAY_CAPSULE_INVALID` when the capsule lacks what a replay needs
+ */
+export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment, options: { noExec?: boolean; now?: () => number } & LoadPackOptions = {}): Promise<ReplayReport> {
+  const now = options.now ?? (() => performance.now());
+  const started = now();
+  const expected = capsule.index.runHash;
+  if (options.noExec === true) {
+    const v = verifyRunCapsule(capsule);
+    const bad = v.checks.find((c) => !c.ok);
+    const divergence = bad === undefined ? null : { eventIndex: Number(bad.location?.["eventIndex"] ?? -1), stepId: null, field: String(bad.location?.["field"] ?? bad.location?.["entry"] ?? bad.name), message: `${bad.name}: ${bad.message}` };
+    return { runHash: expected, expectedRunHash: expected, matches: v.valid, status: null, divergence, checks: v.checks, rebuilt: null, durationMs: now() - started };
+  }
+  // Validate before executing (seed 003 §3.4): damage found here is reported where it is, without running tools.
+  const pre = verifyRunCapsule(capsule);
+  const bad = pre.checks.find((c) => !c.ok);
+  if (bad !== undefined) {
+    const eventIndex = typeof bad.location?.["eventIndex"] === "number" ? (bad.location["eventIndex"] as number) : -1;
+    const field = String(bad.location?.["field"] ?? bad.location?.["entry"] ?? bad.name);
+    return { runHash: "", expectedRunHash: expected, matches: false, status: null, divergence: { eventIndex, stepId: null, field, message: `the capsule is damaged before replay: ${bad.name}: ${bad.message}` }, checks: pre.checks, rebuilt: null, durationMs: now() - started };
+  }
+  const rawEvents = capsule.entries.get(EVENTS_ENTRY);
+  const rawRequest = capsule.entries.get(REQUEST_ENTRY);
+  if (rawEvents === undefined || rawRequest === undefined) throw invalid(`the capsule lacks ${rawEvents === undefined ? EVENTS_ENTRY : REQUEST_ENTRY}; it cannot be replayed`);
+  const read = readJsonl(rawEvents);
+  if (read.error !== undefined) throw invalid(`${EVENTS_ENTRY} line ${read.error.index}: ${read.error.reason}`, { eventIndex: read.error.index });
+  const recorded = read.events as Ev[];
+  let request: CapsuleRequest & { input: JsonValue };
+  try {
+    request = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(rawRequest));
+    if (typeof request.seed !== "string" || typeof request.approve !== "boolean" || typeof request.restricted !== "boolean") throw new Error("bad fields");
+  } catch {
+    throw invalid(`${REQUEST_ENTRY} is not a replay request document`);
+  }
+  const loaded = await loadPack(entriesUnder(capsule.entries, PACK_PREFIX), options);
+  const player = new TapePlayer(readTapeJsonl(capsule.entries.get(TAPE_ENTRY) ?? new Uint8Array()), entriesUnder(capsule.entries, BLOB_PREFIX));
+  const record = await runPack({
+    loaded,
+    input: request.input,
+    seed: request.seed,
+    approve: request.approve,
+    restricted: request.restricted,
+    ...(request.maxSteps === null ? {} : { maxSteps: request.maxSteps }),
+    ...(request.stepTimeoutMs === null ? {} : { stepTimeoutMs: request.stepTimeoutMs }),
+    player,
+    env,
+  });
+  const replayed = record.events as unknown as Ev[];
+  let divergence: Divergence | null = null;
+  for (let i = 0; i < Math.max(recorded.length, replayed.length) && divergence === null; i++) {
+    const a = recorded[i];
+    const b = replayed[i];
+    if (a !== undefined && b !== undefined && a.eventHash === b.eventHash) continue;
+    const stepId = stepAt(recorded, i);
+    let field: string;
+    if (a === undefined) field = "(the replay has more events)";
+    else if (b === undefined) field = "(the replay has fewer events)";
+    else if (a.type !== b.type) field = "type";
+    else if (a.timestamp !== b.timestamp) field = "timestamp";
+    else field = firstDifference(a.payload, b.payload, "payload") ?? "eventHash";
+    const cause = record.error?.code === "REPLAY_DIVERGENCE" ? `; the tool's host calls differ from the tape: ${record.error.message}` : "";
+    divergence = { eventIndex: i, stepId, field, message: `event ${i}${stepId === null ? "" : ` (step "${stepId}")`} differs at ${field}: recorded ${a?.type ?? "nothing"}, replayed ${b?.type ?? "nothing"}${cause}` };
+  }
+  if (divergence === null && player.remaining > 0) {
+    divergence = { eventIndex: recorded.length, stepId: null, field: "tape", message: `the replay made fewer host calls than recorded (${player.remaining} left on the tape)` };
+  }
+  if (divergence === null) {
+    const after = entriesUnder(capsule.entries, AFTER_PREFIX);
+    const mine = record.workspaceFiles;
+    const paths = new Set([...after.keys(), ...mine.keys()]);
+    for (const p of [...paths].sort()) {
+      const x = after.get(p);
+      const y = mine.get(p);
+      if (x === undefined || y === undefined || sha256Hex(x) !== sha256Hex(y)) {
+        divergence = { eventIndex: recorded.length, stepId: null, field: `workspace/after/${p}`, message: `the workspace after the replay differs from the recorded one at ${p}` };
+        break;
+      }
+    }
+  }
+  const rebuiltCapsule = buildRunCapsule(record, loaded, request);
+  const indexMatches = capsuleIndexDigest(rebuiltCapsule.index) === capsuleIndexDigest(capsule.index);
+  if (divergence === null && !indexMatches) {
+    const mine = new Map(rebuiltCapsule.index.files.map((f) => [f.path, f.sha256]));
+    const first = capsule.index.files.find((f) => f.path !== PROOF_ENTRY && mine.get(f.path) !== f.sha256) ?? rebuiltCapsule.index.files.find((f) => !capsule.index.files.some((g) => g.path === f.path));
+    divergence = { eventIndex: recorded.length, stepId: null, field: first?.path ?? "capsule.json", message: `the capsule rebuilt from the replay differs from the recorded one at ${first?.path ?? "capsule.json"}` };
+  }
+  return {
+    runHash: record.runHash,
+    expectedRunHash: expected,
+    matches: divergence === null && record.runHash === expected,
+    status: record.status,
+    divergence,
+    rebuilt: { bytes: rebuiltCapsule.bytes, indexMatches },
+    durationMs: now() - started,
+  };
+}

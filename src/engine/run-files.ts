@@ -1,0 +1,64 @@
+/**
+ * The files a run leaves in `--out` (seed 001 §7 evidence folder; issue 4 "Events, evidence, artifacts"):
+ *
+ * | path | content |
+ * |---|---|
+ * | `result.json` | `{runId, status, runHash, outputHash?, outputs, error?, artifacts}` |
+ * | `EXECUTION_HEADER.json` | the execution header: plan hash lock, manifest hash, input hash, seed, phases |
+ * | `plan.json` | the approved plan (canonical JSON), when there was one |
+ * | `events.jsonl` | the hash-chained events (seed 003 §3.3) |
+ * | `evidence.json` | per-step evidence (seed 004 RunEvidence; real durations, unhashed) |
+ * | `tape.jsonl`, `blobs/<sha256>` | every host call with its request and response bytes |
+ * | `artifacts/<invocationId>/<name>` | committed artifacts |
+ * | `workspace/<path>` | the workspace after the run (a failed step's writes are not there) |
+ *
+ * Everything but `evidence.json` is a pure function of the run (the same run gives the same bytes).
+ * @module
+ */
+import { canonicalize } from "../canonical/jcs.ts";
+import { hashCanonical } from "../canonical/jcs.ts";
+import { utf8 } from "../canonical/sha256.ts";
+import { toJsonlBytes } from "../ledger/jsonl.ts";
+import type { RunRecord } from "./types.ts";
+
+function json(value: unknown): Uint8Array {
+  return utf8(JSON.stringify(value, null, 2) + "\n");
+}
+
+/**
+ * The run's result document (also the body of `run --json` minus the capsule path).
+ * @param record the run
+ * @returns a JSON object
+ */
+export function runResult(record: RunRecord): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    runId: record.runId,
+    status: record.status,
+    runHash: record.runHash,
+    planHash: record.planHash,
+    outputs: record.outputs,
+    artifacts: record.artifacts.map((a) => a.info),
+  };
+  if (record.status === "COMPLETED") out["outputHash"] = hashCanonical(record.outputs);
+  if (record.error !== null) out["error"] = record.error.toDetails();
+  return out;
+}
+
+/**
+ * The files of a run's output folder.
+ * @param record the run
+ * @returns relative path → bytes, in a stable order
+ */
+export function runFiles(record: RunRecord): Map<string, Uint8Array> {
+  const files = new Map<string, Uint8Array>();
+  files.set("result.json", json(runResult(record)));
+  files.set("EXECUTION_HEADER.json", json(record.header));
+  if (record.plan !== null) files.set("plan.json", utf8(canonicalize(record.plan) + "\n"));
+  files.set("events.jsonl", toJsonlBytes(record.events));
+  files.set("evidence.json", json(record.evidence));
+  files.set("tape.jsonl", utf8(record.tape.toJsonl()));
+  for (const [hash, bytes] of record.tape.blobEntries()) files.set(`blobs/${hash}`, bytes);
+  for (const a of record.artifacts) files.set(a.info.path, a.bytes);
+  for (const [path, bytes] of record.workspaceFiles) files.set(`workspace/${path}`, bytes);
+  return files;
+}

@@ -1,0 +1,57 @@
+/**
+ * The sandboxes of one run. Each run gets its own runners (so two runs in a process share no engine instance);
+ * what they share is immutable: compiled and fuel-instrumented modules cached by digest.
+ * @module
+ */
+import type { QuickJsRunnerOptions } from "../sandbox/quickjs/runner.ts";
+import { QuickJsRunner } from "../sandbox/quickjs/runner.ts";
+import type { TranspiledComponent } from "../sandbox/component/runner.ts";
+import type { ToolRunner } from "../sandbox/types.ts";
+import { WasmToolRunner } from "../sandbox/wasi/runner.ts";
+import type { Preopen } from "../sandbox/wasi/context.ts";
+import { TEMP_ROOT } from "../sandbox/workspace/workspace.ts";
+import type { StepTransaction } from "../sandbox/workspace/workspace.ts";
+import type { PackTool } from "./pack.ts";
+
+/** What the host platform provides to the engine. */
+export type EngineEnvironment = {
+  /** The QuickJS engine's WebAssembly bytes or a loader (src/platform `readQuickJsEngineWasm`). */
+  quickjsEngine: QuickJsRunnerOptions["engineWasm"];
+  /** Transpiled components this build can run (default: the built-in ones, loaded on first use). */
+  components?: () => Promise<readonly TranspiledComponent[]>;
+};
+
+/** Default components: the built-in ones, imported only when a pack uses a component. */
+export async function builtinComponents(): Promise<readonly TranspiledComponent[]> {
+  const mod = await import("../sandbox/component/builtin.ts");
+  return mod.BUILTIN_COMPONENTS;
+}
+
+/**
+ * The runners of one run.
+ * @param env the platform's engine and components
+ * @param roots the workspace roots to preopen for WASI tools (each as `/<root>`, plus `/temp`)
+ * @returns `runnerFor(tool, step)` and `quickjs()` (the run's one QuickJS runner, also used by the planner)
+ */
+export function runRunners(env: EngineEnvironment, roots: readonly string[]) {
+  let quickjs: QuickJsRunner | null = null;
+  let component: ToolRunner | null = null;
+  const preopens: Preopen[] = [...roots, TEMP_ROOT].map((r) => ({ guest: `/${r}`, path: r }));
+  const getQuickJs = (): QuickJsRunner => (quickjs ??= new QuickJsRunner({ engineWasm: env.quickjsEngine }));
+  const runnerFor = async (tool: PackTool, step: StepTransaction): Promise<ToolRunner> => {
+    switch (tool.definition.kind) {
+      case "wasm":
+        return new WasmToolRunner({ filesystem: () => ({ fs: step, preopens }) });
+      case "js":
+        return getQuickJs();
+      case "component": {
+        if (component === null) {
+          const { ComponentRunner } = await import("../sandbox/component/runner.ts");
+          component = new ComponentRunner({ components: await (env.components ?? builtinComponents)() });
+        }
+        return component;
+      }
+    }
+  };
+  return { runnerFor, quickjs: getQuickJs };
+}

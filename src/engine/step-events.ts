@@ -1,0 +1,96 @@
+/**
+ * How one executed step is written into the event chain and the evidence (seed 003 §3.2; seed 004 RunEvidence).
+ * @module
+ */
+import { hashCanonical } from "../canonical/jcs.ts";
+import type { EventLog } from "../ledger/event-log.ts";
+import type { ExecutionEnvelope } from "../protocol/envelope.ts";
+import type { ReachError } from "../protocol/errors.ts";
+import type { ArtifactInfo, RunEvidence } from "../protocol/evidence.ts";
+import type { PlanStep } from "../protocol/plan.ts";
+import type { JsonObject } from "../sandbox/types.ts";
+import type { StepExecution } from "./executor.ts";
+
+/**
+ * The `reason` of a failed step or run: `timeout` for the watchdog and time budgets (seed 004 "timeout"),
+ * `aborted`, `policy_violation`, `plan_rejected`, `budget_exceeded`, `output_invalid`, `insufficient`,
+ * `invalid_input`, else `tool_failed`.
+ * @param error the error
+ * @returns the reason
+ */
+export function terminalReason(error: ReachError): string {
+  const code = error.code;
+  if (code === "EXEC_TOOL_TIMEOUT" || code === "POLICY_TIMEOUT_EXCEEDED") return "timeout";
+  if (code === "EXEC_ABORTED") return "aborted";
+  if (code === "EXEC_OUTPUT_INVALID") return "output_invalid";
+  if (code === "EXEC_INSUFFICIENT") return "insufficient";
+  if (code === "POLICY_RATE_LIMIT_EXCEEDED") return "budget_exceeded";
+  if (code.startsWith("POLICY_")) return "policy_violation";
+  if (code.startsWith("PLAN_")) return "plan_rejected";
+  if (code.startsWith("PROTO_") || code.startsWith("PACK_")) return "invalid_input";
+  return "tool_failed";
+}
+
+/**
+ * Append the events of an executed step after `tool.invoked`.
+ * @param log the run's log (the step and its invocation are open)
+ * @param step the plan step
+ * @param exec what the executor reported
+ * @param declared the manifest's tool names (for `policy.violation`)
+ */
+export function recordStep(log: EventLog, step: PlanStep, exec: StepExecution, declared: readonly string[]): void {
+  const v = exec.violation;
+  if (v !== null && v.code === "POLICY_VIOLATION") {
+    const d = v.details;
+    log.append("policy.violation", {
+      violationType: (d["violationType"] as string | undefined) ?? "PERMISSION_DENIED",
+      details: v.message,
+      attemptedCapability: (d["attemptedCapability"] as string | undefined) ?? step.tool,
+      declaredCapabilities: [...declared],
+      stepId: step.id,
+    });
+  }
+  if (exec.toolOutput !== null) {
+    log.append("tool.completed", { invocationId: exec.invocationId, result: exec.toolOutput, outputHash: hashCanonical(exec.toolOutput) });
+  } else {
+    log.append("tool.failed", { invocationId: exec.invocationId, error: (exec.toolError ?? exec.stepError)!.toDetails() });
+  }
+  if (exec.stepError === null) {
+    const payload: JsonObject = { stepId: step.id, result: exec.toolOutput! };
+    if (exec.artifacts.length > 0) payload["artifacts"] = exec.artifacts as unknown as JsonObject[];
+    log.append("run.step.completed", payload);
+  } else {
+    const status = exec.result.status === "success" ? "error" : exec.result.status;
+    log.append("run.step.failed", { stepId: step.id, result: { status, reason: terminalReason(exec.stepError) }, error: exec.stepError.toDetails() });
+  }
+}
+
+/**
+ * The evidence of one step (seed 004 "Evidence Per Step"). Durations are real and unhashed.
+ * @returns the evidence record
+ */
+export function stepEvidence(
+  step: PlanStep,
+  envelope: ExecutionEnvelope,
+  output: JsonObject | null,
+  error: ReachError | null,
+  schemaValidation: "pass" | "fail",
+  artifacts: readonly ArtifactInfo[],
+  durationMs: number,
+  replanEvents: string[],
+): RunEvidence {
+  const ev: RunEvidence = {
+    stepId: step.id,
+    toolName: step.tool,
+    input: envelope.arguments,
+    output,
+    schemaValidation,
+    durationMs: Math.max(0, Math.round(durationMs)),
+    retryCount: 0,
+    replanEvents,
+    status: error === null ? "completed" : "failed",
+    artifacts: [...artifacts],
+  };
+  if (error !== null) ev.error = error.toDetails();
+  return ev;
+}

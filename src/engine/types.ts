@@ -1,0 +1,103 @@
+/**
+ * What a run is asked to do and what it leaves behind.
+ * @module
+ */
+import type { FetchLike } from "../sandbox/host/http.ts";
+import type { StoredArtifact } from "../sandbox/host/artifact-sink.ts";
+import type { JsonObject, JsonValue } from "../sandbox/types.ts";
+import type { SnapshotEntry } from "../sandbox/workspace/workspace.ts";
+import type { RecordedEvent } from "../ledger/event-log.ts";
+import type { TapePlayer } from "../record/player.ts";
+import type { TapeRecorder } from "../record/tape.ts";
+import type { ReachError } from "../protocol/errors.ts";
+import type { RunEvidence } from "../protocol/evidence.ts";
+import type { Blueprint } from "../protocol/plan.ts";
+import type { LoadedPack } from "./pack.ts";
+import type { EngineEnvironment } from "./runners.ts";
+
+/** The three terminal states (seed 003 §3.1). */
+export type RunStatus = "COMPLETED" | "FAILED" | "ABORTED";
+/** Every state a run passes through (seed 003 §3.1; ARCHITECTURE "State machines"). */
+export type RunPhase = "PENDING" | "PREPARING" | "EXECUTING" | RunStatus;
+
+/** Progress reports for the CLI (stderr), never part of the run's hashed record. */
+export type RunProgress =
+  | { kind: "planned"; planId: string; steps: number; planHash: string }
+  | { kind: "step"; index: number; total: number; stepId: string; tool: string; status: "started" }
+  | { kind: "step"; index: number; total: number; stepId: string; tool: string; status: "completed" | "failed"; durationMs: number; code?: string }
+  | { kind: "replan"; attempt: number; reason: string };
+
+/** A run request. */
+export type RunRequest = {
+  /** The loaded pack. */
+  loaded: LoadedPack;
+  /** The run input / objective (default `{}`). */
+  input?: JsonValue;
+  /** Decimal seed 0..2^64-1 (default: derived from the input hash). */
+  seed?: string;
+  /** Explicit approval of a risk-3 plan (`--approve`). */
+  approve?: boolean;
+  /** Plan step limit (default: the pack's `run.maxSteps`, else 10). */
+  maxSteps?: number;
+  /** Per-step watchdog in ms when the plan does not set one (default 30 s). */
+  stepTimeoutMs?: number;
+  /** Run in the restricted executor (untrusted pack). */
+  restricted?: boolean;
+  /** Aborts the run (SIGINT/SIGTERM): it ends ABORTED with its terminal event written. */
+  signal?: AbortSignal;
+  /** The fetch for `http.fetch` (default: none, so network calls fail). */
+  fetch?: FetchLike;
+  /** Replay: answer from this tape instead of the network (issue 5). */
+  player?: TapePlayer;
+  /** Progress callback. */
+  onProgress?: (p: RunProgress) => void;
+  /** The platform's engines. */
+  env: EngineEnvironment;
+  /** Wall clock for budgets and evidence durations (default `performance.now`); never hashed. */
+  now?: () => number;
+};
+
+/** The execution header (seed 001 §6–§7: the plan hash lock and what the run was bound to). */
+export type ExecutionHeader = {
+  contract_version: "S2-B-06.v1";
+  run_id: string;
+  pack_id: string;
+  pack_version: string;
+  manifest_hash: string;
+  input_hash: string;
+  seed: string;
+  epoch: string;
+  restricted: boolean;
+  plan_id: string | null;
+  plan_hash: string | null;
+  approved_by: "cli" | "record" | null;
+  phases: RunPhase[];
+};
+
+/** Everything a finished run produced. */
+export type RunRecord = {
+  runId: string;
+  status: RunStatus;
+  runHash: string;
+  /** The error that ended a FAILED or ABORTED run. */
+  error: ReachError | null;
+  events: readonly RecordedEvent[];
+  evidence: RunEvidence[];
+  /** Committed artifacts with their bytes. */
+  artifacts: readonly StoredArtifact[];
+  /** The plan that ran last, and its hash. */
+  plan: Blueprint | null;
+  planHash: string | null;
+  header: ExecutionHeader;
+  inputHash: string;
+  input: JsonValue;
+  seed: string;
+  /** Outputs of completed steps by step id (the run's output; its hash is committed in run.completed). */
+  outputs: JsonObject;
+  tape: TapeRecorder;
+  workspaceBefore: SnapshotEntry[];
+  workspaceAfter: SnapshotEntry[];
+  /** Workspace file contents (after the run) by path. */
+  workspaceFiles: Map<string, Uint8Array>;
+  warnings: string[];
+};

@@ -1,0 +1,295 @@
+// Capsules through the CLI (issue 5 "Acceptance"): run → capsule → replay → verify for the example packs, the same
+// capsule bytes from Node and Deno, single-byte damage to an event, a tape record, a blob or the proof located by
+// verify and replay (exit 1), malicious capsules refused with exit 2, and truncation at every offset of a real
+// capsule refused without a hang.
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { readArchive, writeArchive } from "../src/capsule/archive.ts";
+import { readRunCapsule } from "../src/capsule/run-capsule.ts";
+import { main } from "../src/cli/cli.ts";
+import { canonicalize } from "../src/canonical/jcs.ts";
+import { sha256Hex } from "../src/canonical/sha256.ts";
+import { ReachError } from "../src/protocol/errors.ts";
+
+const root = new URL("../", import.meta.url).pathname;
+const scratch = mkdtempSync(join(tmpdir(), "reach-capsules-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+async function cli(args: string[]): Promise<{ code: number; json: Record<string, unknown> | null; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
+  return { code, json: stdout.trim() === "" ? null : (JSON.parse(stdout) as Record<string, unknown>), stderr };
+}
+const sha = (b: Uint8Array): string => createHash("sha256").update(b).digest("hex");
+
+let keyFile = "";
+async function signedNotesCapsule(): Promise<string> {
+  if (keyFile === "") {
+    keyFile = join(scratch, "k");
+    expect((await cli(["keygen", "--out", keyFile])).code).toBe(0);
+  }
+  const r = await cli(["run", "packs/notes", "--unrestricted", "--key", keyFile, "--json", "--out", join(scratch, "signed")]);
+  expect(r.code, r.stderr).toBe(0);
+  return r.json!["capsule"] as string;
+}
+
+/** Rewrite one entry of a capsule (optionally fixing its digest in capsule.json, as a careful forger would). */
+function tamper(capsule: string, entry: string, change: (b: Uint8Array) => Uint8Array, fixIndex: boolean): string {
+  const entries = readArchive(readFileSync(capsule));
+  const changed = change(entries.get(entry)!);
+  entries.set(entry, changed);
+  if (fixIndex) {
+    const index = JSON.parse(dec.decode(entries.get("capsule.json")!));
+    for (const f of index.files) if (f.path === entry) Object.assign(f, { sha256: sha(changed), size: changed.length });
+    entries.set("capsule.json", enc.encode(JSON.stringify(index)));
+  }
+  const out = join(scratch, `tampered-${Math.random().toString(36).slice(2)}.capsule.tar.gz`);
+  writeFileSync(out, writeArchive([...entries].map(([path, bytes]) => ({ path, bytes }))));
+  return out;
+}
+/** Change one byte inside the payload of event `line` (a digit or letter of its first string value). */
+function flipByteOfLine(b: Uint8Array, line: number): Uint8Array {
+  const lines = dec.decode(b).split("\n");
+  const at = lines[line]!.indexOf('"payload":{') + 12;
+  const m = /[a-z0-9]/.exec(lines[line]!.slice(at + 5))!;
+  const i = at + 5 + m.index;
+  const ch = lines[line]![i]!;
+  lines[line] = lines[line]!.slice(0, i) + (ch === "a" ? "b" : "a") + lines[line]!.slice(i + 1);
+  return enc.encode(lines.join("\n"));
+}
+
+describe("run → capsule → replay → verify", () => {
+  for (const pack of ["hello", "notes"]) {
+    it(`packs/${pack}: replay matches (exit 0) and verify passes (exit 0)`, async () => {
+      const r = await cli(["run", `packs/${pack}`, "--unrestricted", "--json", "--out", join(scratch, pack)]);
+      expect(r.code, r.stderr).toBe(0);
+      const capsule = r.json!["capsule"] as string;
+      expect(capsule.endsWith(`${r.json!["runHash"]}.capsule.tar.gz`)).toBe(true);
+      const replay = await cli(["replay", capsule, "--json"]);
+      expect(replay.code, replay.stderr).toBe(0);
+      expect(replay.json).toMatchObject({ matches: true, runHash: r.json!["runHash"], expectedRunHash: r.json!["runHash"] });
+      const noExec = await cli(["replay", capsule, "--no-exec", "--json"]);
+      expect(noExec.code).toBe(0);
+      const verify = await cli(["verify", capsule, "--json"]);
+      expect(verify.code, verify.stderr).toBe(0);
+      expect(verify.json!["valid"]).toBe(true);
+    });
+  }
+
+  it("a failed run has a capsule too, and it replays", async () => {
+    const r = await cli(["run", "packs/path_escape_fail", "--unrestricted", "--json", "--out", join(scratch, "failed")]);
+    expect(r.code).toBe(1);
+    expect((await cli(["replay", r.json!["capsule"] as string])).code).toBe(0);
+    expect((await cli(["verify", r.json!["capsule"] as string])).code).toBe(0);
+  });
+
+  it("Node and Deno write byte-identical capsules for the same run", async () => {
+    const node = await cli(["run", "packs/notes", "--unrestricted", "--json", "--out", join(scratch, "rt-node")]);
+    const deno = spawnSync(join(root, "node_modules/.bin/deno"), ["run", "--allow-read", "--allow-write", "--allow-env", "--allow-net", "src/cli/main.ts", "run", "packs/notes", "--unrestricted", "--json", "--out", join(scratch, "rt-deno")], { cwd: root, encoding: "utf8" });
+    expect(deno.status, deno.stderr).toBe(0);
+    const d = JSON.parse(deno.stdout) as { capsule: string; runHash: string };
+    expect(d.runHash).toBe(node.json!["runHash"]);
+    expect(sha(readFileSync(d.capsule))).toBe(sha(readFileSync(node.json!["capsule"] as string)));
+  }, 60_000);
+
+  it("a signed run verifies its run proof and every step proof", async () => {
+    const capsule = await signedNotesCapsule();
+    const v = await cli(["verify", capsule, "--json"]);
+    expect(v.code, v.stderr).toBe(0);
+    const names = (v.json!["checks"] as { name: string }[]).map((c) => c.name);
+    expect(names).toContain("proof.run.signature");
+    expect(names.filter((n) => /^proof\.steps\[\d\]\.signature$/.test(n))).toHaveLength(5);
+  });
+});
+
+describe("single-byte damage is found and located (exit 1)", () => {
+  it("an event: verify names the entry and, with a forged index, the event index; replay diverges", async () => {
+    const r = await cli(["run", "packs/notes", "--unrestricted", "--json", "--out", join(scratch, "dmg")]);
+    const capsule = r.json!["capsule"] as string;
+    const naive = tamper(capsule, "events.jsonl", (b) => flipByteOfLine(b, 5), false);
+    const v1 = await cli(["verify", naive, "--json"]);
+    expect(v1.code).toBe(1);
+    const failed1 = (v1.json!["checks"] as { ok: boolean; name: string; location?: Record<string, unknown> }[]).filter((c) => !c.ok);
+    expect(failed1.find((c) => c.name === "files")?.location).toEqual({ entry: "events.jsonl" });
+    expect(failed1.find((c) => c.name === "events")?.location).toMatchObject({ eventIndex: 5 });
+    const forged = tamper(capsule, "events.jsonl", (b) => flipByteOfLine(b, 5), true);
+    const v2 = await cli(["verify", forged, "--json"]);
+    expect(v2.code).toBe(1);
+    expect((v2.json!["checks"] as { ok: boolean; name: string; location?: Record<string, unknown> }[]).find((c) => !c.ok)).toMatchObject({ name: "events", location: { eventIndex: 5 } });
+    const rp = await cli(["replay", forged, "--json"]);
+    expect(rp.code).toBe(1);
+    expect(rp.json!["matches"]).toBe(false);
+  });
+
+  it("a tape record: verify names tape.jsonl (exit 1); a consistently re-hashed forgery passes verify but replay is a REPLAY_DIVERGENCE naming the step and event", async () => {
+    const r = await cli(["run", "packs/notes", "--unrestricted", "--json", "--out", join(scratch, "tape")]);
+    const capsule = r.json!["capsule"] as string;
+    const recordOf = (text: string) => text.split("\n").findIndex((l) => l.includes('"op":"fs.read"'));
+    const naive = tamper(capsule, "tape.jsonl", (b) => {
+      const lines = dec.decode(b).split("\n");
+      const i = recordOf(lines.join("\n"));
+      lines[i] = lines[i]!.replace('"path":"data/input.txt"', '"path":"data/input.tx7"');
+      return enc.encode(lines.join("\n"));
+    }, true);
+    const v = await cli(["verify", naive, "--json"]);
+    expect(v.code, v.stderr).toBe(1);
+    expect((v.json!["checks"] as { ok: boolean; name: string }[]).filter((c) => !c.ok).map((c) => c.name)).toEqual(["tape"]);
+    expect((await cli(["replay", naive])).code).toBe(1);
+    // a forger who re-hashes the record: the response claims other file bytes
+    const forged = tamper(capsule, "tape.jsonl", (b) => {
+      const lines = dec.decode(b).split("\n");
+      const i = recordOf(lines.join("\n"));
+      const rec = JSON.parse(lines[i]!);
+      rec.response.data = Buffer.from("forged file content\n").toString("base64");
+      rec.responseHash = sha256Hex(canonicalize(rec.response));
+      lines[i] = canonicalize(rec);
+      return enc.encode(lines.join("\n"));
+    }, true);
+    expect((await cli(["verify", forged])).code).toBe(0); // consistent: only re-execution can tell
+    const rp = await cli(["replay", forged, "--json"]);
+    expect(rp.code, rp.stderr).toBe(1);
+    const div = rp.json!["divergence"] as { code: string; stepId: string; eventIndex: number; field: string };
+    expect(div.code).toBe("REPLAY_DIVERGENCE");
+    expect(div.stepId).toBe("save");
+    expect(div.eventIndex).toBeGreaterThan(0);
+    expect(rp.stderr).toMatch(/step "save"/);
+  });
+
+  it("a blob: verify names the blob", async () => {
+    const folder = join(root, "conformance/capsules/http");
+    const file = readRunCapsule(readFileSync(join(folder, (await import("node:fs")).readdirSync(folder)[0]!)));
+    const blob = [...file.entries.keys()].find((p) => p.startsWith("blobs/"))!;
+    const src = join(scratch, "http.capsule.tar.gz");
+    writeFileSync(src, readFileSync(join(folder, (await import("node:fs")).readdirSync(folder)[0]!)));
+    const forged = tamper(src, blob, (b) => {
+      const c = b.slice();
+      c[10] = c[10]! ^ 1;
+      return c;
+    }, true);
+    const v = await cli(["verify", forged, "--json"]);
+    expect(v.code).toBe(1);
+    expect(JSON.stringify((v.json!["checks"] as { ok: boolean }[]).filter((c) => !c.ok))).toContain(blob.slice(6, 22));
+    expect((await cli(["replay", forged])).code).toBe(1);
+  });
+
+  it("the proof: verify names the failing proof check", async () => {
+    const capsule = await signedNotesCapsule();
+    const forged = tamper(capsule, "proof.json", (b) => {
+      const doc = JSON.parse(dec.decode(b));
+      doc.steps[2].signature = doc.steps[2].signature.replace(/^./, (c: string) => (c === "0" ? "1" : "0"));
+      return enc.encode(JSON.stringify(doc));
+    }, true);
+    const v = await cli(["verify", forged, "--json"]);
+    expect(v.code).toBe(1);
+    expect((v.json!["checks"] as { ok: boolean; name: string }[]).filter((c) => !c.ok).map((c) => c.name)).toEqual(["proof.steps[2].signature"]);
+  });
+});
+
+describe("malicious and broken capsules are refused with exit 2", () => {
+  function rawTar(name: string, typeflag: string, body: Uint8Array, linkname = ""): Uint8Array {
+    const h = new Uint8Array(512);
+    const put = (s: string, at: number) => h.set(enc.encode(s), at);
+    put(name, 0);
+    put("0000644\0", 100);
+    put("0000000\0", 108);
+    put("0000000\0", 116);
+    put(body.length.toString(8).padStart(11, "0") + "\0", 124);
+    put("00000000000\0", 136);
+    put("        ", 148);
+    put(typeflag, 156);
+    put(linkname, 157);
+    put("ustar\0", 257);
+    put("00", 263);
+    let sum = 0;
+    for (const b of h) sum += b;
+    put(sum.toString(8).padStart(6, "0") + "\0 ", 148);
+    const data = new Uint8Array(Math.ceil(body.length / 512) * 512);
+    data.set(body);
+    const out = new Uint8Array(512 + data.length + 1024);
+    out.set(h);
+    out.set(data, 512);
+    return out;
+  }
+  async function gz(tar: Uint8Array): Promise<Uint8Array> {
+    const { gzipSync } = await import("fflate");
+    return gzipSync(tar, { mtime: 0 });
+  }
+  const cases: [string, () => Promise<Uint8Array>][] = [
+    ["a tar-slip path", () => gz(rawTar("../../etc/passwd", "0", enc.encode("x")))],
+    ["an absolute path", () => gz(rawTar("/etc/passwd", "0", enc.encode("x")))],
+    ["a symbolic link", () => gz(rawTar("events.jsonl", "2", new Uint8Array(), "/etc/passwd"))],
+    ["a hard link", () => gz(rawTar("events.jsonl", "1", new Uint8Array(), "capsule.json"))],
+    ["a gzip bomb", async () => {
+      const { Gzip } = await import("fflate");
+      const parts: Uint8Array[] = [];
+      const z = new Gzip({ level: 9, mtime: 0 }, (c) => void parts.push(c));
+      const zeros = new Uint8Array(16 * 1024 * 1024);
+      for (let i = 0; i < 80; i++) z.push(zeros); // 1.25 GiB of zeros, past the 1 GiB limit
+      z.push(new Uint8Array(0), true);
+      const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+      let at = 0;
+      for (const p of parts) { out.set(p, at); at += p.length; }
+      return out;
+    }],
+    ["not a gzip file", async () => enc.encode("hello")],
+  ];
+  for (const [name, make] of cases) {
+    it(name, async () => {
+      const file = join(scratch, `bad-${name.replace(/\W/g, "_")}.capsule.tar.gz`);
+      writeFileSync(file, await make());
+      const started = performance.now();
+      for (const cmd of ["verify", "replay"]) {
+        const r = await cli([cmd, file, "--json"]);
+        expect(r.code, `${cmd}: ${r.stderr}`).toBe(2);
+        expect(r.stderr).toMatch(/REPLAY_CAPSULE_(INVALID|TOO_LARGE)/);
+      }
+      expect(performance.now() - started).toBeLessThan(30_000);
+    }, 60_000);
+  }
+
+  it("truncating a real capsule at every offset is refused every time, quickly", () => {
+    const folder = join(root, "conformance/capsules/hello");
+    const bytes = readFileSync(join(folder, `16bc66782b50ae6ea557a504d03e447be52dbf943ba2ebc5cc6751e946efe5fe.capsule.tar.gz`));
+    const started = performance.now();
+    for (let n = 0; n < bytes.length; n++) {
+      let code = "accepted";
+      try {
+        readRunCapsule(bytes.subarray(0, n));
+      } catch (err) {
+        code = err instanceof ReachError ? err.code : `not a ReachError: ${String(err)}`;
+      }
+      if (code !== "REPLAY_CAPSULE_INVALID") expect.fail(`truncated at ${n} of ${bytes.length}: ${code}`);
+    }
+    expect(performance.now() - started).toBeLessThan(120_000);
+  }, 180_000);
+
+  it("flipping any single byte of a real capsule is refused or detected, never a crash", async () => {
+    const { verifyRunCapsule } = await import("../src/capsule/verify.ts");
+    const folder = join(root, "conformance/capsules/hello");
+    const bytes = new Uint8Array(readFileSync(join(folder, `16bc66782b50ae6ea557a504d03e447be52dbf943ba2ebc5cc6751e946efe5fe.capsule.tar.gz`)));
+    const original = readArchive(bytes);
+    const same = (m: Map<string, Uint8Array>): boolean => m.size === original.size && [...m].every(([p, b]) => original.has(p) && sha(original.get(p)!) === sha(b));
+    let unchanged = 0;
+    for (let i = 0; i < bytes.length; i++) {
+      const c = bytes.slice();
+      c[i] = c[i]! ^ 0x20;
+      let outcome = "accepted";
+      try {
+        const capsule = readRunCapsule(c);
+        outcome = verifyRunCapsule(capsule).valid ? (same(readArchive(c)) ? "unchanged" : "accepted") : "detected";
+        if (outcome === "unchanged") unchanged++; // deflate can encode the same bytes two ways: nothing was damaged
+      } catch (err) {
+        outcome = err instanceof ReachError ? "refused" : `crash: ${String(err)}`;
+      }
+      if (outcome === "accepted" || outcome.startsWith("crash")) expect.fail(`byte ${i}: ${outcome}`);
+    }
+    expect(unchanged).toBeLessThan(bytes.length / 20);
+  }, 180_000);
+});
