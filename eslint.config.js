@@ -36,6 +36,12 @@ export default tseslint.config(
     },
   },
   {
+    // the standalone verifier is plain Node.js for third parties
+    files: ["conformance/verifier/*.mjs"],
+    languageOptions: { globals: { console: "readonly", process: "readonly", TextDecoder: "readonly", TextEncoder: "readonly" } },
+    rules: { "@typescript-eslint/no-unused-vars": ["error", { varsIgnorePattern: "^_" }] },
+  },
+  {
     files: ["src/**/*.test.ts", "src/**/_test-*.ts"],
     rules: { "no-restricted-imports": "off", "no-restricted-globals": "off" },
   },

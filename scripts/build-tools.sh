@@ -37,6 +37,23 @@ node_modules/.bin/asc as-wordcount/assembly/index.ts \
 
 (cd "$out" && sha256sum -- *.wasm > SHA256SUMS)
 
+# The example packs carry copies of some tools (a pack is self-contained): pack path <- built file.
+PACK_TOOLS=(
+  "../packs/hello/tools/wordcount.wasm as-wordcount.wasm"
+  "../packs/notes/tools/checksum.wasm c-sha.wasm"
+  "../packs/notes/tools/stats.wasm rs-stats.wasm"
+  "../packs/hanging_tool_fail/tools/hang.wasm hang.wasm"
+)
+for pair in "${PACK_TOOLS[@]}"; do
+  set -- $pair
+  if [[ "$out" == build ]]; then cp "$out/$2" "$1"
+  elif ! cmp -s "$out/$2" "$1"; then echo "build-tools: $1 is not the rebuilt $2; run npm run build:tools" >&2; exit 1; fi
+done
+if ! cmp -s js-slugify/tool.js ../packs/notes/tools/slugify.js; then
+  if [[ "$out" == build ]]; then cp js-slugify/tool.js ../packs/notes/tools/slugify.js
+  else echo "build-tools: packs/notes/tools/slugify.js differs from wasm-tools/js-slugify/tool.js" >&2; exit 1; fi
+fi
+
 if [[ "$out" != build ]]; then
   if diff -u build/SHA256SUMS "$out/SHA256SUMS"; then echo "build-tools: reproducible, hashes match"; else
     echo "build-tools: the rebuilt tools differ from wasm-tools/build (see diff above)" >&2; exit 1; fi

@@ -4,6 +4,8 @@
  *   `runPack` (load excluded, warm: modules compiled and instrumented once), against ten bare invocations of the same
  *   tool through `WasmToolRunner` with the recording host (the sandbox floor the engine adds to);
  *   target ≤ 100 ms per run on Node;
+ * - replay of the same pack's capsule (read, verify, re-execute against the tape, rebuild and compare the capsule)
+ *   against the original run (issue 5);
  * - `reach-wasm run packs/hello` as a whole process (Node only: it spawns `node dist/cli/main.js`), against
  *   `node -e 0` (process start); target ≤ 400 ms.
  * @module
@@ -11,7 +13,10 @@
 import { readFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { invokeOnce, newWorkspace } from "../../conformance/lib/tool-harness.ts";
+import { readRunCapsule } from "../../src/capsule/run-capsule.ts";
+import { buildRunCapsule, capsuleRequest } from "../../src/engine/capsule.ts";
 import { runPack } from "../../src/engine/coordinator.ts";
+import { replayCapsule } from "../../src/engine/replay.ts";
 import { loadPack } from "../../src/engine/pack.ts";
 import { readQuickJsEngineWasm } from "../../src/platform/quickjs-engine.ts";
 import { WasmToolRunner } from "../../src/sandbox/wasi/runner.ts";
@@ -43,7 +48,7 @@ export function tenStepPack(): Map<string, Uint8Array> {
  * @param log where to print
  * @returns the medians in ms
  */
-export async function benchEngine(log: (line: string) => void): Promise<{ runMs: number; floorMs: number; processMs: number | null }> {
+export async function benchEngine(log: (line: string) => void): Promise<{ runMs: number; floorMs: number; replayMs: number; processMs: number | null }> {
   const loaded = await loadPack(tenStepPack());
   const wasm = loaded.tools.get("wordcount")!.code;
   const env = { quickjsEngine: readQuickJsEngineWasm };
@@ -77,6 +82,22 @@ export async function benchEngine(log: (line: string) => void): Promise<{ runMs:
   const floorMs = median(floors);
   log(`engine: 10-step WASI pack ${runMs.toFixed(1)} ms per run (warm, load excluded); 10 bare recorded invocations ${floorMs.toFixed(1)} ms; ratio ${(runMs / floorMs).toFixed(2)}×; target ≤ 100 ms ${runMs <= 100 ? "met" : "MISSED"}`);
 
+  const record = await runPack({ loaded, env });
+  const capsule = buildRunCapsule(record, loaded, capsuleRequest(record, {})).bytes;
+  const replays: number[] = [];
+  const runs2: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    let t = performance.now();
+    const report = await replayCapsule(readRunCapsule(capsule), env);
+    if (!report.matches) throw new Error(`bench replay diverged: ${report.divergence?.message}`);
+    replays.push(performance.now() - t);
+    t = performance.now();
+    await run();
+    runs2.push(performance.now() - t);
+  }
+  const replayMs = median(replays);
+  log(`engine: replay of the 10-step capsule (${capsule.length} bytes: read, verify, re-execute, rebuild) ${replayMs.toFixed(1)} ms; the run itself ${median(runs2).toFixed(1)} ms; ratio ${(replayMs / median(runs2)).toFixed(2)}×`);
+
   let processMs: number | null = null;
   if (!("Deno" in globalThis)) {
     const cli = new URL("dist/cli/main.js", root).pathname;
@@ -97,5 +118,5 @@ export async function benchEngine(log: (line: string) => void): Promise<{ runMs:
     processMs = median(whole);
     log(`engine: \`reach-wasm run packs/hello\` ${processMs.toFixed(0)} ms as a whole process; \`node -e 0\` ${median(bare).toFixed(0)} ms; ratio ${(processMs / median(bare)).toFixed(1)}×; target ≤ 400 ms ${processMs <= 400 ? "met" : "MISSED"}`);
   }
-  return { runMs, floorMs, processMs };
+  return { runMs, floorMs, replayMs, processMs };
 }
