@@ -73,13 +73,18 @@ export async function runPack(request: RunRequest): Promise<RunRecord> {
   const clock = new VirtualClock(epochMs);
   const log = new EventLog({ runId, clock });
   const policy = capabilityPolicy(loaded.pack.manifest, { restricted });
-  const workspace = Workspace.fromResources(workspaceResources(policy, loaded.workspaceFiles));
+  // WASI tools reach the workspace through preopens, not through the host API's checks, so the workspace itself
+  // enforces what the policy allows: without the filesystem permission nothing is preopened (runRunners), and in the
+  // restricted executor or with sandbox.filesystem "readonly" every declared root is read-only (temp/ stays writable).
+  const readOnly = policy.restricted || policy.filesystemReadonly;
+  const resources = workspaceResources(policy, loaded.workspaceFiles).map((r) => (readOnly ? { ...r, access: "read" as const } : r));
+  const workspace = Workspace.fromResources(resources);
   const workspaceBefore = workspace.snapshot();
   const memory = new MemoryStore();
   const artifacts = new ArtifactSink();
   const tape = new TapeRecorder();
-  const roots = policy.workspaceRoots.map((r) => r.root);
-  const runners = runRunners(request.env, roots);
+  const filesystem = policy.permissions.has("filesystem");
+  const runners = runRunners(request.env, filesystem ? policy.workspaceRoots.map((r) => r.root) : null);
   const maxSteps = request.maxSteps ?? loaded.pack.run?.maxSteps ?? DEFAULT_MAX_STEPS;
   const maxReplans = loaded.pack.run?.maxReplans ?? 0;
   const policies = loaded.pack.manifest.policies;

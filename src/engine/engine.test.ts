@@ -192,3 +192,56 @@ describe("runPack: abort", () => {
     expect(types(r)).toEqual(["run.started", "run.aborted"]);
   });
 });
+
+describe("runPack: WASI tools and the policy (the workspace enforces what the host API would)", () => {
+  // A WASI command that creates out/x.txt through its first preopen (fd 3) and prints {}; exit 100+errno on refusal.
+  const WAT = `(module
+    (import "wasi_snapshot_preview1" "path_open" (func $open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+    (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
+    (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+    (memory (export "memory") 1)
+    (data (i32.const 0) "x.txt")
+    (data (i32.const 32) "{}")
+    (func (export "_start") (local $e i32)
+      (local.set $e (call $open (i32.const 3) (i32.const 0) (i32.const 0) (i32.const 5) (i32.const 1) (i64.const 64) (i64.const 0) (i32.const 0) (i32.const 16)))
+      (if (local.get $e) (then (call $exit (i32.add (i32.const 100) (local.get $e)))))
+      (i32.store (i32.const 64) (i32.const 32))
+      (i32.store (i32.const 68) (i32.const 2))
+      (drop (call $write (i32.const 1) (i32.const 64) (i32.const 1) (i32.const 72)))))`;
+  async function writerPack(permissions: string[], sandbox?: Record<string, unknown>): Promise<Map<string, Uint8Array>> {
+    const binaryen = (await import("binaryen")).default;
+    const mod = binaryen.parseText(WAT);
+    const wasm = mod.emitBinary();
+    mod.dispose();
+    const enc = new TextEncoder();
+    const doc = {
+      specVersion: "1.0.0", id: "writer", version: "1.0.0", entrypoint: "plan.json", tools: { w: { kind: "wasm", module: "w.wasm" } },
+      manifest: { manifestVersion: "1.0.0", capabilities: { tools: [{ name: "w" }], resources: [{ uri: "workspace:///out/", access: "readwrite" }], permissions }, ...(sandbox === undefined ? {} : { policies: { sandbox } }) },
+    };
+    return new Map([["reach.json", enc.encode(JSON.stringify(doc))], ["plan.json", enc.encode(JSON.stringify(planOf([{ id: "a", tool: "w" }])))], ["w.wasm", wasm]]);
+  }
+
+  it("unrestricted with the filesystem permission, the tool writes out/x.txt", async () => {
+    const r = await runFiles(await writerPack(["filesystem"]));
+    expect(r.status, r.error?.message).toBe("COMPLETED");
+    expect(r.workspaceFiles.has("out/x.txt")).toBe(true);
+  });
+
+  it("in the restricted executor the same write is refused and nothing is written", async () => {
+    const r = await runFiles(await writerPack(["filesystem"]), { restricted: true });
+    expect(r.status).toBe("FAILED");
+    expect(r.workspaceFiles.has("out/x.txt")).toBe(false);
+  });
+
+  it("with sandbox.filesystem readonly the write is refused", async () => {
+    const r = await runFiles(await writerPack(["filesystem"], { filesystem: "readonly" }));
+    expect(r.status).toBe("FAILED");
+    expect(r.workspaceFiles.has("out/x.txt")).toBe(false);
+  });
+
+  it("without the filesystem permission nothing is preopened", async () => {
+    const r = await runFiles(await writerPack([]));
+    expect(r.status).toBe("FAILED");
+    expect(r.error?.details["exitCode"]).toBe(108); // 100 + EBADF: fd 3 does not exist
+  });
+});

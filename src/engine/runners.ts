@@ -30,18 +30,19 @@ export async function builtinComponents(): Promise<readonly TranspiledComponent[
 /**
  * The runners of one run.
  * @param env the platform's engine and components
- * @param roots the workspace roots to preopen for WASI tools (each as `/<root>`, plus `/temp`)
+ * @param roots the workspace roots to preopen for WASI tools (each as `/<root>`, plus `/temp`); null: no preopens
+ *   at all (the pack lacks the `filesystem` permission)
  * @returns `runnerFor(tool, step)` and `quickjs()` (the run's one QuickJS runner, also used by the planner)
  */
-export function runRunners(env: EngineEnvironment, roots: readonly string[]) {
+export function runRunners(env: EngineEnvironment, roots: readonly string[] | null) {
   let quickjs: QuickJsRunner | null = null;
   let component: ToolRunner | null = null;
-  const preopens: Preopen[] = [...roots, TEMP_ROOT].map((r) => ({ guest: `/${r}`, path: r }));
+  const preopens: Preopen[] | null = roots === null ? null : [...roots, TEMP_ROOT].map((r) => ({ guest: `/${r}`, path: r }));
   const getQuickJs = (): QuickJsRunner => (quickjs ??= new QuickJsRunner({ engineWasm: env.quickjsEngine }));
   const runnerFor = async (tool: PackTool, step: StepTransaction): Promise<ToolRunner> => {
     switch (tool.definition.kind) {
       case "wasm":
-        return new WasmToolRunner({ filesystem: () => ({ fs: step, preopens }) });
+        return new WasmToolRunner(preopens === null ? {} : { filesystem: () => ({ fs: step, preopens }) });
       case "js":
         return getQuickJs();
       case "component": {
