@@ -1,0 +1,91 @@
+// keygen, pack init|validate|build|sign, and run of a pack archive and of a signed pack through a trust store.
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync, cpSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { main } from "../src/cli/cli.ts";
+
+const scratch = mkdtempSync(join(tmpdir(), "reach-cli-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+async function cli(...args: string[]): Promise<{ code: number; json: Record<string, unknown> | null; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
+  return { code, json: stdout.trim() === "" ? null : (JSON.parse(stdout) as Record<string, unknown>), stderr };
+}
+
+describe("keygen", () => {
+  it("writes a 0600 private key and a public key, and never overwrites without --force", async () => {
+    const key = join(scratch, "a.key");
+    const r = await cli("keygen", "--out", key, "--json");
+    expect(r.code, r.stderr).toBe(0);
+    expect(statSync(key).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(`${key}.pub`, "utf8")).publicKey).toBe(r.json!["publicKey"]);
+    expect(JSON.parse(readFileSync(key, "utf8")).type).toBe("reach-wasm/ed25519-private-key");
+    const again = await cli("keygen", "--out", key);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/exists/);
+    expect((await cli("keygen", "--out", key, "--force")).code).toBe(0);
+  });
+});
+
+describe("pack", () => {
+  it("init makes a pack that validates and runs", async () => {
+    const dir = join(scratch, "greeter");
+    expect((await cli("pack", "init", dir)).code).toBe(0);
+    const v = await cli("pack", "validate", dir, "--json");
+    expect(v.code, v.stderr).toBe(0);
+    expect(v.json).toMatchObject({ valid: true, id: "greeter", signed: false });
+    const input = join(scratch, "in.json");
+    writeFileSync(input, JSON.stringify({ name: "Ada" }));
+    const r = await cli("run", dir, "--input", input, "--json", "--out", join(scratch, "out"));
+    expect(r.code, r.stderr).toBe(0);
+    const result = JSON.parse(readFileSync(join(r.json!["out"] as string, "result.json"), "utf8"));
+    expect(result.outputs.greet).toEqual({ greeting: "Hello, Ada!" });
+    expect((await cli("pack", "init", dir)).code).toBe(2); // not empty
+  });
+
+  it("build writes a deterministic archive that runs with the same run hash as the directory", async () => {
+    const a = join(scratch, "hello-a.tar.gz");
+    const b = join(scratch, "hello-b.tar.gz");
+    expect((await cli("pack", "build", "packs/hello", "--out", a)).code).toBe(0);
+    expect((await cli("pack", "build", "packs/hello", "--out", b)).code).toBe(0);
+    expect(readFileSync(a).equals(readFileSync(b))).toBe(true);
+    const fromDir = await cli("run", "packs/hello", "--json", "--out", join(scratch, "o1"));
+    const fromArchive = await cli("run", a, "--json", "--out", join(scratch, "o2"));
+    expect(fromArchive.code, fromArchive.stderr).toBe(0);
+    expect(fromArchive.json!["runHash"]).toBe(fromDir.json!["runHash"]);
+  });
+
+  it("sign + a trust store: the pack runs unrestricted; a changed file is a hard PACK_INVALID_SIGNATURE (exit 2)", async () => {
+    const dir = join(scratch, "notes");
+    cpSync("packs/notes", dir, { recursive: true });
+    const key = join(scratch, "signer.key");
+    const k = await cli("keygen", "--out", key, "--json");
+    const trust = join(scratch, "trust.json");
+    writeFileSync(trust, JSON.stringify({ version: 1, keys: [{ publicKey: k.json!["publicKey"], name: "ci signer" }] }));
+    expect((await cli("pack", "sign", dir, "--key", key)).code).toBe(0);
+    const untrusted = await cli("run", dir, "--json", "--out", join(scratch, "s0"));
+    expect(untrusted.json!["status"]).toBe("FAILED"); // signed, but the key is not trusted: restricted
+    expect(untrusted.stderr).toMatch(/not in the trust store/);
+    const trusted = await cli("run", dir, "--trust", trust, "--json", "--out", join(scratch, "s1"));
+    expect(trusted.code, trusted.stderr).toBe(0);
+    expect(trusted.stderr).toMatch(/trusted key ci signer/);
+    const verify = await cli("verify", dir, "--trust", trust, "--json");
+    expect(verify.code).toBe(0);
+    appendFileSync(join(dir, "tools/slugify.js"), "\n// changed\n");
+    const tampered = await cli("run", dir, "--trust", trust, "--json", "--out", join(scratch, "s2"));
+    expect(tampered.code).toBe(2);
+    expect((tampered.json!["error"] as { code: string; details: { changed: string[] } }).code).toBe("PACK_INVALID_SIGNATURE");
+    expect((tampered.json!["error"] as { details: { changed: string[] } }).details.changed).toEqual(["tools/slugify.js"]);
+    const v2 = await cli("verify", dir, "--trust", trust);
+    expect(v2.code).toBe(1);
+  });
+
+  it("verify of an unsigned pack fails its signature check", async () => {
+    const r = await cli("verify", "packs/hello", "--json");
+    expect(r.code).toBe(1);
+    expect((r.json!["checks"] as { name: string; ok: boolean }[]).find((c) => c.name === "pack.signature")?.ok).toBe(false);
+  });
+});
