@@ -109,6 +109,25 @@ describe("run → capsule → replay → verify", () => {
   });
 });
 
+describe("capsule.json validates against the upstream capsule.schema.json and ours", () => {
+  it("for every committed capsule", async () => {
+    const Ajv2020 = (await import("ajv/dist/2020.js")).default;
+    const addFormats = (await import("ajv-formats")).default;
+    const ajv = new Ajv2020({ allErrors: true, strict: false });
+    addFormats(ajv);
+    const upstream = ajv.compile(JSON.parse(readFileSync(join(root, "conformance/upstream-schemas/capsule.schema.json"), "utf8")));
+    const ours = ajv.compile(JSON.parse(readFileSync(join(root, "conformance/schemas/capsule.schema.json"), "utf8")));
+    const { readdirSync } = await import("node:fs");
+    for (const folder of readdirSync(join(root, "conformance/capsules"))) {
+      const dir = join(root, "conformance/capsules", folder);
+      const index = readRunCapsule(readFileSync(join(dir, readdirSync(dir)[0]!))).index;
+      const plain = JSON.parse(JSON.stringify(index));
+      expect(upstream(plain), `${folder}: ${JSON.stringify(upstream.errors)}`).toBe(true);
+      expect(ours(plain), `${folder}: ${JSON.stringify(ours.errors)}`).toBe(true);
+    }
+  });
+});
+
 describe("single-byte damage is found and located (exit 1)", () => {
   it("an event: verify names the entry and, with a forged index, the event index; replay diverges", async () => {
     const r = await cli(["run", "packs/notes", "--unrestricted", "--json", "--out", join(scratch, "dmg")]);

@@ -49,6 +49,18 @@ function deno(args: string[], onStderr?: (text: string, child: ReturnType<typeof
   });
 }
 
+describe("every pack's reach.json validates against the upstream pack.schema.json", () => {
+  it.each(packs)("%s", async (name) => {
+    const Ajv2020 = (await import("ajv/dist/2020.js")).default;
+    const addFormats = (await import("ajv-formats")).default;
+    const ajv = new Ajv2020({ allErrors: true, strict: false });
+    addFormats(ajv);
+    const upstream = ajv.compile(JSON.parse(readFileSync(join(root, "conformance/upstream-schemas/pack.schema.json"), "utf8")));
+    const doc = JSON.parse(readFileSync(join(root, "packs", name, "reach.json"), "utf8"));
+    expect(upstream(doc), JSON.stringify(upstream.errors)).toBe(true);
+  });
+});
+
 describe("packs/hello", () => {
   it("completes with a runHash, and the same command again prints the same runHash", async () => {
     const out = join(scratch, "hello");
