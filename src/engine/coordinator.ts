@@ -191,7 +191,7 @@ export async function runPack(request: RunRequest): Promise<RunRecord> {
       started["planId"] = gated.plan.plan_id;
       started["planHash"] = gated.planHash;
     }
-    log.append("run.started", started, { hostStartedAtMs: 0 });
+    log.append("run.started", started);
     if (planError !== null) throw planError;
     progress({ kind: "planned", planId: gated!.plan.plan_id, steps: gated!.plan.steps.length, planHash: gated!.planHash });
     phases.push("EXECUTING");
