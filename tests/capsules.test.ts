@@ -7,6 +7,8 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Ajv2020Module from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
 import { afterAll, describe, expect, it } from "vitest";
 import { readArchive, writeArchive } from "../src/capsule/archive.ts";
 import { readRunCapsule } from "../src/capsule/run-capsule.ts";
@@ -111,8 +113,8 @@ describe("run → capsule → replay → verify", () => {
 
 describe("capsule.json validates against the upstream capsule.schema.json and ours", () => {
   it("for every committed capsule", async () => {
-    const Ajv2020 = (await import("ajv/dist/2020.js")).default;
-    const addFormats = (await import("ajv-formats")).default;
+    const Ajv2020 = Ajv2020Module.default;
+    const addFormats = addFormatsModule.default;
     const ajv = new Ajv2020({ allErrors: true, strict: false });
     addFormats(ajv);
     const upstream = ajv.compile(JSON.parse(readFileSync(join(root, "conformance/upstream-schemas/capsule.schema.json"), "utf8")));

@@ -7,6 +7,8 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Ajv2020Module from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../src/cli/cli.ts";
 
@@ -51,8 +53,8 @@ function deno(args: string[], onStderr?: (text: string, child: ReturnType<typeof
 
 describe("every pack's reach.json validates against the upstream pack.schema.json", () => {
   it.each(packs)("%s", async (name) => {
-    const Ajv2020 = (await import("ajv/dist/2020.js")).default;
-    const addFormats = (await import("ajv-formats")).default;
+    const Ajv2020 = Ajv2020Module.default;
+    const addFormats = addFormatsModule.default;
     const ajv = new Ajv2020({ allErrors: true, strict: false });
     addFormats(ajv);
     const upstream = ajv.compile(JSON.parse(readFileSync(join(root, "conformance/upstream-schemas/pack.schema.json"), "utf8")));

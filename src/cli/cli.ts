@@ -7,20 +7,20 @@
 import { ReachError } from "../protocol/errors.ts";
 import { COMMANDS, findCommand } from "./commands.ts";
 import { VERSION } from "./version.ts";
-import { runReplayCommand, runVerifyCommand } from "./capsule-commands.ts";
-import { runKeygenCommand } from "./keygen.ts";
-import { runPackCommand } from "./pack.ts";
-import { runRunCommand } from "./run.ts";
-import { runWasiCommand } from "./wasi.ts";
 
-/** The commands that are built, with their handlers (the others say "not built yet" and exit 2). */
-const HANDLERS: Readonly<Record<string, (argv: readonly string[], io: CliIO) => Promise<number>>> = {
-  keygen: runKeygenCommand,
-  pack: runPackCommand,
-  replay: runReplayCommand,
-  run: runRunCommand,
-  verify: runVerifyCommand,
-  wasi: runWasiCommand,
+type Handler = (argv: readonly string[], io: CliIO) => Promise<number>;
+
+/**
+ * The commands that are built, with their handlers (the others say "not built yet" and exit 2). Each command's
+ * module is imported only when it runs, so that `reach-wasm run` does not load what `verify` needs and the other way round.
+ */
+const HANDLERS: Readonly<Record<string, () => Promise<Handler>>> = {
+  keygen: async () => (await import("./keygen.ts")).runKeygenCommand,
+  pack: async () => (await import("./pack.ts")).runPackCommand,
+  replay: async () => (await import("./capsule-commands.ts")).runReplayCommand,
+  run: async () => (await import("./run.ts")).runRunCommand,
+  verify: async () => (await import("./capsule-commands.ts")).runVerifyCommand,
+  wasi: async () => (await import("./wasi.ts")).runWasiCommand,
 };
 
 /**
@@ -93,10 +93,10 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
     io.stdout(`Usage: ${command.usage}\n\n${command.summary}\n${command.details ? `\n${command.details}\n` : ""}`);
     return 0;
   }
-  const handler = HANDLERS[command.name];
-  if (handler !== undefined) {
+  const load = Object.hasOwn(HANDLERS, command.name) ? HANDLERS[command.name] : undefined;
+  if (load !== undefined) {
     try {
-      return await handler(rest, io);
+      return await (await load())(rest, io);
     } catch (err) {
       if (err instanceof ReachError) {
         report(io, err, json);
