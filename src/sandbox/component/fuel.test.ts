@@ -42,6 +42,7 @@ describe("ComponentRunner with fuel", () => {
 
   it("gives the same output metered, with the same fuel count every time", async () => {
     const a = await metered.run(invocation(input, 1_000_000_000n));
+    // b runs on a's core instances, reset to their snapshot (instance reuse): same fuel to the unit.
     const b = await metered.run(invocation(input, 1_000_000_000n));
     const c = await plain.run(invocation(input, 1_000_000_000n));
     if (a.status !== "success" || b.status !== "success" || c.status !== "success") throw new Error("expected success");

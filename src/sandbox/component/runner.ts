@@ -7,8 +7,11 @@
  * jco cannot run inside reach-wasm, so a component can only run when its transpiled glue is registered: the
  * runner looks the component up by the sha256 of `invocation.code` and refuses unknown ones. The core modules are
  * taken from the component bytes themselves (the glue carries none), with their memory capped to the invocation's
- * memory limit, compiled once per (digest, limit) and instantiated fresh for every invocation; an instance is never
- * reused, so no state survives from one invocation to the next and a trapped instance is simply dropped.
+ * memory limit, and compiled once per (digest, limit). Each runner instantiates a component's core modules once and
+ * resets them to their initial state before every later invocation (`_instance-pool.ts`): memories, tables and
+ * mutable globals are restored from a snapshot taken right after instantiation, and the glue (with its resource
+ * tables) and WASI are made afresh. So no state survives from one invocation to the next, and a set of instances
+ * that trapped, halted, ran out of fuel or grew its memory is dropped, never reused.
  * @module
  */
 import { base64ToBytes } from "../../canonical/hex.ts";
@@ -19,6 +22,8 @@ import { isHostOp } from "../types.ts";
 import type { JsonObject, JsonValue, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
 import { fuelError, fuelUsed, instrumentFuel, remainingFuel, setFuel } from "../fuel/mod.ts";
 import { capMemory, coreModulesOf, definesMemory, WASM_PAGE_BYTES } from "../wasm-binary.ts";
+import { InstanceSet, ShapeMismatch } from "./_instance-pool.ts";
+import { exportState } from "./_state-exports.ts";
 import { createWasiP2, GuestExit } from "./wasi-p2.ts";
 import type { ImportObject } from "./wasi-p2.ts";
 
@@ -26,8 +31,11 @@ import type { ImportObject } from "./wasi-p2.ts";
 export type InstantiateFn = (
   getCoreModule: (name: string) => WebAssembly.Module,
   imports: ImportObject,
-  instantiateCore?: (module: WebAssembly.Module, imports: WebAssembly.Imports) => Promise<WebAssembly.Instance>,
-) => Promise<ToolExports>;
+  instantiateCore?: (
+    module: WebAssembly.Module,
+    imports?: WebAssembly.Imports,
+  ) => Promise<WebAssembly.Instance> | WebAssembly.Instance,
+) => Promise<ToolExports> | ToolExports;
 
 /** The exports of an instantiated `reach:tool/tool` component (jco's mapping of the world). */
 export type ToolExports = {
@@ -70,14 +78,19 @@ function halts(err: ReachError): boolean {
   return HALTING_CODES.has(err.code) || HALTING_PREFIXES.some((p) => err.code.startsWith(p));
 }
 
-/** A compiled core module and whether it carries a fuel counter. */
-type CompiledCore = { module: WebAssembly.Module; metered: boolean };
+/**
+ * A compiled core module, whether it carries a fuel counter, and whether all its state is exported for snapshots
+ * (`_state-exports.ts`).
+ */
+type CompiledCore = { module: WebAssembly.Module; metered: boolean; snapshotable: boolean };
 /** Compiled modules, shared by all runners: key `sha256/maxPages/meter`. Small: each entry holds a ~12 MB module. */
 const compiled = new Map<string, Map<string, CompiledCore>>();
 /** Fuel-instrumented bytes by the sha256 of the original core module (instrumenting 12 MB takes ~10-30 s). */
 const instrumented = new Map<string, Promise<Uint8Array<ArrayBuffer>>>();
 const INSTRUMENTED_CACHE_ENTRIES = 2;
 const COMPILED_CACHE_ENTRIES = 4;
+/** Reusable instance sets kept per runner (one per compiled key); each holds ~2x the component's memory. */
+const POOLED_SETS = 4;
 /** sha256 of code arrays already seen (code arrays are treated as immutable once handed to a runner). */
 const digests = new WeakMap<Uint8Array, string>();
 
@@ -109,6 +122,11 @@ export type ComponentRunnerOptions = {
    * Without it a guest loop that never calls an import cannot be stopped (tests and benchmarks only).
    */
   meterFuel?: boolean;
+  /**
+   * Reuse core instances across invocations, reset to their initial state before each (default true; see
+   * `_instance-pool.ts`). `false` instantiates every invocation afresh (for comparisons in tests and benchmarks).
+   */
+  reuseInstances?: boolean;
 };
 
 /**
@@ -125,6 +143,9 @@ export class ComponentRunner implements ToolRunner {
   readonly #maxLogBytes: number;
   readonly #now: () => number;
   readonly #meterFuel: boolean;
+  readonly #reuse: boolean;
+  /** Idle instance sets, already detached from their last invocation, by compiled key (LRU order). */
+  readonly #pool = new Map<string, InstanceSet>();
 
   /**
    * @param options the registered transpiled components and limits
@@ -140,10 +161,12 @@ export class ComponentRunner implements ToolRunner {
     this.#maxLogBytes = options.maxLogBytes ?? 1024 * 1024;
     this.#now = options.now ?? (() => performance.now());
     this.#meterFuel = options.meterFuel ?? true;
+    this.#reuse = options.reuseInstances ?? true;
   }
 
   /**
-   * Run one invocation: instantiate the component fresh, call `invoke(JSON.stringify(input))`, parse the result.
+   * Run one invocation: instantiate the component (or reset a kept instance set to its initial state), call
+   * `invoke(JSON.stringify(input))`, parse the result.
    * @param invocation the invocation (its `code` is the component's bytes)
    * @returns the outcome; tool misbehaviour is reported, never thrown
    */
@@ -184,10 +207,14 @@ export class ComponentRunner implements ToolRunner {
     });
     const log = (): string => new TextDecoder("utf-8", { fatal: false }).decode(wasi.output().log);
     const fuel = invocation.fuel;
-    const meteredInstances: WebAssembly.Instance[] = [];
+    let meteredInstances: WebAssembly.Instance[] = [];
     const used = (): bigint => meteredInstances.reduce((sum, i) => sum + fuelUsed(i, fuel), 0n);
     const exhausted = (): boolean => meteredInstances.some((i) => remainingFuel(i) < 0n);
-    const instances: WebAssembly.Instance[] = [];
+    let instances: WebAssembly.Instance[] = [];
+    // The instance set of this invocation, and whether it returned cleanly (only then may it serve another).
+    let set: InstanceSet | undefined;
+    let clean = false;
+    let poolKey = "";
     const fail = (error: ReachError): ToolOutcome => {
       let err = error;
       if (halted === null && exhausted()) {
@@ -211,7 +238,8 @@ export class ComponentRunner implements ToolRunner {
 
     try {
       const component = this.#lookup(invocation);
-      const modules = await this.#modules(invocation, component);
+      const { key, modules } = await this.#modules(invocation, component);
+      poolKey = key;
       const imports: ImportObject = {
         ...wasi.imports,
         [HOST_INTERFACE]: { call: (op: unknown, request: unknown) => this.#hostCall(invocation, op, request, checkpoint, halt) },
@@ -228,27 +256,42 @@ export class ComponentRunner implements ToolRunner {
         if (m.metered) metered.add(m.module);
         return m.module;
       };
-      const instantiateCore = async (module: WebAssembly.Module, coreImports: WebAssembly.Imports) => {
-        const instance = await WebAssembly.instantiate(module, coreImports);
-        instances.push(instance);
-        if (metered.has(module)) {
-          setFuel(instance, fuel);
-          meteredInstances.push(instance);
-        }
-        return instance;
-      };
       checkpoint();
-      const exports = await component.instantiate(getCoreModule, given, instantiateCore);
+      let exports: ToolExports | undefined;
+      set = this.#reuse ? this.#take(key) : undefined;
+      if (set !== undefined) {
+        // The glue is instantiated afresh (its resource tables and handles are new); its core instances are the
+        // kept ones, already reset to their initial state by #take.
+        try {
+          exports = await component.instantiate(getCoreModule, given, set.replayingHook());
+          set.endReplay();
+        } catch (err) {
+          if (!(err instanceof ShapeMismatch)) throw err;
+          set = undefined; // not what was recorded: drop it and instantiate afresh
+        }
+      }
+      if (set === undefined || exports === undefined) {
+        const snapshotable = new Set([...modules.values()].filter((m) => m.snapshotable).map((m) => m.module));
+        set = new InstanceSet((m) => snapshotable.has(m));
+        exports = await component.instantiate(getCoreModule, given, set.recordingHook());
+        if (this.#reuse) set.capture();
+      }
+      instances = set.instances;
+      meteredInstances = set.cores.filter((c) => metered.has(c.module)).map((c) => c.instance);
+      for (const instance of meteredInstances) setFuel(instance, fuel);
       let text: unknown;
       try {
         checkpoint();
         text = exports.invoke(input);
       } catch (err) {
         if (halted !== null) return fail(halted);
+        // A guest's err(...) comes back as the glue's ComponentError after a normal return (post-return done).
+        clean = err instanceof Error && Object.prototype.hasOwnProperty.call(err, "payload") && !exhausted();
         return fail(guestError(invocation.toolName, err));
       }
       // A guest may have caught the host's exception (e.g. with Wasm exception handling): the halt still stands.
       if (halted !== null) return fail(halted);
+      clean = !exhausted();
       if (typeof text !== "string") {
         return fail(new ReachError("EXEC_OUTPUT_INVALID", `tool "${invocation.toolName}" returned no string`));
       }
@@ -266,7 +309,28 @@ export class ComponentRunner implements ToolRunner {
     } catch (err) {
       if (halted !== null) return fail(halted);
       return fail(err instanceof ReachError ? err : guestError(invocation.toolName, err));
+    } finally {
+      if (set !== undefined) {
+        set.detach();
+        if (clean && halted === null && this.#reuse && set.restorable()) this.#give(poolKey, set);
+      }
     }
+  }
+
+  /** An idle instance set for `key`, reset to its initial state; undefined when there is none (or it grew). */
+  #take(key: string): InstanceSet | undefined {
+    const set = this.#pool.get(key);
+    if (set === undefined) return undefined;
+    this.#pool.delete(key);
+    if (!set.restorable()) return undefined;
+    set.restore();
+    return set;
+  }
+
+  #give(key: string, set: InstanceSet): void {
+    this.#pool.delete(key);
+    this.#pool.set(key, set);
+    while (this.#pool.size > POOLED_SETS) this.#pool.delete(this.#pool.keys().next().value!);
   }
 
   #lookup(invocation: ToolInvocation): TranspiledComponent {
@@ -289,7 +353,10 @@ export class ComponentRunner implements ToolRunner {
     return component;
   }
 
-  async #modules(invocation: ToolInvocation, component: TranspiledComponent): Promise<Map<string, CompiledCore>> {
+  async #modules(
+    invocation: ToolInvocation,
+    component: TranspiledComponent,
+  ): Promise<{ key: string; modules: Map<string, CompiledCore> }> {
     const limit = invocation.memoryLimitBytes;
     if (!Number.isSafeInteger(limit) || limit < WASM_PAGE_BYTES) {
       throw new RangeError(`"memoryLimitBytes" expected an integer of at least ${WASM_PAGE_BYTES}, got ${limit}`);
@@ -300,7 +367,7 @@ export class ComponentRunner implements ToolRunner {
     if (hit !== undefined) {
       compiled.delete(key); // refresh its place (LRU)
       compiled.set(key, hit);
-      return hit;
+      return { key, modules: hit };
     }
     const embedded = coreModulesOf(invocation.code);
     const out = new Map<string, CompiledCore>();
@@ -317,11 +384,15 @@ export class ComponentRunner implements ToolRunner {
       // that only run when called from it (a per-module counter each would split the one budget).
       const meter = this.#meterFuel && definesMemory(bytes);
       if (meter) bytes = await instrumentedBytes(bytes);
-      out.set(name, { module: await WebAssembly.compile(capMemory(bytes, maxPages) as Uint8Array<ArrayBuffer>), metered: meter });
+      // Export every memory, table and mutable global so that an instance can be reset to its initial state.
+      const state = exportState(bytes);
+      if (state !== null) bytes = state.bytes;
+      const module = await WebAssembly.compile(capMemory(bytes, maxPages) as Uint8Array<ArrayBuffer>);
+      out.set(name, { module, metered: meter, snapshotable: state !== null });
     }
     compiled.set(key, out);
     while (compiled.size > COMPILED_CACHE_ENTRIES) compiled.delete(compiled.keys().next().value!);
-    return out;
+    return { key, modules: out };
   }
 
   #hostCall(
