@@ -6,7 +6,7 @@
  *   target ≤ 100 ms per run on Node;
  * - replay of the same pack's capsule (read, verify, re-execute against the tape, rebuild and compare the capsule)
  *   against the original run (issue 5);
- * - `reach-wasm run packs/hello` as a whole process (Node only: it spawns `node dist/cli/main.js`), against
+ * - `reach-wasm run packs/hello` as a whole process (Node only: it spawns `node dist/cli/main.js`, the esbuild bundle), against
  *   `node -e 0` (process start); target ≤ 400 ms.
  * @module
  */

@@ -1,0 +1,25 @@
+// Bundle the CLI (`dist/cli/main.js`, the `reach-wasm` bin) with esbuild after `tsc`: one ESM entry plus chunks for
+// what commands load lazily. Measured on the 2-core CI machine, `reach-wasm run packs/hello` as a whole process
+// went from ~430–610 ms to ~320–430 ms: Node's ESM loader resolving ~120 small modules was the largest start-up
+// cost. `dist/mod.js` (the library) stays tsc's unbundled output; Deno runs `src/` directly.
+// binaryen (14 MB, loaded only to instrument a module the fuel cache has not seen), Ajv (only for schemas the small
+// validator does not cover) and the QuickJS variant (located through its package) stay external.
+import { build } from "esbuild";
+import { chmodSync, rmSync } from "node:fs";
+
+rmSync("dist/cli/chunks", { recursive: true, force: true });
+await build({
+  entryPoints: ["src/cli/main.ts"],
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  outdir: "dist/cli",
+  entryNames: "[name]",
+  chunkNames: "chunks/[name]-[hash]",
+  external: ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core"],
+  logLevel: "error",
+  legalComments: "none",
+});
+chmodSync("dist/cli/main.js", 0o755);
