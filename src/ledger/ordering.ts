@@ -71,8 +71,7 @@ export class OrderingState {
         if (this.#openStep !== null) {
           fail(`step "${stepId}" started while step "${this.#openStep}" is open: steps must not interleave`);
         }
-        if (this.#stepIds.has(stepId)) fail(`step "${stepId}" started twice: step ids are unique within a run`);
-        this.#stepIds.add(stepId);
+        if (!addNew(this.#stepIds, stepId)) fail(`step "${stepId}" started twice: step ids are unique within a run`);
         this.#openStep = stepId;
         return;
       }
@@ -83,8 +82,7 @@ export class OrderingState {
           fail(`tool invocation "${invocationId}" names step ${JSON.stringify(payload.stepId)}, but step "${this.#openStep}" is open`);
         }
         if (this.#openTool !== null) fail(`tool invocation "${invocationId}" while "${this.#openTool}" is still open`);
-        if (this.#invocationIds.has(invocationId)) fail(`invocation id "${invocationId}" used twice`);
-        this.#invocationIds.add(invocationId);
+        if (!addNew(this.#invocationIds, invocationId)) fail(`invocation id "${invocationId}" used twice`);
         this.#openTool = invocationId;
         return;
       }
@@ -122,6 +120,12 @@ export class OrderingState {
         return;
     }
   }
+}
+
+/** Add `id` to `seen`; false (and nothing changes) when it was already there. One hash lookup instead of two. */
+function addNew(seen: Set<string>, id: string): boolean {
+  const size = seen.size;
+  return seen.add(id).size !== size;
 }
 
 function idOf(payload: Record<string, unknown>, key: string, type: string): string {
