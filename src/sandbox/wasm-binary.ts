@@ -16,11 +16,17 @@ const SECTION_MEMORY = 5;
 /** One WebAssembly page. */
 export const WASM_PAGE_BYTES = 65_536;
 
-function malformed(what: string): ReachError {
+/**
+ * The error for malformed tool WebAssembly.
+ * @param what what is wrong
+ * @returns a `PACK_MALFORMED` ReachError
+ */
+export function malformed(what: string): ReachError {
   return new ReachError("PACK_MALFORMED", `the tool's WebAssembly is malformed: ${what}; rebuild the tool`);
 }
 
-class Reader {
+/** A bounds-checked reader of a WebAssembly byte range (hostile input: every read is checked). */
+export class Reader {
   pos: number;
   constructor(
     readonly bytes: Uint8Array,
@@ -32,6 +38,15 @@ class Reader {
   byte(): number {
     if (this.pos >= this.end) throw malformed("unexpected end of a section");
     return this.bytes[this.pos++]!;
+  }
+  skip(n: number): void {
+    if (n > this.end - this.pos) throw malformed("a section runs past its end");
+    this.pos += n;
+  }
+  /** Skip a signed LEB128 of at most `maxBytes` bytes. */
+  s(maxBytes: number): void {
+    for (let i = 0; i < maxBytes; i++) if ((this.byte() & 0x80) === 0) return;
+    throw malformed("signed LEB128 value too long");
   }
   /** Unsigned LEB128 up to 2^53 (lengths and limits). */
   u(): number {

@@ -32,24 +32,8 @@ export const hex32 = (what: string) =>
 export const hex64 = (what: string) =>
   z.string().regex(HEX64_RE, { error: `expected ${what}: 64 bytes as 128 lowercase hex digits` });
 
-/**
- * A strict object (unknown keys rejected) whose unknown-key message names the object and the allowed fields.
- * @param name what the object is, for messages ("trust store")
- * @param shape the zod shape
- * @returns a zod strict object
- */
-export function strictObject<T extends z.core.$ZodLooseShape>(name: string, shape: T): z.ZodObject<T, z.core.$strict> {
-  const allowed = Object.keys(shape).join(", ");
-  return z.strictObject(shape, {
-    error: (iss) => {
-      if (iss.code !== "unrecognized_keys") return undefined;
-      const keys = iss.keys.map((k) => JSON.stringify(k)).join(", ");
-      return `${name}: unknown field${iss.keys.length === 1 ? "" : "s"} ${keys}; remove ${
-        iss.keys.length === 1 ? "it" : "them"
-      } or use one of: ${allowed}`;
-    },
-  });
-}
+/** The protocol's strict object (unknown keys named with the allowed ones), re-exported for this folder. */
+export { strictObject } from "../protocol/_common.ts";
 
 /**
  * Parse JSON text of a trust document, or throw a `ReachError` with `code` that says what the text should be.

@@ -20,7 +20,7 @@
  * The input is hostile: every read is bounds-checked, and a malformed module is `PACK_MALFORMED`.
  * @module
  */
-import { ReachError } from "../../protocol/errors.ts";
+import { malformed, Reader } from "../wasm-binary.ts";
 
 /** Prefix of the exports this rewrite adds; followed by `memory_`, `table_` or `global_` and the index. */
 export const STATE_EXPORT_PREFIX = "reach_state_";
@@ -34,47 +34,11 @@ const EXPORT_KIND = { table: 0x01, memory: 0x02, global: 0x03 } as const;
 const JS_VALUE_TYPES = new Set([0x7f, 0x7e, 0x7d, 0x7c, 0x70, 0x6f]);
 const REF_TYPES = new Set([0x70, 0x6f]);
 
-function malformed(what: string): ReachError {
-  return new ReachError("PACK_MALFORMED", `the tool's WebAssembly is malformed: ${what}; rebuild the tool`);
-}
-
 /** Thrown inside the reader when the module uses something this file does not capture; becomes `null`. */
 class Unsupported extends Error {}
 
-class Reader {
-  constructor(
-    readonly bytes: Uint8Array,
-    public pos: number,
-    readonly end: number,
-  ) {}
-  byte(): number {
-    if (this.pos >= this.end) throw malformed("unexpected end of a section");
-    return this.bytes[this.pos++]!;
-  }
-  skip(n: number): void {
-    if (n > this.end - this.pos) throw malformed("a section runs past its end");
-    this.pos += n;
-  }
-  /** Unsigned LEB128 up to 2^53. */
-  u(): number {
-    let result = 0;
-    let scale = 1;
-    for (let i = 0; i < 10; i++) {
-      const b = this.byte();
-      result += (b & 0x7f) * scale;
-      if ((b & 0x80) === 0) {
-        if (!Number.isSafeInteger(result)) throw malformed("LEB128 value out of range");
-        return result;
-      }
-      scale *= 128;
-    }
-    throw malformed("LEB128 value too long");
-  }
-  /** Skip a signed LEB128 of at most `maxBytes` bytes. */
-  s(maxBytes: number): void {
-    for (let i = 0; i < maxBytes; i++) if ((this.byte() & 0x80) === 0) return;
-    throw malformed("signed LEB128 value too long");
-  }
+/** The shared bounds-checked reader plus what this rewrite needs: names, limits, constant expressions. */
+class StateReader extends Reader {
   name(): string {
     const len = this.u();
     this.skip(len);
@@ -117,7 +81,7 @@ function sections(module: Uint8Array): Section[] {
   if (module[4] !== 0x01 || module[5] !== 0x00 || module[6] !== 0x00 || module[7] !== 0x00) {
     throw malformed("an embedded core module has an unknown version");
   }
-  const r = new Reader(module, 8, module.length);
+  const r = new StateReader(module, 8, module.length);
   const out: Section[] = [];
   while (r.pos < r.end) {
     const start = r.pos;
@@ -187,7 +151,7 @@ function rewrite(module: Uint8Array): StateExports {
     added.push(exportEntry(name, EXPORT_KIND[kind], index));
   };
   for (const s of all) {
-    const r = new Reader(module, s.bodyStart, s.end);
+    const r = new StateReader(module, s.bodyStart, s.end);
     switch (s.id) {
       case SECTION.import: {
         for (let n = r.u(); n > 0; n--) {
@@ -325,7 +289,7 @@ function rewrite(module: Uint8Array): StateExports {
 
 /** The bytes of an export section's entries (after its count). */
 function entriesOf(module: Uint8Array, s: Section): Uint8Array {
-  const r = new Reader(module, s.bodyStart, s.end);
+  const r = new StateReader(module, s.bodyStart, s.end);
   r.u();
   return module.subarray(r.pos, s.end);
 }
