@@ -5,7 +5,7 @@
  * The signed capsule is signed with a key generated here and thrown away (its public key is in the capsule).
  * @module
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -14,6 +14,7 @@ import { runPack } from "../src/engine/coordinator.ts";
 import { loadPack } from "../src/engine/pack.ts";
 import type { JsonValue } from "../src/sandbox/types.ts";
 import { installNativeSha256 } from "../src/platform/native-sha256.ts";
+import { readPackFiles } from "../src/platform/pack-files.ts";
 import { readQuickJsEngineWasm } from "../src/platform/quickjs-engine.ts";
 import { generateKeyPair } from "../src/trust/keys.ts";
 
@@ -21,23 +22,8 @@ installNativeSha256();
 const root = new URL("../", import.meta.url).pathname;
 const outRoot = join(root, "conformance/capsules");
 
-function packFiles(name: string): Map<string, Uint8Array> {
-  const base = join(root, "packs", name);
-  const out = new Map<string, Uint8Array>();
-  const walk = (dir: string, rel: string): void => {
-    for (const n of readdirSync(dir).sort()) {
-      const p = join(dir, n);
-      const r = rel === "" ? n : `${rel}/${n}`;
-      if (statSync(p).isDirectory()) walk(p, r);
-      else out.set(r, new Uint8Array(readFileSync(p)));
-    }
-  };
-  walk(base, "");
-  return out;
-}
-
 async function capsule(pack: string, folder: string, options: { input?: JsonValue; restricted?: boolean; key?: Uint8Array; fetch?: typeof fetch } = {}): Promise<void> {
-  const loaded = await loadPack(packFiles(pack));
+  const loaded = await loadPack(await readPackFiles(join(root, "packs", pack)));
   const req = { restricted: options.restricted ?? false, approve: false };
   const record = await runPack({ loaded, env: { quickjsEngine: readQuickJsEngineWasm }, ...req, ...(options.input === undefined ? {} : { input: options.input }), ...(options.fetch === undefined ? {} : { fetch: options.fetch }) });
   const { bytes } = buildRunCapsule(record, loaded, capsuleRequest(record, req), options.key);

@@ -118,7 +118,12 @@ export function definesMemory(module: Uint8Array): boolean {
   return false;
 }
 
-function leb(n: number): number[] {
+/**
+ * Encode an unsigned LEB128.
+ * @param n a non-negative safe integer
+ * @returns its bytes
+ */
+export function leb(n: number): number[] {
   const out: number[] = [];
   do {
     let b = n % 128;

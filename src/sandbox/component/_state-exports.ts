@@ -20,7 +20,7 @@
  * The input is hostile: every read is bounds-checked, and a malformed module is `PACK_MALFORMED`.
  * @module
  */
-import { malformed, Reader } from "../wasm-binary.ts";
+import { leb, malformed, Reader } from "../wasm-binary.ts";
 
 /** Prefix of the exports this rewrite adds; followed by `memory_`, `table_` or `global_` and the index. */
 export const STATE_EXPORT_PREFIX = "reach_state_";
@@ -91,17 +91,6 @@ function sections(module: Uint8Array): Section[] {
     r.skip(len);
     out.push({ id, start, bodyStart, end: r.pos });
   }
-  return out;
-}
-
-function leb(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let b = n % 128;
-    n = Math.floor(n / 128);
-    if (n > 0) b |= 0x80;
-    out.push(b);
-  } while (n > 0);
   return out;
 }
 
