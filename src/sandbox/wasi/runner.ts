@@ -25,6 +25,7 @@ import type { WorkspaceView } from "../workspace/workspace.ts";
 import { WasiExit, WasiHalt } from "./context.ts";
 import type { Preopen, WasiSources } from "./context.ts";
 import { limitMemory } from "./memory-limit.ts";
+import { importOwnMemory, MemoryPool, POOLED_MEMORY_FIELD, POOLED_MEMORY_MODULE } from "./memory-pool.ts";
 import { WasiPreview1 } from "./preview1.ts";
 import { REACH_MODULE, reachImports } from "./reach-abi.ts";
 
@@ -50,8 +51,11 @@ const modules = new WeakMap<Uint8Array, Map<number, Compiled>>();
 
 /** A compiled module with what the runner checks about it; `ready` is set once `promise` has settled well. */
 type Compiled = { promise: Promise<ModuleInfo>; ready: ModuleInfo | null };
-/** What the runner needs to know about a compiled module (worked out once, not per invocation). */
-type ModuleInfo = { module: WebAssembly.Module; isCommand: boolean; importsReach: boolean };
+/**
+ * What the runner needs to know about a compiled module (worked out once, not per invocation). `memories` is set
+ * when the module's one memory was turned into an import (`memory-pool.ts`): invocations then reuse memories.
+ */
+type ModuleInfo = { module: WebAssembly.Module; isCommand: boolean; importsReach: boolean; memories: MemoryPool | null };
 
 function compiled(code: Uint8Array, limit: number): Compiled {
   let byLimit = modules.get(code);
@@ -60,10 +64,13 @@ function compiled(code: Uint8Array, limit: number): Compiled {
   if (hit === undefined) {
     const entry: Compiled = { promise: null as never, ready: null };
     entry.promise = (async () => {
-      const module = (await getMeteredModule(limitMemory(code, limit))).module;
+      const capped = limitMemory(code, limit);
+      const pooled = importOwnMemory(capped);
+      const module = (await getMeteredModule(pooled?.bytes ?? capped)).module;
       const exports = WebAssembly.Module.exports(module);
       const info: ModuleInfo = {
         module,
+        memories: pooled === null ? null : new MemoryPool(pooled.initialPages, pooled.maximumPages),
         isCommand: exports.some((e) => e.name === "_start" && e.kind === "function") && exports.some((e) => e.name === "memory" && e.kind === "memory"),
         importsReach: WebAssembly.Module.imports(module).some((i) => i.module === REACH_MODULE),
       };
@@ -161,6 +168,8 @@ export class WasmToolRunner implements ToolRunner {
     });
     const imports = wasi.imports(module);
     if (info.importsReach) Object.assign(imports, reachImports(wasi.ctx, invocation.host, beforeCall));
+    const memory = info.memories?.take() ?? null;
+    if (memory !== null) imports[POOLED_MEMORY_MODULE] = { [POOLED_MEMORY_FIELD]: memory };
     let thrown: unknown = null;
     try {
       // Synchronous instantiation: the module is already compiled, and the async form costs a task hop (~0.5 ms).
@@ -176,6 +185,8 @@ export class WasmToolRunner implements ToolRunner {
     const log = decoder.decode(ctx.stderr.bytes());
     const used = instance === null ? 0n : fuelUsed(instance, invocation.fuel);
     const nearLimit = ctx.mem.byteLength() + slack >= limit;
+    // The instance is done (nothing reads guest memory below): its memory may serve the next invocation.
+    if (memory !== null) info.memories!.give(memory);
     const error = ((): ReachError | null => {
       if (ctx.halted !== null) return ctx.halted.error;
       if (ctx.violation !== null && ctx.violation.code === "POLICY_VIOLATION") return ctx.violation;
