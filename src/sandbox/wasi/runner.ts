@@ -13,7 +13,9 @@
  * - **Timeout**: checked against a monotonic wall clock at every host call (WASI or `reach`); a tight loop that
  *   makes no host calls is bounded by fuel instead. The wall clock only decides whether to stop: it never
  *   reaches the guest or a hashed payload.
- * A fresh instance is made for every invocation, so nothing is reused after a trap.
+ * A fresh instance is made for every invocation, so nothing is reused after a trap. Only its linear memory may be a
+ * kept one (`memory-pool.ts`): zero-filled, never grown, with the data segments written again, i.e. byte for byte
+ * what a new memory would hold.
  * @module
  */
 import { canonicalBytes } from "../../canonical/jcs.ts";
