@@ -54,6 +54,22 @@ if ! cmp -s js-slugify/tool.js ../packs/notes/tools/slugify.js; then
   else echo "build-tools: packs/notes/tools/slugify.js differs from wasm-tools/js-slugify/tool.js" >&2; exit 1; fi
 fi
 
+# The C example component (wasm-tools/c-component/): both modes rebuild its core module with clang and compare it with
+# the committed one, and check the committed files against c-component/build/SHA256SUMS. The component around the
+# core module is made with jco (wasm-tools/component/node_modules, not part of a fresh clone): rebuild it with
+# `cd wasm-tools/component && npm ci && node build.mjs --c-component`, which also runs c-component/build-core.sh.
+core="$(mktemp)"
+bash c-component/build-core.sh "$core"
+if ! cmp -s "$core" c-component/build/wordcount.core.wasm; then
+  rm -f "$core"
+  echo "build-tools: c-component/wordcount.c does not rebuild to c-component/build/wordcount.core.wasm;" \
+    "run (cd wasm-tools/component && npm ci && node build.mjs --c-component)" >&2
+  exit 1
+fi
+rm -f "$core"
+(cd c-component/build && sha256sum --check --quiet SHA256SUMS) ||
+  { echo "build-tools: wasm-tools/c-component/build does not match its SHA256SUMS" >&2; exit 1; }
+
 if [[ "$out" != build ]]; then
   if diff -u build/SHA256SUMS "$out/SHA256SUMS"; then echo "build-tools: reproducible, hashes match"; else
     echo "build-tools: the rebuilt tools differ from wasm-tools/build (see diff above)" >&2; exit 1; fi

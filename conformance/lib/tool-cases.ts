@@ -5,7 +5,7 @@
  * conformance/fingerprints.json.
  * @module
  */
-import { TEXT_STATS } from "../../src/sandbox/component/builtin.ts";
+import { C_WORDCOUNT, TEXT_STATS } from "../../src/sandbox/component/builtin.ts";
 import { ComponentRunner } from "../../src/sandbox/component/runner.ts";
 import { QuickJsRunner } from "../../src/sandbox/quickjs/runner.ts";
 import type { ToolRunner } from "../../src/sandbox/types.ts";
@@ -48,6 +48,10 @@ export function toolCases(io: ConformanceIO): ConformanceCase[] {
   // Unmetered here: instrumenting the 11 MB SpiderMonkey engine costs 10–30 s per process (metering is tested in
   // src/sandbox/component/fuel.test.ts); the output, tape and workspace do not depend on it.
   const component = () => (components ??= new ComponentRunner({ components: [TEXT_STATS], meterFuel: false }));
+  // The C component is a few KB: metered, as a real run is.
+  let cComponents: ToolRunner | undefined;
+  const cComponent = () => (cComponents ??= new ComponentRunner({ components: [C_WORDCOUNT] }));
+  const cWordcount = () => io.readBytes("../wasm-tools/c-component/build/wordcount.component.wasm");
   return [
     {
       name: "tools/js js-slugify: same output and tape twice in a fresh QuickJS context",
@@ -70,6 +74,19 @@ export function toolCases(io: ConformanceIO): ConformanceCase[] {
         seed: "7",
         runner: component,
       }, "success"),
+    },
+    {
+      name: "tools/component c-wordcount (C, no libc): same output and tape twice, fuel metered",
+      run: () => twice({
+        code: cWordcount(),
+        input: { text: "héllo wörld 😀\nline two\n", other: [1, { "}": "]" }] },
+        seed: "7",
+        runner: cComponent,
+      }, "success"),
+    },
+    {
+      name: "tools/component c-wordcount_fail: a non-string text is the tool's err (EXEC_TOOL_FAILED)",
+      run: () => twice({ code: cWordcount(), input: { text: 5 }, seed: "7", runner: cComponent }, "error", "EXEC_TOOL_FAILED"),
     },
     {
       name: "tools/wasm as-wordcount: same output and tape twice (clock and random are the seeded ones)",

@@ -142,47 +142,85 @@ export async function benchQuickJs(log: (line: string) => void): Promise<{ oursU
  * Component: the `component` runner per invocation (WASI 0.2 imports, host and tape), with its core instances reused
  * and reset to their initial state before each invocation (the default), and with a fresh instance per invocation
  * (`reuseInstances: false`), against a bare baseline: the jco glue's `instantiate` (fresh core instances) and one
- * `invoke`, with a minimal host that returns constants. Unmetered (instrumenting the 11 MB engine takes 10–30 s).
+ * `invoke`, with a minimal host that returns constants. Two components:
+ * - text-stats (componentize-js, ~12 MB of SpiderMonkey): unmetered (instrumenting the 11 MB engine takes 10–30 s);
+ *   its guest work alone is ~1.5 ms, so it cannot meet the 1 ms target.
+ * - c-wordcount (a few KB of C, no JS engine): metered, as a real run is, and unmetered; so the runner's own
+ *   per-invocation overhead shows. Also printed: a bare `invoke` on one kept glue instance (no instantiation at all).
  * @param log line printer
- * @returns microseconds per invocation: reused (ours), fresh, and the bare baseline, and ours / bare
+ * @returns microseconds per invocation: reused (ours), fresh, and the bare baseline, and ours / bare, per component
  */
-export async function benchComponent(
-  log: (line: string) => void,
-): Promise<{ oursUs: number; freshUs: number; rawUs: number; ratio: number }> {
+export async function benchComponent(log: (line: string) => void): Promise<{
+  oursUs: number;
+  freshUs: number;
+  rawUs: number;
+  ratio: number;
+  c: { oursUs: number; unmeteredUs: number; freshUs: number; rawUs: number; invokeOnlyUs: number; ratio: number };
+}> {
   const { ComponentRunner } = await import("../../src/sandbox/component/runner.ts");
-  const { TEXT_STATS } = await import("../../src/sandbox/component/builtin.ts");
+  const { C_WORDCOUNT, TEXT_STATS } = await import("../../src/sandbox/component/builtin.ts");
   const { createWasiP2 } = await import("../../src/sandbox/component/wasi-p2.ts");
   const { coreModulesOf } = await import("../../src/sandbox/wasm-binary.ts");
-  const code = new Uint8Array(readFileSync(new URL("wasm-tools/component/build/tool.component.wasm", root)));
-  const input = { text: "the cat and the hat\nthe end", top: 2 };
-  const reused = new ComponentRunner({ components: [TEXT_STATS], meterFuel: false });
-  const fresh = new ComponentRunner({ components: [TEXT_STATS], meterFuel: false, reuseInstances: false });
+  const { base64ToBytes } = await import("../../src/canonical/hex.ts");
+  type Transpiled = typeof TEXT_STATS;
+  type Runner = InstanceType<typeof ComponentRunner>;
   const ws = newWorkspace();
-  const once = (runner: InstanceType<typeof ComponentRunner>) => async () =>
-    (await invokeOnce(ws, { code, input, seed: "1", runner: () => runner })).step.rollback();
-  // Bare: the transpiled component with a constant host (clock 0, zero random bytes), a fresh instance per call.
-  const embedded = coreModulesOf(code);
-  const modules = new Map(
-    Object.entries(TEXT_STATS.coreModules).map(([name, source]) => [
-      name,
-      new WebAssembly.Module(embedded["embedded" in source ? source.embedded : -1]! as Uint8Array<ArrayBuffer>),
-    ]),
-  );
+  const once = (code: Uint8Array, input: Record<string, unknown>, runner: Runner) => async () =>
+    (await invokeOnce(ws, { code, input: input as never, seed: "1", runner: () => runner })).step.rollback();
   const host = {
     invokeSync: (op: string, request: Record<string, unknown>) =>
       op === "clock.now" ? { ms: 0, iso: "1970-01-01T00:00:00.000Z" } : op === "random.bytes" ? { data: btoa("\0".repeat(request["n"] as number)) } : {},
     invoke: () => Promise.resolve({}),
   };
-  const text = JSON.stringify(input);
-  const bare = async () => {
-    const wasi = createWasiP2({ host: host as never, checkpoint: () => {} });
-    const imports = { ...wasi.imports, "reach:tool/host": { call: (op: string, r: string) => JSON.stringify(host.invokeSync(op, JSON.parse(r) as Record<string, unknown>)) } };
-    const tool = await TEXT_STATS.instantiate((name) => modules.get(name)!, imports);
-    return tool.invoke(text);
+  // Bare: the transpiled component with a constant host (clock 0, zero random bytes), a fresh instance per call.
+  const bareOf = (component: Transpiled, code: Uint8Array) => {
+    const embedded = coreModulesOf(code);
+    const modules = new Map(
+      Object.entries(component.coreModules).map(([name, source]) => [
+        name,
+        new WebAssembly.Module(("embedded" in source ? embedded[source.embedded]! : base64ToBytes(source.base64)) as Uint8Array<ArrayBuffer>),
+      ]),
+    );
+    const wantsWasi = component.importNames.some((n) => n.startsWith("wasi:"));
+    return async () => {
+      const wasi = wantsWasi ? createWasiP2({ host: host as never, checkpoint: () => {} }).imports : {};
+      const imports = { ...wasi, "reach:tool/host": { call: (op: string, r: string) => JSON.stringify(host.invokeSync(op, JSON.parse(r) as Record<string, unknown>)) } };
+      return await component.instantiate((name) => modules.get(name)!, imports);
+    };
   };
-  const [rawUs, oursUs, freshUs] = (await interleaved([bare, once(reused), once(fresh)], 10, 100)) as [number, number, number];
+
+  const code = new Uint8Array(readFileSync(new URL("wasm-tools/component/build/tool.component.wasm", root)));
+  const input = { text: "the cat and the hat\nthe end", top: 2 };
+  const text = JSON.stringify(input);
+  const reused = new ComponentRunner({ components: [TEXT_STATS], meterFuel: false });
+  const fresh = new ComponentRunner({ components: [TEXT_STATS], meterFuel: false, reuseInstances: false });
+  const instantiateBare = bareOf(TEXT_STATS, code);
+  const bare = async () => (await instantiateBare()).invoke(text);
+  const [rawUs, oursUs, freshUs] = (await interleaved([bare, once(code, input, reused), once(code, input, fresh)], 10, 100)) as [number, number, number];
   log(`tools/component text-stats: ${(oursUs / 1000).toFixed(2)} ms per invocation (kept instance reset to its snapshot + ` +
     `fresh glue + WASI 0.2 + host + tape), fresh instance ${(freshUs / 1000).toFixed(2)} ms, bare transpiled component ` +
     `instantiate+invoke ${(rawUs / 1000).toFixed(2)} ms, ratio ${(oursUs / rawUs).toFixed(2)} (targets: ≤ 1 ms, ≤ 1.5× bare)`);
-  return { oursUs, freshUs, rawUs, ratio: oursUs / rawUs };
+
+  const cCode = new Uint8Array(readFileSync(new URL("wasm-tools/c-component/build/wordcount.component.wasm", root)));
+  const cInput = { text: "the quick brown fox jumps over the lazy dog\n".repeat(4) };
+  const cText = JSON.stringify(cInput);
+  const cMetered = new ComponentRunner({ components: [C_WORDCOUNT] });
+  const cPlain = new ComponentRunner({ components: [C_WORDCOUNT], meterFuel: false });
+  const cFresh = new ComponentRunner({ components: [C_WORDCOUNT], reuseInstances: false });
+  const cInstantiate = bareOf(C_WORDCOUNT, cCode);
+  const cBare = async () => (await cInstantiate()).invoke(cText);
+  const kept = await cInstantiate();
+  const cInvokeOnly = () => kept.invoke(cText);
+  const [cRawUs, cOursUs, cUnmeteredUs, cFreshUs, cInvokeOnlyUs] = (await interleaved(
+    [cBare, once(cCode, cInput, cMetered), once(cCode, cInput, cPlain), once(cCode, cInput, cFresh), cInvokeOnly],
+    200,
+    2000,
+  )) as [number, number, number, number, number];
+  const c = { oursUs: cOursUs, unmeteredUs: cUnmeteredUs, freshUs: cFreshUs, rawUs: cRawUs, invokeOnlyUs: cInvokeOnlyUs, ratio: cOursUs / cRawUs };
+  log(`tools/component c-wordcount: ${(cOursUs / 1000).toFixed(3)} ms per invocation (fuel metered, kept instance reset ` +
+    `to its snapshot + fresh glue + host + tape), unmetered ${(cUnmeteredUs / 1000).toFixed(3)} ms, fresh metered instance ` +
+    `${(cFreshUs / 1000).toFixed(3)} ms, bare transpiled component instantiate+invoke ${(cRawUs / 1000).toFixed(3)} ms ` +
+    `(invoke alone on a kept glue instance ${(cInvokeOnlyUs / 1000).toFixed(3)} ms), ratio ${c.ratio.toFixed(2)} ` +
+    `(targets: ≤ 1 ms, ≤ 1.5× bare)`);
+  return { oursUs, freshUs, rawUs, ratio: oursUs / rawUs, c };
 }

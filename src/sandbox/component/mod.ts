@@ -3,7 +3,7 @@
  * every import, WASI included, supplied by reach-wasm. See `README.md`.
  * @module
  */
-export { BUILTIN_COMPONENTS, TEXT_STATS } from "./builtin.ts";
+export { BUILTIN_COMPONENTS, C_WORDCOUNT, TEXT_STATS } from "./builtin.ts";
 export { ComponentRunner, HOST_INTERFACE } from "./runner.ts";
 export type {
   ComponentRunnerOptions,

@@ -25,7 +25,7 @@ import { capMemory, coreModulesOf, definesMemory, WASM_PAGE_BYTES } from "../was
 import { InstanceSet, ShapeMismatch } from "./_instance-pool.ts";
 import { exportState } from "./_state-exports.ts";
 import { createWasiP2, GuestExit } from "./wasi-p2.ts";
-import type { ImportObject } from "./wasi-p2.ts";
+import type { ImportObject, WasiP2 } from "./wasi-p2.ts";
 
 /** The `instantiate` function of jco's `--instantiation async` glue. */
 export type InstantiateFn = (
@@ -190,7 +190,9 @@ export class ComponentRunner implements ToolRunner {
         );
       }
     };
-    const wasi = createWasiP2({
+    // WASI is made only for a component that imports some of it (a C component may import only the host API).
+    let wasi: WasiP2 | undefined;
+    const makeWasi = (): WasiP2 => createWasiP2({
       host: {
         // WASI's clock and randomness cannot fail in WIT terms: any host error stops the tool.
         invokeSync: (op, request) => {
@@ -205,7 +207,7 @@ export class ComponentRunner implements ToolRunner {
       checkpoint,
       maxOutputBytes: this.#maxLogBytes,
     });
-    const log = (): string => new TextDecoder("utf-8", { fatal: false }).decode(wasi.output().log);
+    const log = (): string => (wasi === undefined ? "" : new TextDecoder("utf-8", { fatal: false }).decode(wasi.output().log));
     const fuel = invocation.fuel;
     let meteredInstances: WebAssembly.Instance[] = [];
     const used = (): bigint => meteredInstances.reduce((sum, i) => sum + fuelUsed(i, fuel), 0n);
@@ -241,7 +243,7 @@ export class ComponentRunner implements ToolRunner {
       const { key, modules } = await this.#modules(invocation, component);
       poolKey = key;
       const imports: ImportObject = {
-        ...wasi.imports,
+        ...(component.importNames.some((n) => n.startsWith("wasi:")) ? (wasi = makeWasi()).imports : {}),
         [HOST_INTERFACE]: { call: (op: unknown, request: unknown) => this.#hostCall(invocation, op, request, checkpoint, halt) },
       };
       const given = selectImports(component, imports);
