@@ -26,6 +26,11 @@ export class InvocationState {
   violation: ReachError | undefined;
   /** Set by the interrupt handler when the deadline passed. */
   timedOut = false;
+  /**
+   * Set when the tool reached the module loader (`import`): quickjs-emscripten's failed-load path leaves
+   * allocations behind, so the engine's state after it is not one a snapshot stands for (see `warm.ts`).
+   */
+  importAttempted = false;
   /** Asynchronous host calls in flight. */
   readonly inflight = new Set<Promise<Settled>>();
   /** Guest promises of asynchronous host calls not yet handed back; disposed before the context is. */
@@ -145,14 +150,20 @@ function checkResponse(op: HostOp, response: unknown): JsonObject {
 }
 
 /**
+ * The invocation a sandbox's host functions answer for. A prepared sandbox serves one invocation after another
+ * (README.md "Reuse"), so its functions read the host and state from here on every call.
+ */
+export type HostSlot = { host: HostApi; state: InvocationState };
+
+/**
  * Install nothing globally; return the two host functions as handles for the prelude's `setup`.
- * @param ctx the invocation's context
- * @param host the invocation's host API
- * @param state the invocation's state
+ * @param ctx the sandbox's context
+ * @param slot the invocation they answer for (read on every call)
  * @returns `[callSync, callAsync]`; the caller disposes them
  */
-export function makeHostFunctions(ctx: QuickJSContext, host: HostApi, state: InvocationState): [QuickJSHandle, QuickJSHandle] {
+export function makeHostFunctions(ctx: QuickJSContext, slot: HostSlot): [QuickJSHandle, QuickJSHandle] {
   const callSync = ctx.newFunction("callSync", (opHandle, jsonHandle) => {
+    const { host, state } = slot;
     let envelope: string;
     try {
       if (state.violation !== undefined) throw halted(state);
@@ -168,6 +179,7 @@ export function makeHostFunctions(ctx: QuickJSContext, host: HostApi, state: Inv
   });
 
   const callAsync = ctx.newFunction("callAsync", (opHandle, jsonHandle) => {
+    const { host, state } = slot;
     const deferred = ctx.newPromise();
     state.deferreds.add(deferred);
     let started: Promise<JsonObject>;

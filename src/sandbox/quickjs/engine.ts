@@ -21,6 +21,8 @@ import type { QuickJSSyncVariant, QuickJSWASMModule } from "quickjs-emscripten-c
 import releaseSyncImport from "@jitl/quickjs-wasmfile-release-sync";
 import { ReachError } from "../../protocol/errors.ts";
 import { getMeteredModule } from "../fuel/mod.ts";
+import { currentBreak, memoryLayout } from "./snapshot.ts";
+import type { MemoryLayout } from "./snapshot.ts";
 
 /** Where the engine's WebAssembly bytes come from (the platform layer reads them from node_modules). */
 export type EngineWasmSource = Uint8Array | (() => Promise<Uint8Array>);
@@ -37,6 +39,10 @@ export type QuickJsEngine = {
   readonly metered: boolean;
   /** The most the linear memory may grow to, in bytes (see `engineMemoryCap`). */
   readonly memoryCapBytes: number;
+  /** Where its memory keeps static data, stack and heap (`null`: unknown, so sandboxes are never snapshotted). */
+  readonly layout: MemoryLayout | null;
+  /** Set once an invocation ran and its sandbox was torn down (the engine is no longer pristine). */
+  used: boolean;
   /** Set once the engine trapped; a dead engine is never called again. */
   dead: boolean;
 };
@@ -171,7 +177,7 @@ export function engineMemoryCap(memoryLimitBytes: number): number {
 export class EngineHost {
   readonly #source: EngineWasmSource;
   readonly #metered: boolean;
-  #compiled: Promise<WebAssembly.Module> | undefined;
+  #compiled: Promise<{ module: WebAssembly.Module; layout: MemoryLayout | null }> | undefined;
   #engine: QuickJsEngine | undefined;
 
   /**
@@ -184,12 +190,13 @@ export class EngineHost {
     this.#metered = metered;
   }
 
-  /** Compile (and instrument) the engine module once. */
-  #compile(): Promise<WebAssembly.Module> {
+  /** Compile (and instrument) the engine module once; read its memory layout from the original bytes. */
+  #compile(): Promise<{ module: WebAssembly.Module; layout: MemoryLayout | null }> {
     this.#compiled ??= (async () => {
       const bytes = typeof this.#source === "function" ? await this.#source() : this.#source;
       if (!(bytes instanceof Uint8Array)) throw new TypeError(`"engineWasm" expected Uint8Array bytes of the QuickJS engine`);
-      return this.#metered ? (await getMeteredModule(bytes)).module : await WebAssembly.compile(bytes as Uint8Array<ArrayBuffer>);
+      const module = this.#metered ? (await getMeteredModule(bytes)).module : await WebAssembly.compile(bytes as Uint8Array<ArrayBuffer>);
+      return { module, layout: memoryLayout(bytes) };
     })().catch((err: unknown) => {
       this.#compiled = undefined;
       throw err;
@@ -219,7 +226,7 @@ export class EngineHost {
   }
 
   async #instantiate(memoryCapBytes: number): Promise<QuickJsEngine> {
-    const compiled = await this.#compile();
+    const { module: compiled, layout } = await this.#compile();
     const wasmMemory = new WebAssembly.Memory({ initial: ENGINE_BASE_BYTES / PAGE, maximum: memoryCapBytes / PAGE });
     let instance: WebAssembly.Instance | undefined;
     let memory: WebAssembly.Memory | undefined;
@@ -259,6 +266,9 @@ export class EngineHost {
     }
     if (instance === undefined || memory === undefined) throw glueMismatch("instantiateWasm was not used");
     if (memory !== wasmMemory) throw glueMismatch("the glue did not use the memory it was given");
-    return { module, instance, memory, metered: this.#metered, memoryCapBytes, dead: false };
+    // The instance's break must be where the layout says (set by the glue's start-up allocations).
+    const brk = layout === null ? 0 : currentBreak(memory, layout);
+    const fits = layout !== null && brk >= layout.stackTop && brk <= memory.buffer.byteLength;
+    return { module, instance, memory, metered: this.#metered, memoryCapBytes, layout: fits ? layout : null, used: false, dead: false };
   }
 }

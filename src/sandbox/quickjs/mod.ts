@@ -1,6 +1,7 @@
 /**
- * The `js` tool kind: JavaScript tools evaluated in QuickJS (a fresh runtime and context per invocation) on a
- * fuel-metered, deterministic engine instance. See README.md in this folder for the in-sandbox `reach` API.
+ * The `js` tool kind: JavaScript tools evaluated in QuickJS (every invocation starts from a sandbox in the same
+ * state: built for it, or restored from a memory snapshot) on a fuel-metered, deterministic engine instance. See
+ * README.md in this folder for the in-sandbox `reach` API.
  * @module
  */
 export { DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_STACK_BYTES, QuickJsRunner } from "./runner.ts";

@@ -1,7 +1,7 @@
 /**
  * The `js` tool runner: a tool is an ES module whose default export is `(input, reach) => output` (sync or async),
- * evaluated in a fresh QuickJS runtime and context per invocation (issue 3 "Tool kinds", "Determinism and
- * isolation"; README.md in this folder).
+ * evaluated in its own QuickJS runtime and context (issue 3 "Tool kinds", "Determinism and isolation"; README.md
+ * in this folder).
  *
  * Limits, and what stops which bomb:
  * - wall-clock timeout → QuickJS's interrupt handler (JS loops, `for(;;){}`) and a host timer while the tool waits
@@ -11,18 +11,23 @@
  * - `runtime.setMemoryLimit` → `EXEC_RESOURCE_EXHAUSTED`; `setMaxStackSize` (and the host stack, should it
  *   overflow first) → `EXEC_RESOURCE_EXHAUSTED`.
  * A trapped engine is dropped (never disposed) and the next invocation gets a fresh one.
+ *
+ * The first invocation on an engine gets a sandbox built for it and torn down after it; later ones start from a
+ * snapshot of a sandbox prepared the same way (`warm.ts`), charged the fuel that preparing it took.
  * @module
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import { ReachError } from "../../protocol/errors.ts";
-import type { ErrorCode } from "../../protocol/errors.ts";
 import { fuelError, fuelUsed, isFuelExhausted, MAX_FUEL, setFuel } from "../fuel/mod.ts";
 import type { JsonValue, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
-import { InvocationState, makeHostFunctions } from "./bridge.ts";
+import { InvocationState } from "./bridge.ts";
 import type { Settled } from "./bridge.ts";
 import { EngineHost } from "./engine.ts";
 import type { EngineWasmSource, QuickJsEngine } from "./engine.ts";
-import { API_SOURCE, GLOBAL_ALLOWLIST, PRELUDE_SOURCE, RANDOM_SOURCE } from "./prelude.ts";
+import { exhausted, guestError, isStackTrap, timeoutError } from "./outcome.ts";
+import { closeSandbox, openSandbox, prepareGuest, Stop } from "./sandbox.ts";
+import type { Guest, InvocationSlot, Sandbox } from "./sandbox.ts";
+import { WarmSandbox } from "./warm.ts";
 
 /** Options of {@link QuickJsRunner}. */
 export type QuickJsRunnerOptions = {
@@ -38,6 +43,11 @@ export type QuickJsRunnerOptions = {
   maxLogChars?: number;
   /** An engine whose linear memory grew beyond this is dropped after the invocation (default 64 MiB). */
   maxRetainedEngineBytes?: number;
+  /**
+   * Serve invocations after an engine's first from a snapshot of a prepared sandbox (default true). Output, tape
+   * and fuel are the same either way; false builds and tears down a sandbox per invocation.
+   */
+  reuseSandboxes?: boolean;
 };
 
 /** Default output cap: 4 MiB of JSON. */
@@ -45,25 +55,11 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 /** Default QuickJS stack limit: 256 KiB. */
 export const DEFAULT_MAX_STACK_BYTES = 256 * 1024;
 
-/** `GLOBAL_ALLOWLIST` as the JSON object (`{"Array":1,…}`) the prelude looks names up in. */
-const ALLOWLIST_JSON = JSON.stringify(Object.fromEntries(GLOBAL_ALLOWLIST.map((name) => [name, 1])));
-
-/** Fuel for tearing a runtime down after the tool's own budget was measured. */
-const CLEANUP_FUEL = MAX_FUEL;
-/** Extra memory allowed while reading an error out of a context that hit its memory limit. */
-const DESCRIBE_HEADROOM = 1024 * 1024;
-
-type Guest = { run: QuickJSHandle; describe: QuickJSHandle };
 type Finish = { output: JsonValue } | { error: ReachError };
-
-/** Something a running invocation raises to unwind to `run` (never seen by callers). */
-class Stop {
-  constructor(readonly error: ReachError) {}
-}
 
 /**
  * Runs `js` tools in QuickJS. Invocations on one runner are serialised (they share one engine instance and its
- * fuel counter); each gets a fresh runtime and context.
+ * fuel counter); each starts from a sandbox in the same state, built for it or restored from a snapshot.
  * @example
  * const runner = new QuickJsRunner({ engineWasm: readQuickJsEngineWasm });
  * const outcome = await runner.run({ toolName: "slugify", invocationId, code, input, host, timeoutMs: 30_000,
@@ -76,6 +72,10 @@ export class QuickJsRunner implements ToolRunner {
   readonly #maxStack: number;
   readonly #maxLogChars: number;
   readonly #maxRetained: number;
+  readonly #reuse: boolean;
+  #warm: WarmSandbox | undefined;
+  /** Engines not to snapshot (unknown layout, a heap grown too big to copy cheaply, or a tool tried an import). */
+  readonly #unsnapshotted = new WeakSet<QuickJsEngine>();
   #queue: Promise<unknown> = Promise.resolve();
 
   /**
@@ -91,6 +91,7 @@ export class QuickJsRunner implements ToolRunner {
     this.#maxStack = options.maxStackSizeBytes ?? DEFAULT_MAX_STACK_BYTES;
     this.#maxLogChars = options.maxLogChars ?? 64 * 1024;
     this.#maxRetained = options.maxRetainedEngineBytes ?? 64 * 1024 * 1024;
+    this.#reuse = options.reuseSandboxes ?? true;
   }
 
   /**
@@ -110,29 +111,37 @@ export class QuickJsRunner implements ToolRunner {
   async #runOne(inv: ToolInvocation): Promise<ToolOutcome> {
     const state = new InvocationState(this.#maxLogChars);
     let engine: QuickJsEngine;
+    let warm: WarmSandbox | undefined;
     try {
-      engine = await this.#engines.acquire(inv.memoryLimitBytes);
+      ({ engine, warm } = await this.#prepare(inv.memoryLimitBytes));
     } catch (err) {
       const error = err instanceof ReachError ? err : new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the QuickJS engine could not be loaded", { cause: err });
       return { status: "error", error, log: "", fuelUsed: 0n };
     }
     state.memory = engine.memory;
     state.memoryAtStart = engine.memory.buffer.byteLength;
+    // A snapshot's sandbox cost `setupFuel` to prepare: the invocation pays it as if it had prepared it itself.
+    const setupFuel = warm?.setupFuel ?? 0n;
+    if (engine.metered && inv.fuel < setupFuel) {
+      this.#drop(engine); // the budget would have run out while the sandbox was prepared: a trap
+      return { status: "error", error: fuelError(inv.fuel, { toolName: inv.toolName }), log: "", fuelUsed: inv.fuel };
+    }
+    const budget = inv.fuel - setupFuel;
     // The deadline starts once the engine is ready: compiling and instrumenting it is not the tool's time.
     const deadline = performance.now() + inv.timeoutMs;
-    if (engine.metered) setFuel(engine.instance, inv.fuel);
-    let used = 0n;
+    if (engine.metered) setFuel(engine.instance, budget);
+    let used: bigint | undefined;
     let finish: Finish;
     try {
-      finish = await this.#execute(engine, inv, state, deadline, () => {
+      finish = await this.#execute(engine, inv, { host: inv.host, state, deadline }, warm, () => {
         if (engine.metered) {
-          used = fuelUsed(engine.instance, inv.fuel);
-          setFuel(engine.instance, CLEANUP_FUEL);
+          used = setupFuel + fuelUsed(engine.instance, budget);
+          setFuel(engine.instance, MAX_FUEL); // tearing down is not the tool's fuel
         }
       });
     } catch (err) {
       // A trap (fuel, host stack overflow, abort) or a bug: the engine is torn; drop it without disposing.
-      this.#engines.drop(engine);
+      this.#drop(engine);
       if (engine.metered && isFuelExhausted(err, engine.instance)) {
         used = inv.fuel;
         finish = { error: fuelError(inv.fuel, { toolName: inv.toolName }) };
@@ -143,69 +152,80 @@ export class QuickJsRunner implements ToolRunner {
       } else {
         finish = { error: new ReachError("EXEC_TOOL_FAILED", `the QuickJS engine trapped while running tool "${inv.toolName}"`, { cause: err }) };
       }
-      if (engine.metered && used === 0n) used = fuelUsed(engine.instance, inv.fuel);
+      if (engine.metered && used === undefined) used = setupFuel + fuelUsed(engine.instance, budget);
     }
     // A heap that hit its limit is not kept: the next invocation starts from a small, fresh one.
     const memoryHit = "error" in finish && finish.error.details["reason"] === "memory";
-    if (engine.dead || memoryHit || engine.memory.buffer.byteLength > this.#maxRetained) this.#engines.drop(engine);
+    if (engine.dead || memoryHit || engine.memory.buffer.byteLength > this.#maxRetained) this.#drop(engine);
     const log = state.log.length === 0 ? "" : state.log.join("\n") + "\n";
     return "output" in finish
-      ? { status: "success", output: finish.output, log, fuelUsed: used }
-      : { status: "error", error: finish.error, log, fuelUsed: used };
+      ? { status: "success", output: finish.output, log, fuelUsed: used ?? 0n }
+      : { status: "error", error: finish.error, log, fuelUsed: used ?? 0n };
+  }
+
+  /**
+   * A live engine and, unless it is pristine, its snapshotted sandbox restored for the next invocation (prepared
+   * here, before the invocation's deadline starts, right after the previous sandbox was torn down).
+   */
+  async #prepare(memoryLimitBytes: number): Promise<{ engine: QuickJsEngine; warm: WarmSandbox | undefined }> {
+    for (;;) {
+      const engine = await this.#engines.acquire(memoryLimitBytes);
+      let warm = this.#warm?.engine === engine ? this.#warm : undefined;
+      try {
+        if (warm !== undefined && warm.memoryLimitBytes !== memoryLimitBytes) {
+          // Another heap limit: tear the sandbox down from its snapshot and prepare one with the new limit.
+          this.#warm = undefined;
+          warm.restore();
+          if (!warm.close()) engine.dead = true;
+          warm = undefined;
+        }
+        if (warm === undefined && this.#reuse && engine.used && !engine.dead && !this.#unsnapshotted.has(engine)) {
+          warm = WarmSandbox.open(engine, memoryLimitBytes, this.#maxStack) ?? undefined;
+          if (warm === undefined) this.#unsnapshotted.add(engine);
+          this.#warm = warm;
+        }
+        warm?.restore();
+      } catch {
+        engine.dead = true; // trapped while tearing down or preparing; the engine's state is unknown
+      }
+      if (!engine.dead) return { engine, warm };
+      this.#drop(engine);
+    }
+  }
+
+  /** Drop an engine (and the sandbox kept on it). */
+  #drop(engine: QuickJsEngine): void {
+    this.#engines.drop(engine);
+    if (this.#warm?.engine === engine) this.#warm = undefined;
   }
 
   /** Everything that touches the engine; throws only for traps. `measured` is called once the tool is done. */
-  async #execute(engine: QuickJsEngine, inv: ToolInvocation, state: InvocationState, deadline: number, measured: () => void): Promise<Finish> {
-    const runtime = engine.module.newRuntime();
-    runtime.setMemoryLimit(inv.memoryLimitBytes);
-    runtime.setMaxStackSize(this.#maxStack);
-    runtime.setInterruptHandler(() => {
-      if (state.violation !== undefined) return true;
-      if (performance.now() > deadline) state.timedOut = true;
-      return state.timedOut;
-    });
-    runtime.setModuleLoader((name) => ({
-      error: new Error(`tools cannot import modules ("${String(name).slice(0, 100)}"); a js tool is one self-contained module`),
-    }));
-    const ctx = runtime.newContext();
-    let guest: Guest | undefined;
+  async #execute(engine: QuickJsEngine, inv: ToolInvocation, slot: InvocationSlot, warm: WarmSandbox | undefined, measured: () => void): Promise<Finish> {
+    let sb: Sandbox | undefined;
     let finish: Finish;
     try {
-      guest = this.#setup(ctx, inv, state);
-      finish = await this.#drive(runtime, ctx, guest, inv, state, deadline);
+      if (warm !== undefined) {
+        warm.begin(slot);
+        sb = warm.sandbox;
+      } else {
+        sb = openSandbox(engine.module, inv.memoryLimitBytes, this.#maxStack, slot);
+        prepareGuest(sb, slot);
+      }
+      finish = await this.#drive(sb.runtime, sb.ctx, sb.guest!, inv, slot.state, slot.deadline);
     } catch (err) {
       if (!(err instanceof Stop)) throw err;
       finish = { error: err.error };
     }
     measured();
-    try {
-      // Late async results are dropped (their settled promises are simply never read).
-      for (const deferred of state.deferreds) deferred.dispose();
-      state.deferreds.clear();
-      guest?.run.dispose();
-      guest?.describe.dispose();
-      ctx.dispose();
-      runtime.dispose();
-    } catch {
-      // Tearing down trapped (e.g. QuickJS found leaked objects): the outcome stands, the engine is dropped.
-      engine.dead = true;
-    }
+    // quickjs-emscripten's failed-load path leaks, and the heap then shifts over the next sandboxes torn down on
+    // it: from here on this engine builds a sandbox per invocation, which is what fuel has always measured.
+    if (slot.state.importAttempted) this.#unsnapshotted.add(engine);
+    if (warm !== undefined && warm.end(slot.state)) return finish;
+    // Torn down as it is: the next invocation prepares a sandbox on the engine's state after this one.
+    if (warm !== undefined) this.#warm = undefined;
+    if (sb !== undefined && !closeSandbox(sb, slot.state)) engine.dead = true;
+    else engine.used = true;
     return finish;
-  }
-
-  /** Evaluate the prelude, lock the globals down, evaluate the tool module; returns the guest's entry points. */
-  #setup(ctx: QuickJSContext, inv: ToolInvocation, state: InvocationState): Guest {
-    const setupFn = this.#unwrap(ctx, ctx.evalCode(PRELUDE_SOURCE, "reach-prelude.js", { type: "global", strict: true }), state, null);
-    const [callSync, callAsync] = makeHostFunctions(ctx, inv.host, state);
-    const allow = ctx.newString(ALLOWLIST_JSON);
-    // The lazily compiled parts of the prelude; their text is copied into the engine only when a tool needs them.
-    const source = ctx.newFunction("source", (name) => ctx.newString(ctx.getString(name) === "random" ? RANDOM_SOURCE : API_SOURCE));
-    const api = this.#unwrap(ctx, ctx.callFunction(setupFn, ctx.undefined, callSync, callAsync, allow, source), state, null);
-    for (const h of [setupFn, callSync, callAsync, allow, source]) h.dispose();
-    const run = ctx.getProp(api, "run");
-    const describe = ctx.getProp(api, "describe");
-    api.dispose();
-    return { run, describe };
   }
 
   /** Evaluate the tool, call it, and pump jobs and host calls until its promise settles. */
@@ -233,7 +253,7 @@ export class QuickJsRunner implements ToolRunner {
           return this.#output(text, inv);
         }
         if (st.type === "rejected") {
-          const error = this.#guestError(ctx, runtime, st.error, state, guest, inv);
+          const error = guestError(ctx, runtime, st.error, state, guest, inv);
           st.error.dispose();
           throw new Stop(error);
         }
@@ -256,54 +276,15 @@ export class QuickJsRunner implements ToolRunner {
 
   #checkStops(state: InvocationState, deadline: number, inv: ToolInvocation): void {
     if (state.violation !== undefined) throw new Stop(state.violation);
-    if (state.timedOut || performance.now() > deadline) {
-      throw new Stop(new ReachError("EXEC_TOOL_TIMEOUT", `tool "${inv.toolName}" did not finish within ${inv.timeoutMs} ms; give it less work or raise the step's timeout_ms`, {
-        details: { toolName: inv.toolName, timeoutMs: inv.timeoutMs },
-      }));
-    }
+    if (state.timedOut || performance.now() > deadline) throw new Stop(timeoutError(inv));
   }
 
-  /** Unwrap an eval/call result; a guest exception becomes a `Stop` with the right code. */
-  #unwrap(ctx: QuickJSContext, result: ReturnType<QuickJSContext["evalCode"]>, state: InvocationState, guest: Guest | null, inv?: ToolInvocation): QuickJSHandle {
+  /** Unwrap an eval/call result of the tool; a guest exception becomes a `Stop` with the right code. */
+  #unwrap(ctx: QuickJSContext, result: ReturnType<QuickJSContext["evalCode"]>, state: InvocationState, guest: Guest, inv: ToolInvocation): QuickJSHandle {
     if (result.error === undefined) return result.value;
-    const error = guest === null || inv === undefined
-      ? state.violation ?? (state.timedOut ? new ReachError("EXEC_TOOL_TIMEOUT", "the tool's time ran out while its sandbox was prepared; raise the step's timeout_ms") : undefined) ?? new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the QuickJS sandbox could not be prepared", { details: { reason: ctx.typeof(result.error) } })
-      : this.#guestError(ctx, ctx.runtime, result.error, state, guest, inv);
+    const error = guestError(ctx, ctx.runtime, result.error, state, guest, inv);
     result.error.dispose();
     throw new Stop(error);
-  }
-
-  /** Classify what the guest threw (the handle is disposed by the caller or here). */
-  #guestError(ctx: QuickJSContext, runtime: QuickJSRuntime, errHandle: QuickJSHandle, state: InvocationState, guest: Guest, inv: ToolInvocation): ReachError {
-    if (state.violation !== undefined) return state.violation;
-    if (state.timedOut) {
-      return new ReachError("EXEC_TOOL_TIMEOUT", `tool "${inv.toolName}" did not finish within ${inv.timeoutMs} ms; give it less work or raise the step's timeout_ms`, {
-        details: { toolName: inv.toolName, timeoutMs: inv.timeoutMs },
-      });
-    }
-    let described: { name: string; message: string; code: string | null } | undefined;
-    runtime.setMemoryLimit(inv.memoryLimitBytes + DESCRIBE_HEADROOM);
-    const r = ctx.callFunction(guest.describe, ctx.undefined, errHandle);
-    runtime.setMemoryLimit(inv.memoryLimitBytes);
-    if (r.error === undefined) {
-      if (ctx.typeof(r.value) === "string") described = JSON.parse(ctx.getString(r.value)) as typeof described;
-      r.value.dispose();
-    } else {
-      r.error.dispose();
-    }
-    if (state.timedOut || state.violation !== undefined) return this.#guestError(ctx, runtime, errHandle, state, guest, inv);
-    // QuickJS throws `null` when it cannot even allocate its "out of memory" error.
-    if ((described === undefined || described.message === "null") && nearMemoryLimit(ctx, runtime, inv, state)) {
-      return exhausted("memory", inv.toolName, inv.memoryLimitBytes);
-    }
-    if (described === undefined) return new ReachError("EXEC_TOOL_FAILED", `tool "${inv.toolName}" failed (its error could not be read)`);
-    if (described.name === "InternalError" && described.message === "out of memory") return exhausted("memory", inv.toolName, inv.memoryLimitBytes);
-    if (described.name === "InternalError" && described.message === "stack overflow") return exhausted("stack", inv.toolName);
-    if (described.name === "RangeError" && described.message === "Maximum call stack size exceeded") return exhausted("stack", inv.toolName);
-    const text = described.message === "" ? described.name : `${described.name}: ${described.message}`;
-    return new ReachError("EXEC_TOOL_FAILED", `tool "${inv.toolName}" threw ${text}`, {
-      details: { toolName: inv.toolName, errorName: described.name, ...(described.code === null ? {} : { errorCode: described.code }) },
-    });
   }
 
   /** Check the output JSON text on the way back. */
@@ -332,39 +313,6 @@ async function waitForHost(state: InvocationState, deadline: number): Promise<{ 
   } finally {
     clearTimeout(timer);
   }
-}
-
-function exhausted(reason: "memory" | "stack", toolName: string, limit?: number): ReachError {
-  const code: ErrorCode = "EXEC_RESOURCE_EXHAUSTED";
-  const message = reason === "memory"
-    ? `tool "${toolName}" exceeded its memory limit of ${limit} bytes; give it less data or raise the step's memory limit`
-    : `tool "${toolName}" recursed too deeply (stack limit); make the recursion iterative or shallower`;
-  return new ReachError(code, message, { details: { reason, toolName, ...(limit === undefined ? {} : { memoryLimitBytes: limit }) } });
-}
-
-/**
- * Whether a thrown `null` is QuickJS failing to allocate its "out of memory" error: the heap is still within 1 MiB
- * of its limit, or the engine's linear memory grew during this invocation (the tool's frames, and with them most
- * of what it allocated, are already freed by the time the error reaches us). A tool that itself throws `null`
- * after allocating a lot is reported as exhausting memory too; both are soft failures.
- */
-function nearMemoryLimit(ctx: QuickJSContext, runtime: QuickJSRuntime, inv: ToolInvocation, state: InvocationState): boolean {
-  if (state.memory !== undefined && state.memory.buffer.byteLength > state.memoryAtStart) return true;
-  runtime.setMemoryLimit(inv.memoryLimitBytes + DESCRIBE_HEADROOM);
-  try {
-    const usage = runtime.computeMemoryUsage();
-    const dumped = ctx.dump(usage) as { malloc_size?: unknown };
-    usage.dispose();
-    return typeof dumped.malloc_size === "number" && dumped.malloc_size >= inv.memoryLimitBytes - DESCRIBE_HEADROOM;
-  } catch {
-    return true; // even measuring failed: the heap is exhausted
-  } finally {
-    runtime.setMemoryLimit(inv.memoryLimitBytes);
-  }
-}
-
-function isStackTrap(err: unknown): boolean {
-  return err instanceof Error && /call stack/i.test(err.message);
 }
 
 function checkInvocation(inv: ToolInvocation): void {
