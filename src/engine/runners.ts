@@ -5,7 +5,7 @@
  */
 import type { QuickJsRunnerOptions } from "../sandbox/quickjs/runner.ts";
 import { QuickJsRunner } from "../sandbox/quickjs/runner.ts";
-import type { TranspiledComponent } from "../sandbox/component/runner.ts";
+import type { TranspiledComponent } from "../sandbox/component/transpiled.ts";
 import type { ToolRunner } from "../sandbox/types.ts";
 import { WasmToolRunner } from "../sandbox/wasi/runner.ts";
 import type { Preopen } from "../sandbox/wasi/context.ts";

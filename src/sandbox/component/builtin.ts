@@ -6,7 +6,7 @@
  */
 import * as cWordcount from "./generated/c-wordcount.ts";
 import * as textStats from "./generated/text-stats.ts";
-import type { InstantiateFn, TranspiledComponent } from "./runner.ts";
+import type { InstantiateFn, TranspiledComponent } from "./transpiled.ts";
 
 /** The pieces a generated glue module exports (`wasm-tools/component/build.mjs`). */
 type GeneratedGlue = { COMPONENT_SHA256: unknown; CORE_MODULES: unknown; IMPORT_NAMES: unknown; instantiate: unknown };

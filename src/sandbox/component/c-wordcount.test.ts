@@ -8,7 +8,8 @@ import { sha256Hex } from "../../canonical/sha256.ts";
 import type { ToolOutcome } from "../types.ts";
 import { coreModulesOf } from "../wasm-binary.ts";
 import { C_WORDCOUNT } from "./builtin.ts";
-import { ComponentRunner, HOST_INTERFACE } from "./runner.ts";
+import { ComponentRunner } from "./runner.ts";
+import { HOST_INTERFACE } from "./transpiled.ts";
 
 const buildDir = new URL("../../../wasm-tools/c-component/build/", import.meta.url);
 const COMPONENT = new Uint8Array(readFileSync(new URL("wordcount.component.wasm", buildDir)));

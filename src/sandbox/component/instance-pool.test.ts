@@ -11,7 +11,7 @@ import { DEFAULT_FUEL } from "../types.ts";
 import { exportState } from "./_state-exports.ts";
 import { TEXT_STATS } from "./builtin.ts";
 import { ComponentRunner } from "./runner.ts";
-import type { TranspiledComponent } from "./runner.ts";
+import type { TranspiledComponent } from "./transpiled.ts";
 
 const leb = (n: number): number[] => {
   const out: number[] = [];

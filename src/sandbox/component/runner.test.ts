@@ -8,8 +8,9 @@ import { ReachError } from "../../protocol/errors.ts";
 import type { HostApi, HostOp, JsonObject, ToolInvocation, ToolOutcome } from "../types.ts";
 import { DEFAULT_FUEL } from "../types.ts";
 import { TEXT_STATS } from "./builtin.ts";
-import { ComponentRunner, HOST_INTERFACE } from "./runner.ts";
-import type { TranspiledComponent } from "./runner.ts";
+import { ComponentRunner } from "./runner.ts";
+import { HOST_INTERFACE } from "./transpiled.ts";
+import type { TranspiledComponent } from "./transpiled.ts";
 import { WASI_P2_INTERFACES } from "./wasi-p2.ts";
 
 const buildDir = new URL("../../../wasm-tools/component/build/", import.meta.url);

@@ -12,87 +12,25 @@
  * mutable globals are restored from a snapshot taken right after instantiation, and the glue (with its resource
  * tables) and WASI are made afresh. So no state survives from one invocation to the next, and a set of instances
  * that trapped, halted, ran out of fuel or grew its memory is dropped, never reused.
+ *
+ * The pieces: `transpiled.ts` (what a transpiled component is), `_core-modules.ts` (compiling, metering and caching
+ * the core modules), `_guest.ts` (the host import, the import selection and the mapping of guest errors),
+ * `_instance-pool.ts` and `_state-exports.ts` (instance reuse), `wasi-p2.ts` (WASI).
  * @module
  */
-import { base64ToBytes } from "../../canonical/hex.ts";
-import { sha256Hex } from "../../canonical/sha256.ts";
-import { isErrorCode, ReachError, toReachError } from "../../protocol/errors.ts";
-import type { ErrorCode } from "../../protocol/errors.ts";
-import { isHostOp } from "../types.ts";
-import type { JsonObject, JsonValue, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
-import { fuelError, fuelUsed, instrumentFuel, remainingFuel, setFuel } from "../fuel/mod.ts";
-import { capMemory, coreModulesOf, definesMemory, WASM_PAGE_BYTES } from "../wasm-binary.ts";
+import { ReachError, toReachError } from "../../protocol/errors.ts";
+import type { JsonValue, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
+import { fuelError, fuelUsed, remainingFuel, setFuel } from "../fuel/mod.ts";
+import { compileCoreModules, componentDigest } from "./_core-modules.ts";
+import { callHostImport, guestError, selectImports } from "./_guest.ts";
 import { InstanceSet, ShapeMismatch } from "./_instance-pool.ts";
-import { exportState } from "./_state-exports.ts";
-import { createWasiP2, GuestExit } from "./wasi-p2.ts";
+import { HOST_INTERFACE } from "./transpiled.ts";
+import type { ToolExports, TranspiledComponent } from "./transpiled.ts";
+import { createWasiP2 } from "./wasi-p2.ts";
 import type { ImportObject, WasiP2 } from "./wasi-p2.ts";
 
-/** The `instantiate` function of jco's `--instantiation async` glue. */
-export type InstantiateFn = (
-  getCoreModule: (name: string) => WebAssembly.Module,
-  imports: ImportObject,
-  instantiateCore?: (
-    module: WebAssembly.Module,
-    imports?: WebAssembly.Imports,
-  ) => Promise<WebAssembly.Instance> | WebAssembly.Instance,
-) => Promise<ToolExports> | ToolExports;
-
-/** The exports of an instantiated `reach:tool/tool` component (jco's mapping of the world). */
-export type ToolExports = {
-  /** `ok(s)` returns `s`; `err(e)` throws jco's `ComponentError` whose `payload` is `e`. */
-  invoke(input: string): string;
-};
-
-/** Where a core module named by the glue comes from. */
-export type CoreModuleSource = { readonly embedded: number } | { readonly base64: string };
-
-/** One transpiled component: the glue and what it belongs to (the generated `*.ts` files export these pieces). */
-export type TranspiledComponent = {
-  /** sha256 (hex) of the component bytes the glue was generated from. */
-  readonly componentSha256: string;
-  /** Core module name (as the glue asks for it) → the n-th core module in the component, or inline bytes. */
-  readonly coreModules: Readonly<Record<string, CoreModuleSource>>;
-  /** Every import interface the glue looks up (`reach:tool/host`, `wasi:io/streams`, …). */
-  readonly importNames: readonly string[];
-  /** The glue's `instantiate`. */
-  readonly instantiate: InstantiateFn;
-};
-
-/** The import interface of the host API (WIT `reach:tool/host`). */
-export const HOST_INTERFACE = "reach:tool/host";
-
-/**
- * Host errors that stop the tool (the call does not return): policy violations, replay divergences, limits and
- * sandbox violations. Any other `ReachError` from the host comes back to the guest as `err({"code","message"})`.
- */
-const HALTING_PREFIXES = ["POLICY_", "REPLAY_", "PROTO_CHAIN_"];
-const HALTING_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  "EXEC_SANDBOX_VIOLATION",
-  "EXEC_TOOL_TIMEOUT",
-  "EXEC_RESOURCE_EXHAUSTED",
-  "EXEC_MEMORY_EXCEEDED",
-  "EXEC_ABORTED",
-]);
-
-function halts(err: ReachError): boolean {
-  return HALTING_CODES.has(err.code) || HALTING_PREFIXES.some((p) => err.code.startsWith(p));
-}
-
-/**
- * A compiled core module, whether it carries a fuel counter, and whether all its state is exported for snapshots
- * (`_state-exports.ts`).
- */
-type CompiledCore = { module: WebAssembly.Module; metered: boolean; snapshotable: boolean };
-/** Compiled modules, shared by all runners: key `sha256/maxPages/meter`. Small: each entry holds a ~12 MB module. */
-const compiled = new Map<string, Map<string, CompiledCore>>();
-/** Fuel-instrumented bytes by the sha256 of the original core module (instrumenting 12 MB takes ~10-30 s). */
-const instrumented = new Map<string, Promise<Uint8Array<ArrayBuffer>>>();
-const INSTRUMENTED_CACHE_ENTRIES = 2;
-const COMPILED_CACHE_ENTRIES = 4;
 /** Reusable instance sets kept per runner (one per compiled key); each holds ~2x the component's memory. */
 const POOLED_SETS = 4;
-/** sha256 of code arrays already seen (code arrays are treated as immutable once handed to a runner). */
-const digests = new WeakMap<Uint8Array, string>();
 
 const MAX_INPUT_BYTES = 16 * 1024 * 1024;
 /** A failed guest whose memory reached this share of the limit is reported as out of memory. */
@@ -169,6 +107,10 @@ export class ComponentRunner implements ToolRunner {
    * `invoke(JSON.stringify(input))`, parse the result.
    * @param invocation the invocation (its `code` is the component's bytes)
    * @returns the outcome; tool misbehaviour is reported, never thrown
+   * @throws nothing: an unknown component, a bad limit or malformed code is an error outcome as well
+   * @example
+   * const outcome = await runner.run({ ...invocation, code: componentBytes });
+   * if (outcome.status === "success") console.log(outcome.output, outcome.fuelUsed);
    */
   async run(invocation: ToolInvocation): Promise<ToolOutcome> {
     const started = this.#now();
@@ -240,11 +182,11 @@ export class ComponentRunner implements ToolRunner {
 
     try {
       const component = this.#lookup(invocation);
-      const { key, modules } = await this.#modules(invocation, component);
+      const { key, modules } = await compileCoreModules(invocation.code, component, invocation.memoryLimitBytes, this.#meterFuel);
       poolKey = key;
       const imports: ImportObject = {
         ...(component.importNames.some((n) => n.startsWith("wasi:")) ? (wasi = makeWasi()).imports : {}),
-        [HOST_INTERFACE]: { call: (op: unknown, request: unknown) => this.#hostCall(invocation, op, request, checkpoint, halt) },
+        [HOST_INTERFACE]: { call: (op: unknown, request: unknown) => callHostImport(invocation, op, request, checkpoint, halt) },
       };
       const given = selectImports(component, imports);
       const input = JSON.stringify(invocation.input);
@@ -336,13 +278,7 @@ export class ComponentRunner implements ToolRunner {
   }
 
   #lookup(invocation: ToolInvocation): TranspiledComponent {
-    const code = invocation.code;
-    if (!(code instanceof Uint8Array)) throw new TypeError(`"invocation.code" expected a Uint8Array`);
-    let digest = digests.get(code);
-    if (digest === undefined) {
-      digest = sha256Hex(code);
-      digests.set(code, digest);
-    }
+    const digest = componentDigest(invocation.code);
     const component = this.#bySha.get(digest);
     if (component === undefined) {
       throw new ReachError(
@@ -353,169 +289,5 @@ export class ComponentRunner implements ToolRunner {
       );
     }
     return component;
-  }
-
-  async #modules(
-    invocation: ToolInvocation,
-    component: TranspiledComponent,
-  ): Promise<{ key: string; modules: Map<string, CompiledCore> }> {
-    const limit = invocation.memoryLimitBytes;
-    if (!Number.isSafeInteger(limit) || limit < WASM_PAGE_BYTES) {
-      throw new RangeError(`"memoryLimitBytes" expected an integer of at least ${WASM_PAGE_BYTES}, got ${limit}`);
-    }
-    const maxPages = Math.min(65_536, Math.floor(limit / WASM_PAGE_BYTES));
-    const key = `${component.componentSha256}/${maxPages}/${this.#meterFuel}`;
-    const hit = compiled.get(key);
-    if (hit !== undefined) {
-      compiled.delete(key); // refresh its place (LRU)
-      compiled.set(key, hit);
-      return { key, modules: hit };
-    }
-    const embedded = coreModulesOf(invocation.code);
-    const out = new Map<string, CompiledCore>();
-    for (const [name, source] of Object.entries(component.coreModules)) {
-      let bytes: Uint8Array;
-      if ("embedded" in source) {
-        const m = embedded[source.embedded];
-        if (m === undefined) throw new ReachError("PACK_MALFORMED", `component has no core module #${source.embedded}`);
-        bytes = m;
-      } else {
-        bytes = base64ToBytes(source.base64);
-      }
-      // Meter the modules that define a memory: the guest's engine. The others are small adapters and trampolines
-      // that only run when called from it (a per-module counter each would split the one budget).
-      const meter = this.#meterFuel && definesMemory(bytes);
-      if (meter) bytes = await instrumentedBytes(bytes);
-      // Export every memory, table and mutable global so that an instance can be reset to its initial state.
-      const state = exportState(bytes);
-      if (state !== null) bytes = state.bytes;
-      const module = await WebAssembly.compile(capMemory(bytes, maxPages) as Uint8Array<ArrayBuffer>);
-      out.set(name, { module, metered: meter, snapshotable: state !== null });
-    }
-    compiled.set(key, out);
-    while (compiled.size > COMPILED_CACHE_ENTRIES) compiled.delete(compiled.keys().next().value!);
-    return { key, modules: out };
-  }
-
-  #hostCall(
-    invocation: ToolInvocation,
-    op: unknown,
-    request: unknown,
-    checkpoint: () => void,
-    halt: (err: ReachError) => never,
-  ): string {
-    checkpoint();
-    if (typeof op !== "string" || !isHostOp(op)) {
-      return halt(
-        new ReachError("POLICY_VIOLATION", `tool "${invocation.toolName}" called an unknown host operation`, {
-          details: { violationType: "UNDEFINED_TOOL", attemptedCapability: String(op).slice(0, 100) },
-        }),
-      );
-    }
-    let parsed: unknown;
-    try {
-      parsed = typeof request === "string" ? JSON.parse(request) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-      return guestErr({ code: "PROTO_INVALID_ARGUMENT", message: `host call "${op}": the request must be a JSON object` });
-    }
-    const response = callHost(() => invocation.host.invokeSync(op, parsed as JsonObject), halt);
-    if ("error" in response) return guestErr(response.error);
-    checkpoint();
-    return JSON.stringify(response.ok);
-  }
-}
-
-/** Fuel-instrumented bytes of a core module, instrumented once per digest (bounded cache). */
-function instrumentedBytes(bytes: Uint8Array): Promise<Uint8Array<ArrayBuffer>> {
-  const digest = sha256Hex(bytes);
-  let entry = instrumented.get(digest);
-  if (entry === undefined) {
-    entry = instrumentFuel(bytes);
-    instrumented.set(digest, entry);
-    entry.catch(() => instrumented.delete(digest));
-    while (instrumented.size > INSTRUMENTED_CACHE_ENTRIES) instrumented.delete(instrumented.keys().next().value!);
-  }
-  return entry;
-}
-
-/**
- * jco's glue maps an import's return value to `ok(...)` and a thrown value to `err(...)`: an `Error` is re-thrown
- * (a trap), anything else becomes the err value, or its `payload` property when it has one (`getErrorPayload`).
- * Throwing `{ payload }` works with the glue of every jco version we have seen (1.17 and 1.35).
- */
-function guestErr(error: { code: string; message: string }): never {
-  throw { payload: JSON.stringify(error) };
-}
-
-/** Run a host call: halting errors stop the tool, other ReachErrors become the guest's `err`. */
-function callHost(
-  fn: () => JsonObject,
-  halt: (err: ReachError) => never,
-): { ok: JsonObject } | { error: { code: string; message: string } } {
-  try {
-    return { ok: fn() };
-  } catch (err) {
-    if (err instanceof ReachError && !halts(err)) return { error: { code: err.code, message: err.message } };
-    // A non-ReachError from the host is a host bug: stop rather than hand its details to the tool.
-    return halt(err instanceof ReachError ? err : toReachError(err, "EXEC_SANDBOX_VIOLATION"));
-  }
-}
-
-/** Only the imports the glue looks up, each of them present (a missing one is refused before anything runs). */
-function selectImports(component: TranspiledComponent, imports: ImportObject): ImportObject {
-  const given: ImportObject = {};
-  const missing: string[] = [];
-  for (const name of component.importNames) {
-    const iface = imports[name];
-    if (iface === undefined) missing.push(name);
-    else given[name] = iface;
-  }
-  if (missing.length > 0) {
-    throw new ReachError(
-      "EXEC_SANDBOX_VIOLATION",
-      `component imports ${missing.join(", ")}, which reach-wasm does not supply; build the tool without them ` +
-        `(componentize-js: disableFeatures ["http", "fetch-event"])`,
-      { details: { missingImports: missing }, recoverable: false },
-    );
-  }
-  return given;
-}
-
-/** Classify what `invoke` (or instantiation) threw. */
-function guestError(toolName: string, err: unknown): ReachError {
-  if (err instanceof GuestExit) {
-    return new ReachError("EXEC_TOOL_FAILED", `tool "${toolName}" exited (status ${err.status}) instead of returning`, {
-      details: { exitStatus: err.status },
-    });
-  }
-  if (err instanceof Error && Object.prototype.hasOwnProperty.call(err, "payload")) {
-    const payload = (err as Error & { payload: unknown }).payload;
-    const text = typeof payload === "string" ? payload : String(payload);
-    return new ReachError("EXEC_TOOL_FAILED", `tool "${toolName}" failed: ${text.slice(0, 1000)}`, {
-      details: { toolError: parseMaybeJson(text) },
-    });
-  }
-  if (err instanceof RangeError && /call stack/i.test(err.message)) {
-    return new ReachError("EXEC_RESOURCE_EXHAUSTED", `tool "${toolName}" overflowed the stack`, {
-      details: { reason: "stack" },
-      cause: err,
-    });
-  }
-  if (err instanceof WebAssembly.RuntimeError) {
-    return new ReachError("EXEC_TOOL_FAILED", `tool "${toolName}" trapped: ${err.message}`, { details: { trap: err.message }, cause: err });
-  }
-  if (err instanceof ReachError) return err;
-  const reach = toReachError(err, "EXEC_TOOL_FAILED");
-  return isErrorCode(reach.code) ? reach : new ReachError("EXEC_TOOL_FAILED", String(err));
-}
-
-function parseMaybeJson(text: string): JsonValue {
-  try {
-    return JSON.parse(text) as JsonValue;
-  } catch {
-    return text.slice(0, 1000);
   }
 }

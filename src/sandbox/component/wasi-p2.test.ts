@@ -102,6 +102,50 @@ describe("createWasiP2", () => {
     expect(() => fn("wasi:cli/exit", "exit")({ tag: "ok" })).toThrow(GuestExit);
   });
 
+  it("shares the resource classes between invocations but no state", () => {
+    const a = setup();
+    const b = setup();
+    const ia = a.wasi.imports;
+    const ib = b.wasi.imports;
+    // The classes jco's glue checks with instanceof are made once (not per invocation)...
+    expect(ia["wasi:io/poll"]!["Pollable"]).toBe(ib["wasi:io/poll"]!["Pollable"]);
+    expect(ia["wasi:io/streams"]!["OutputStream"]).toBe(ib["wasi:io/streams"]!["OutputStream"]);
+    // ...while each invocation has its own streams, clock and capture.
+    const outA = a.fn("wasi:cli/stdout", "getStdout")() as { write(b: Uint8Array): void };
+    const outB = b.fn("wasi:cli/stdout", "getStdout")() as { write(b: Uint8Array): void };
+    expect(outA).not.toBe(outB);
+    outA.write(new TextEncoder().encode("a"));
+    expect(new TextDecoder().decode(a.wasi.output().stdout)).toBe("a");
+    expect(b.wasi.output().stdout).toHaveLength(0);
+    const sleepA = a.fn("wasi:clocks/monotonic-clock", "subscribeDuration")(7_000_000n) as { block(): void };
+    sleepA.block();
+    expect(a.fn("wasi:clocks/monotonic-clock", "now")()).toBe(7_000_000n);
+    expect(b.fn("wasi:clocks/monotonic-clock", "now")()).toBe(0n);
+    // A pollable of one invocation is refused by another's poll.
+    const pollB = ib["wasi:io/poll"]!["poll"] as Fn;
+    expect(() => pollB([a.fn("wasi:clocks/monotonic-clock", "subscribeInstant")(0n)])).toThrow(/not a pollable/);
+  });
+
+  it("traps on a resource the glue made for an unknown handle; descriptors answer bad-descriptor", () => {
+    let checks = 0;
+    const { wasi } = setup({ checkpoint: () => void checks++ });
+    // jco's glue makes `Object.create(Class.prototype)` for a borrowed handle it has no object for.
+    const proto = (iface: string, name: string) => (wasi.imports[iface]![name] as Ctor).prototype as object;
+    const bogusPollable = Object.create(proto("wasi:io/poll", "Pollable")) as { ready(): boolean };
+    expect(() => bogusPollable.ready()).toThrow(expect.objectContaining({ code: "EXEC_SANDBOX_VIOLATION" }) as unknown as Error);
+    const bogusOut = Object.create(proto("wasi:io/streams", "OutputStream")) as { write(b: Uint8Array): void };
+    expect(() => bogusOut.write(new Uint8Array(1))).toThrow(expect.objectContaining({ code: "EXEC_SANDBOX_VIOLATION" }) as unknown as Error);
+    const descriptor = Object.create(proto("wasi:filesystem/types", "Descriptor")) as { stat(): unknown };
+    expect(() => descriptor.stat()).toThrow("bad-descriptor");
+    expect(checks).toBe(1);
+    // Each invocation's descriptor class runs its own invocation's checkpoint.
+    const stop = new ReachError("EXEC_TOOL_TIMEOUT", "too slow");
+    const stopped = setup({ checkpoint: () => { throw stop; } }).wasi.imports["wasi:filesystem/types"]!["Descriptor"] as Ctor;
+    expect(stopped).not.toBe(wasi.imports["wasi:filesystem/types"]!["Descriptor"]);
+    expect(() => (Object.create(stopped.prototype as object) as { stat(): unknown }).stat()).toThrow(stop);
+    expect(() => descriptor.stat()).toThrow("bad-descriptor");
+  });
+
   it("runs the checkpoint on every call, so a stopped tool cannot go on", () => {
     const stop = new ReachError("EXEC_TOOL_TIMEOUT", "too slow");
     const { fn, calls } = setup({ checkpoint: () => { throw stop; } });
