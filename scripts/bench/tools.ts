@@ -103,8 +103,9 @@ export async function benchTools(log: (line: string) => void): Promise<{ oursUs:
 }
 
 /**
- * QuickJS: the `js` runner (fresh runtime and context, determinism prelude, metered engine, real host and tape)
- * against a bare baseline of the same engine: a fresh runtime + context, eval of the same tool and one call.
+ * QuickJS: the `js` runner (its sandbox — runtime, context, determinism prelude — restored from a memory snapshot,
+ * metered engine, real host and tape) against a bare baseline of the same engine: a fresh runtime + context, eval of
+ * the same tool and one call.
  * @param log line printer
  * @returns microseconds per invocation for ours and the baseline, and their ratio
  */
@@ -133,7 +134,7 @@ export async function benchQuickJs(log: (line: string) => void): Promise<{ oursU
   const ws = newWorkspace();
   const once = async () => (await invokeOnce(ws, spec)).step.rollback();
   const [rawUs, oursUs] = (await interleaved([bare, once], 30, 150)) as [number, number];
-  log(`tools/js js-slugify: ${(oursUs / 1000).toFixed(2)} ms per invocation (fresh context + prelude + fuel + host + tape), ` +
+  log(`tools/js js-slugify: ${(oursUs / 1000).toFixed(2)} ms per invocation (sandbox restored from its snapshot + fuel + host + tape), ` +
     `bare runtime+context+eval ${(rawUs / 1000).toFixed(2)} ms, ratio ${(oursUs / rawUs).toFixed(2)} (targets: ≤ 2 ms, ≤ 1.5× bare)`);
   return { oursUs, rawUs, ratio: oursUs / rawUs };
 }
