@@ -97,6 +97,32 @@ export function coreModulesOf(component: Uint8Array): Uint8Array[] {
   return out;
 }
 
+/** One top-level section of a core module: its id, where it starts (the id byte), and its body's byte range. */
+export type CoreSection = { id: number; start: number; bodyStart: number; end: number };
+
+/**
+ * The top-level sections of a core module, in order (offsets into `module`; nothing is copied).
+ * @param module core module bytes
+ * @returns the sections
+ * @throws ReachError `PACK_MALFORMED` for a bad preamble or a section that runs past the end
+ * @example coreSections(bytes).find((s) => s.id === 5) // the memory section, if any
+ */
+export function coreSections(module: Uint8Array): CoreSection[] {
+  if (!hasPrefix(module, MAGIC)) throw malformed("an embedded core module has a bad preamble");
+  if (!hasPrefix(module, MAGIC, CORE_VERSION)) throw malformed("an embedded core module has an unknown version");
+  const r = new Reader(module, 8, module.length);
+  const out: CoreSection[] = [];
+  while (r.pos < r.end) {
+    const start = r.pos;
+    const id = r.byte();
+    const len = r.u();
+    if (len > r.end - r.pos) throw malformed(`core section ${id} runs past the end`);
+    out.push({ id, start, bodyStart: r.pos, end: r.pos + len });
+    r.pos += len;
+  }
+  return out;
+}
+
 /**
  * Whether a core module defines (rather than imports) at least one memory: the module that holds a guest's heap,
  * and the one whose work the runner meters with fuel.

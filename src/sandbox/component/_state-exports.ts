@@ -20,7 +20,8 @@
  * The input is hostile: every read is bounds-checked, and a malformed module is `PACK_MALFORMED`.
  * @module
  */
-import { leb, malformed, Reader } from "../wasm-binary.ts";
+import { coreSections, leb, malformed, Reader } from "../wasm-binary.ts";
+import type { CoreSection } from "../wasm-binary.ts";
 
 /** Prefix of the exports this rewrite adds; followed by `memory_`, `table_` or `global_` and the index. */
 export const STATE_EXPORT_PREFIX = "reach_state_";
@@ -72,28 +73,6 @@ class StateReader extends Reader {
   }
 }
 
-type Section = { id: number; start: number; bodyStart: number; end: number };
-
-function sections(module: Uint8Array): Section[] {
-  if (module.length < 8 || module[0] !== 0x00 || module[1] !== 0x61 || module[2] !== 0x73 || module[3] !== 0x6d) {
-    throw malformed("an embedded core module has a bad preamble");
-  }
-  if (module[4] !== 0x01 || module[5] !== 0x00 || module[6] !== 0x00 || module[7] !== 0x00) {
-    throw malformed("an embedded core module has an unknown version");
-  }
-  const r = new StateReader(module, 8, module.length);
-  const out: Section[] = [];
-  while (r.pos < r.end) {
-    const start = r.pos;
-    const id = r.byte();
-    const len = r.u();
-    const bodyStart = r.pos;
-    r.skip(len);
-    out.push({ id, start, bodyStart, end: r.pos });
-  }
-  return out;
-}
-
 function exportEntry(name: string, kind: number, index: number): number[] {
   const bytes = new TextEncoder().encode(name);
   return [...leb(bytes.length), ...bytes, kind, ...leb(index)];
@@ -125,13 +104,13 @@ export function exportState(module: Uint8Array): StateExports | null {
 }
 
 function rewrite(module: Uint8Array): StateExports {
-  const all = sections(module);
+  const all = coreSections(module);
   let importedTables = 0;
   let importedMemories = 0;
   let importedGlobals = 0;
   const added: number[][] = [];
   const names: string[] = [];
-  let existingExports: Section | undefined;
+  let existingExports: CoreSection | undefined;
   let existingCount = 0;
   const taken = new Set<string>();
   const add = (kind: "table" | "memory" | "global", index: number): void => {
@@ -277,7 +256,7 @@ function rewrite(module: Uint8Array): StateExports {
 }
 
 /** The bytes of an export section's entries (after its count). */
-function entriesOf(module: Uint8Array, s: Section): Uint8Array {
+function entriesOf(module: Uint8Array, s: CoreSection): Uint8Array {
   const r = new StateReader(module, s.bodyStart, s.end);
   r.u();
   return module.subarray(r.pos, s.end);

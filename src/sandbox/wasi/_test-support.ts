@@ -54,3 +54,18 @@ export function invocation(code: Uint8Array, host: HostApi, input: ToolInvocatio
     ...extra,
   };
 }
+
+/**
+ * Assemble a module from WebAssembly text with binaryen (tests only; no optimisation).
+ * @param text the module in the WebAssembly text format
+ * @returns its binary
+ */
+export async function wat(text: string): Promise<Uint8Array> {
+  const { default: binaryen } = await import("binaryen");
+  const m = binaryen.parseText(text);
+  try {
+    return m.emitBinary();
+  } finally {
+    m.dispose();
+  }
+}

@@ -3,17 +3,7 @@ import { describe, expect, it } from "vitest";
 import { limitMemory } from "./memory-limit.ts";
 import { importOwnMemory, MemoryPool, POOLED_MEMORY_MODULE } from "./memory-pool.ts";
 import { WasmToolRunner } from "./runner.ts";
-import { invocation, recordingHost } from "./_test-support.ts";
-
-async function wat(text: string): Promise<Uint8Array> {
-  const { default: binaryen } = await import("binaryen");
-  const m = binaryen.parseText(text);
-  try {
-    return m.emitBinary();
-  } finally {
-    m.dispose();
-  }
-}
+import { invocation, recordingHost, wat } from "./_test-support.ts";
 
 /**
  * A hostile tool that checks it starts from a fresh memory and then dirties it: exit 1 when byte 100 is not 0 (a

@@ -14,7 +14,8 @@
  * instance.
  * @module
  */
-import { leb, malformed, Reader, WASM_PAGE_BYTES } from "../wasm-binary.ts";
+import { coreSections, leb, Reader, WASM_PAGE_BYTES } from "../wasm-binary.ts";
+import type { CoreSection } from "../wasm-binary.ts";
 
 /** The import module and field a rewritten module imports its memory from (never a name a tool can rely on). */
 export const POOLED_MEMORY_MODULE = "reach-wasm:pooled-memory";
@@ -27,22 +28,6 @@ const SECTION_MEMORY = 5;
 
 /** A module whose one defined memory became an import, and that memory's limits in pages. */
 export type MemoryImportingModule = { bytes: Uint8Array; initialPages: number; maximumPages: number };
-
-type Section = { id: number; start: number; bodyStart: number; end: number };
-
-function sections(module: Uint8Array): Section[] {
-  const r = new Reader(module, 8, module.length);
-  const out: Section[] = [];
-  while (r.pos < r.end) {
-    const start = r.pos;
-    const id = r.byte();
-    const len = r.u();
-    if (len > r.end - r.pos) throw malformed(`core section ${id} runs past the end`);
-    out.push({ id, start, bodyStart: r.pos, end: r.pos + len });
-    r.pos += len;
-  }
-  return out;
-}
 
 /** Skip table/memory limits; returns false for flags this reader does not know (64-bit, shared, …). */
 function skipLimits(r: Reader): boolean {
@@ -57,7 +42,7 @@ function skipLimits(r: Reader): boolean {
  * Count the memory imports of an import section, and check that none uses {@link POOLED_MEMORY_MODULE}.
  * @returns the entry count and memory-import count, or null when an entry is of a kind this reader does not know
  */
-function readImports(module: Uint8Array, s: Section): { count: number; memories: number; bodyAfterCount: number } | null {
+function readImports(module: Uint8Array, s: CoreSection): { count: number; memories: number; bodyAfterCount: number } | null {
   const r = new Reader(module, s.bodyStart, s.end);
   const count = r.u();
   const bodyAfterCount = r.pos;
@@ -95,7 +80,7 @@ function readImports(module: Uint8Array, s: Section): { count: number; memories:
  * @example const m = importOwnMemory(limitMemory(bytes, 64 << 20)); if (m) new WebAssembly.Module(m.bytes);
  */
 export function importOwnMemory(module: Uint8Array): MemoryImportingModule | null {
-  const all = sections(module);
+  const all = coreSections(module);
   const memory = all.find((s) => s.id === SECTION_MEMORY);
   if (memory === undefined) return null;
   const mr = new Reader(module, memory.bodyStart, memory.end);

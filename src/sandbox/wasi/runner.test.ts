@@ -6,7 +6,7 @@ import { Workspace } from "../workspace/workspace.ts";
 import { WasmToolRunner } from "./runner.ts";
 import { Errno } from "./errno.ts";
 import { ReachStatus } from "./reach-abi.ts";
-import { invocation, recordingHost } from "./_test-support.ts";
+import { invocation, recordingHost, wat } from "./_test-support.ts";
 
 const WRITE_LOOP = `(module
   (import "wasi_snapshot_preview1" "fd_write" (func $w (param i32 i32 i32 i32) (result i32)))
@@ -16,16 +16,6 @@ const WRITE_LOOP = `(module
     (i32.store (i32.const 0) (i32.const 16))
     (i32.store (i32.const 4) (i32.const 8))
     (loop $l (drop (call $w (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8))) $LOOP)))`;
-
-async function wat(text: string): Promise<Uint8Array> {
-  const { default: binaryen } = await import("binaryen");
-  const m = binaryen.parseText(text);
-  try {
-    return m.emitBinary();
-  } finally {
-    m.dispose();
-  }
-}
 
 const tool = (name: string): Uint8Array => new Uint8Array(readFileSync(new URL(`../../../wasm-tools/build/${name}.wasm`, import.meta.url)));
 
