@@ -10,7 +10,7 @@ import { ComponentRunner } from "../../src/sandbox/component/runner.ts";
 import { QuickJsRunner } from "../../src/sandbox/quickjs/runner.ts";
 import type { ToolRunner } from "../../src/sandbox/types.ts";
 import { WasmToolRunner } from "../../src/sandbox/wasi/runner.ts";
-import { fingerprint, runTool } from "./tool-harness.ts";
+import { fingerprint, invokeOnce, newWorkspace, runTool } from "./tool-harness.ts";
 import type { ToolRunSpec } from "./tool-harness.ts";
 import type { ConformanceCase, ConformanceIO } from "./types.ts";
 import { check } from "./types.ts";
@@ -26,6 +26,45 @@ async function twice(spec: ToolRunSpec, expectStatus: "success" | "error", expec
   check(fingerprint(a) === fingerprint(b), "two identical runs differ (output, tape or workspace)");
   check(a.tape === b.tape, "two identical runs recorded different tapes");
   return fingerprint(a);
+}
+
+/** One invocation of a spec: its status, the fingerprint of its output and tape, and the fuel it used. */
+async function fuelRun(spec: ToolRunSpec): Promise<{ status: string; fuel: bigint; print: string }> {
+  const { outcome, tape, step } = await invokeOnce(newWorkspace(spec.files), spec);
+  step.rollback();
+  const output = outcome.status === "success" ? outcome.output : null;
+  const errorCode = outcome.status === "error" ? outcome.error.code : null;
+  return { status: outcome.status, fuel: outcome.fuelUsed, print: fingerprint({ status: outcome.status, output, errorCode, tape: tape.toJsonl(), workspaceDigest: "" }) };
+}
+
+/**
+ * A `js` tool's fuel is a function of the tool, its input, the host's answers and the budget: the same on a new
+ * runner, after tools that move the engine's state (heap growth, an import, fuel and memory exhaustion), and on a
+ * runner that other cases used. The fingerprint holds every fuel count, so Node and Deno must agree on them.
+ */
+async function jsFuel(io: ConformanceIO, shared: () => ToolRunner): Promise<string> {
+  const engineWasm = io.readBytes("../node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm");
+  const fresh = new QuickJsRunner({ engineWasm });
+  const probe: ToolRunSpec = { code: io.readBytes("../wasm-tools/js-slugify/tool.js"), input: { text: "Héllo, Wörld — Straße 42!" }, seed: "7", runner: () => fresh };
+  const first = await fuelRun(probe);
+  check(first.status === "success" && first.fuel > 0n, `the probe: ${first.status}, fuel ${first.fuel}`);
+  const history: Array<[string, string, bigint | undefined]> = [
+    ["heap", "export default () => { const a = []; for (let i = 0; i < 100000; i++) a.push('s' + i); return a.length }", undefined],
+    ["import", "export default () => import('node:fs').then(() => 'loaded', (e) => e.message)", undefined],
+    ["fuel", "export default () => new Array(1e9).join()", 20_000_000n],
+    ["loop", "export default () => { for (;;) {} }", 3_000_000n],
+    ["memory", "export default () => { const a = []; for (;;) a.push(new Uint8Array(1e6)) }", undefined],
+  ];
+  const counts: string[] = [];
+  for (const [name, code, fuel] of history) {
+    const ran = await fuelRun({ code: enc(code), input: {}, seed: "7", runner: () => fresh, ...(fuel === undefined ? {} : { fuel }) });
+    const again = await fuelRun(probe);
+    check(again.print === first.print && again.fuel === first.fuel, `after "${name}" the probe used ${again.fuel} fuel, on a new runner ${first.fuel}`);
+    counts.push(`${name}=${ran.status}/${ran.fuel}`);
+  }
+  const onShared = await fuelRun({ ...probe, runner: shared });
+  check(onShared.print === first.print && onShared.fuel === first.fuel, `on the shared runner the probe used ${onShared.fuel} fuel, on a new one ${first.fuel}`);
+  return `${first.print}:fuel=${first.fuel}:${counts.join(",")}`;
 }
 
 /**
@@ -65,6 +104,10 @@ export function toolCases(io: ConformanceIO): ConformanceCase[] {
         seed: "7",
         runner: js,
       }, "success"),
+    },
+    {
+      name: "tools/js fuel: the same on a new runner, after heap growth, an import, fuel and memory exhaustion, and on a used runner",
+      run: () => jsFuel(io, js),
     },
     {
       name: "tools/component text-stats: same output and tape twice through our own WASI 0.2 imports",

@@ -27,14 +27,12 @@ export class InvocationState {
   /** Set by the interrupt handler when the deadline passed. */
   timedOut = false;
   /**
-   * Set when the tool reached the module loader (`import`): quickjs-emscripten's failed-load path leaves
-   * allocations behind, so the engine's state after it is not one a snapshot stands for (see `warm.ts`).
+   * Set when the tool reached the module loader (`import`): that path runs quickjs-emscripten's host-side loader
+   * code, so the engine is not reused after it (see `warm.ts`).
    */
   importAttempted = false;
   /** Asynchronous host calls in flight. */
   readonly inflight = new Set<Promise<Settled>>();
-  /** Guest promises of asynchronous host calls not yet handed back; disposed before the context is. */
-  readonly deferreds = new Set<QuickJSDeferredPromise>();
   /** The engine's linear memory and its size when the invocation started (to recognise exhausted memory). */
   memory: WebAssembly.Memory | undefined;
   memoryAtStart = 0;
@@ -181,7 +179,6 @@ export function makeHostFunctions(ctx: QuickJSContext, slot: HostSlot): [QuickJS
   const callAsync = ctx.newFunction("callAsync", (opHandle, jsonHandle) => {
     const { host, state } = slot;
     const deferred = ctx.newPromise();
-    state.deferreds.add(deferred);
     let started: Promise<JsonObject>;
     try {
       if (state.violation !== undefined) throw halted(state);

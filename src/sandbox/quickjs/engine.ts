@@ -12,8 +12,10 @@
  * - `c` `fd_write` — stdout/stderr → discarded; `b` / `q` (assertion, abort) → a silent trap.
  * Everything else (heap growth, the quickjs-emscripten callbacks) is passed through.
  *
- * An engine that trapped (fuel, host stack overflow, abort) is marked dead and dropped, never disposed: its C
- * state is torn mid-call and `dispose` would assert.
+ * Engines are never disposed, only dropped (and garbage-collected with their memory): the runner keeps an engine only
+ * while its memory is exactly what it was right after its sandbox was prepared (README.md "Reuse"), and replaces it
+ * with a fresh instance of the same compiled module otherwise. An engine that trapped is torn mid-call anyway, and
+ * `dispose` would assert.
  * @module
  */
 import { newQuickJSWASMModuleFromVariant } from "quickjs-emscripten-core";
@@ -41,10 +43,6 @@ export type QuickJsEngine = {
   readonly memoryCapBytes: number;
   /** Where its memory keeps static data, stack and heap (`null`: unknown, so sandboxes are never snapshotted). */
   readonly layout: MemoryLayout | null;
-  /** Set once an invocation ran and its sandbox was torn down (the engine is no longer pristine). */
-  used: boolean;
-  /** Set once the engine trapped; a dead engine is never called again. */
-  dead: boolean;
 };
 
 type Imports = { a: Record<string, unknown> };
@@ -172,13 +170,14 @@ export function engineMemoryCap(memoryLimitBytes: number): number {
 }
 
 /**
- * Compiles and caches the engine module; hands out engines, replacing one that died.
+ * Compiles (and instruments) the engine module once, and makes fresh engine instances of it. Only the compiled
+ * `WebAssembly.Module` is shared: each engine gets its own instance, linear memory and quickjs-emscripten module,
+ * in the state emscripten's start-up leaves it in (a few ms; the instrumentation, 1–3 s, is paid once per process).
  */
 export class EngineHost {
   readonly #source: EngineWasmSource;
   readonly #metered: boolean;
   #compiled: Promise<{ module: WebAssembly.Module; layout: MemoryLayout | null }> | undefined;
-  #engine: QuickJsEngine | undefined;
 
   /**
    * @param source the engine's WebAssembly bytes, or a loader for them
@@ -205,27 +204,14 @@ export class EngineHost {
   }
 
   /**
-   * A live engine: the current one, or a fresh instance when there is none or it died.
-   * @returns the engine
+   * A fresh engine: a new instance of the compiled module, with a new linear memory whose ceiling fits the limit.
+   * @param memoryLimitBytes the invocations' memory limit (sets the memory ceiling, `engineMemoryCap`)
+   * @returns the engine, on which no runtime was made yet
    * @throws ReachError `EXEC_RESOURCE_UNAVAILABLE` when the engine cannot be loaded
+   * @example const engine = await new EngineHost(bytes).instantiate(64 * 1024 * 1024);
    */
-  async acquire(memoryLimitBytes: number): Promise<QuickJsEngine> {
-    const cap = engineMemoryCap(memoryLimitBytes);
-    const current = this.#engine;
-    if (current !== undefined && !current.dead && current.memoryCapBytes === cap) return current;
-    this.#engine = undefined;
-    const engine = await this.#instantiate(cap);
-    this.#engine = engine;
-    return engine;
-  }
-
-  /** Forget the current engine (it trapped, or holds more memory than we want to keep); it is not disposed. */
-  drop(engine: QuickJsEngine): void {
-    engine.dead = true;
-    if (this.#engine === engine) this.#engine = undefined;
-  }
-
-  async #instantiate(memoryCapBytes: number): Promise<QuickJsEngine> {
+  async instantiate(memoryLimitBytes: number): Promise<QuickJsEngine> {
+    const memoryCapBytes = engineMemoryCap(memoryLimitBytes);
     const { module: compiled, layout } = await this.#compile();
     const wasmMemory = new WebAssembly.Memory({ initial: ENGINE_BASE_BYTES / PAGE, maximum: memoryCapBytes / PAGE });
     let instance: WebAssembly.Instance | undefined;
@@ -269,6 +255,6 @@ export class EngineHost {
     // The instance's break must be where the layout says (set by the glue's start-up allocations).
     const brk = layout === null ? 0 : currentBreak(memory, layout);
     const fits = layout !== null && brk >= layout.stackTop && brk <= memory.buffer.byteLength;
-    return { module, instance, memory, metered: this.#metered, memoryCapBytes, layout: fits ? layout : null, used: false, dead: false };
+    return { module, instance, memory, metered: this.#metered, memoryCapBytes, layout: fits ? layout : null };
   }
 }

@@ -1,6 +1,6 @@
 /**
- * The `js` tool kind: JavaScript tools evaluated in QuickJS (every invocation starts from a sandbox in the same
- * state: built for it, or restored from a memory snapshot) on a fuel-metered, deterministic engine instance. See
+ * The `js` tool kind: JavaScript tools evaluated in QuickJS (every invocation starts from the state of a sandbox just
+ * prepared on a fresh engine, restored from a memory snapshot) on a fuel-metered, deterministic engine instance. See
  * README.md in this folder for the in-sandbox `reach` API.
  * @module
  */

@@ -10,23 +10,24 @@
  *   never runs (`new Array(1e9).join()`) → `EXEC_RESOURCE_EXHAUSTED` at the same tick on every run;
  * - `runtime.setMemoryLimit` → `EXEC_RESOURCE_EXHAUSTED`; `setMaxStackSize` (and the host stack, should it
  *   overflow first) → `EXEC_RESOURCE_EXHAUSTED`.
- * A trapped engine is dropped (never disposed) and the next invocation gets a fresh one.
  *
- * The first invocation on an engine gets a sandbox built for it and torn down after it; later ones start from a
- * snapshot of a sandbox prepared the same way (`warm.ts`), charged the fuel that preparing it took.
+ * Every invocation starts from the same state: a sandbox prepared on a fresh engine, as prepared (the engine's first
+ * invocation) or restored from a snapshot of its memory (`warm.ts`). An engine whose state an invocation moved past
+ * the snapshot, or that trapped, is dropped (never disposed) and the next invocation gets a fresh one, so fuel does
+ * not depend on what ran before in the process.
  * @module
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import { ReachError } from "../../protocol/errors.ts";
-import { fuelError, fuelUsed, isFuelExhausted, MAX_FUEL, setFuel } from "../fuel/mod.ts";
+import { fuelError, fuelUsed, isFuelExhausted, setFuel } from "../fuel/mod.ts";
 import type { JsonValue, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
 import { InvocationState } from "./bridge.ts";
 import type { Settled } from "./bridge.ts";
 import { EngineHost } from "./engine.ts";
-import type { EngineWasmSource, QuickJsEngine } from "./engine.ts";
+import type { EngineWasmSource } from "./engine.ts";
 import { exhausted, guestError, isStackTrap, timeoutError } from "./outcome.ts";
-import { closeSandbox, openSandbox, prepareGuest, Stop } from "./sandbox.ts";
-import type { Guest, InvocationSlot, Sandbox } from "./sandbox.ts";
+import { Stop } from "./sandbox.ts";
+import type { Guest } from "./sandbox.ts";
 import { WarmSandbox } from "./warm.ts";
 
 /** Options of {@link QuickJsRunner}. */
@@ -41,11 +42,10 @@ export type QuickJsRunnerOptions = {
   maxStackSizeBytes?: number;
   /** Cap of the collected log, in characters (default 64 Ki). */
   maxLogChars?: number;
-  /** An engine whose linear memory grew beyond this is dropped after the invocation (default 64 MiB). */
-  maxRetainedEngineBytes?: number;
   /**
-   * Serve invocations after an engine's first from a snapshot of a prepared sandbox (default true). Output, tape
-   * and fuel are the same either way; false builds and tears down a sandbox per invocation.
+   * Keep an engine and its prepared sandbox across invocations, restoring a snapshot of its memory before each
+   * (default true). Output, tape and fuel are the same either way; false gives every invocation a fresh engine and
+   * sandbox (≈6 ms more per invocation).
    */
   reuseSandboxes?: boolean;
 };
@@ -59,7 +59,7 @@ type Finish = { output: JsonValue } | { error: ReachError };
 
 /**
  * Runs `js` tools in QuickJS. Invocations on one runner are serialised (they share one engine instance and its
- * fuel counter); each starts from a sandbox in the same state, built for it or restored from a snapshot.
+ * fuel counter); each starts from a sandbox in the same state, that of a sandbox just prepared on a fresh engine.
  * @example
  * const runner = new QuickJsRunner({ engineWasm: readQuickJsEngineWasm });
  * const outcome = await runner.run({ toolName: "slugify", invocationId, code, input, host, timeoutMs: 30_000,
@@ -71,11 +71,9 @@ export class QuickJsRunner implements ToolRunner {
   readonly #maxOutputBytes: number;
   readonly #maxStack: number;
   readonly #maxLogChars: number;
-  readonly #maxRetained: number;
   readonly #reuse: boolean;
+  /** The engine kept for the next invocation, in its snapshot's state. */
   #warm: WarmSandbox | undefined;
-  /** Engines not to snapshot (unknown layout, a heap grown too big to copy cheaply, or a tool tried an import). */
-  readonly #unsnapshotted = new WeakSet<QuickJsEngine>();
   #queue: Promise<unknown> = Promise.resolve();
 
   /**
@@ -90,7 +88,6 @@ export class QuickJsRunner implements ToolRunner {
     this.#maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     this.#maxStack = options.maxStackSizeBytes ?? DEFAULT_MAX_STACK_BYTES;
     this.#maxLogChars = options.maxLogChars ?? 64 * 1024;
-    this.#maxRetained = options.maxRetainedEngineBytes ?? 64 * 1024 * 1024;
     this.#reuse = options.reuseSandboxes ?? true;
   }
 
@@ -110,122 +107,65 @@ export class QuickJsRunner implements ToolRunner {
 
   async #runOne(inv: ToolInvocation): Promise<ToolOutcome> {
     const state = new InvocationState(this.#maxLogChars);
-    let engine: QuickJsEngine;
-    let warm: WarmSandbox | undefined;
+    let warm: WarmSandbox;
     try {
-      ({ engine, warm } = await this.#prepare(inv.memoryLimitBytes));
+      warm = await this.#sandbox(inv.memoryLimitBytes);
     } catch (err) {
       const error = err instanceof ReachError ? err : new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the QuickJS engine could not be loaded", { cause: err });
       return { status: "error", error, log: "", fuelUsed: 0n };
     }
+    const { engine, sandbox } = warm;
     state.memory = engine.memory;
     state.memoryAtStart = engine.memory.buffer.byteLength;
-    // A snapshot's sandbox cost `setupFuel` to prepare: the invocation pays it as if it had prepared it itself.
-    const setupFuel = warm?.setupFuel ?? 0n;
-    if (engine.metered && inv.fuel < setupFuel) {
-      this.#drop(engine); // the budget would have run out while the sandbox was prepared: a trap
-      return { status: "error", error: fuelError(inv.fuel, { toolName: inv.toolName }), log: "", fuelUsed: inv.fuel };
-    }
-    const budget = inv.fuel - setupFuel;
-    // The deadline starts once the engine is ready: compiling and instrumenting it is not the tool's time.
+    // The deadline starts once the engine and its sandbox are ready: preparing them is not the tool's time.
     const deadline = performance.now() + inv.timeoutMs;
-    if (engine.metered) setFuel(engine.instance, budget);
-    let used: bigint | undefined;
+    // Fuel counts what the engine does from the prepared sandbox on: compiling and running the tool (and the lazily
+    // compiled parts of the prelude it uses), until its output is read. Preparing the sandbox is not charged.
+    if (engine.metered) setFuel(engine.instance, inv.fuel);
+    let used = 0n;
     let finish: Finish;
+    let keep = false;
     try {
-      finish = await this.#execute(engine, inv, { host: inv.host, state, deadline }, warm, () => {
-        if (engine.metered) {
-          used = setupFuel + fuelUsed(engine.instance, budget);
-          setFuel(engine.instance, MAX_FUEL); // tearing down is not the tool's fuel
-        }
-      });
+      warm.begin({ host: inv.host, state, deadline });
+      try {
+        finish = await this.#drive(sandbox.runtime, sandbox.ctx, sandbox.guest!, inv, state, deadline);
+      } catch (err) {
+        if (!(err instanceof Stop)) throw err;
+        finish = { error: err.error };
+      }
+      if (engine.metered) used = fuelUsed(engine.instance, inv.fuel);
+      keep = warm.end(state);
     } catch (err) {
-      // A trap (fuel, host stack overflow, abort) or a bug: the engine is torn; drop it without disposing.
-      this.#drop(engine);
+      // A trap (fuel, host stack overflow, abort) or a bug: the engine is torn; it is dropped without disposing.
       if (engine.metered && isFuelExhausted(err, engine.instance)) {
         used = inv.fuel;
         finish = { error: fuelError(inv.fuel, { toolName: inv.toolName }) };
-      } else if (state.violation !== undefined) {
-        finish = { error: state.violation };
-      } else if (isStackTrap(err)) {
-        finish = { error: exhausted("stack", inv.toolName) };
       } else {
-        finish = { error: new ReachError("EXEC_TOOL_FAILED", `the QuickJS engine trapped while running tool "${inv.toolName}"`, { cause: err }) };
+        if (engine.metered) used = fuelUsed(engine.instance, inv.fuel);
+        if (state.violation !== undefined) finish = { error: state.violation };
+        else if (isStackTrap(err)) finish = { error: exhausted("stack", inv.toolName) };
+        else finish = { error: new ReachError("EXEC_TOOL_FAILED", `the QuickJS engine trapped while running tool "${inv.toolName}"`, { cause: err }) };
       }
-      if (engine.metered && used === undefined) used = setupFuel + fuelUsed(engine.instance, budget);
     }
-    // A heap that hit its limit is not kept: the next invocation starts from a small, fresh one.
-    const memoryHit = "error" in finish && finish.error.details["reason"] === "memory";
-    if (engine.dead || memoryHit || engine.memory.buffer.byteLength > this.#maxRetained) this.#drop(engine);
+    // Kept only in its snapshot's state; otherwise dropped, and the next invocation gets a fresh engine.
+    if (keep) this.#warm = warm;
     const log = state.log.length === 0 ? "" : state.log.join("\n") + "\n";
     return "output" in finish
-      ? { status: "success", output: finish.output, log, fuelUsed: used ?? 0n }
-      : { status: "error", error: finish.error, log, fuelUsed: used ?? 0n };
+      ? { status: "success", output: finish.output, log, fuelUsed: used }
+      : { status: "error", error: finish.error, log, fuelUsed: used };
   }
 
   /**
-   * A live engine and, unless it is pristine, its snapshotted sandbox restored for the next invocation (prepared
-   * here, before the invocation's deadline starts, right after the previous sandbox was torn down).
+   * The kept sandbox when its heap limit is the invocation's, or a sandbox prepared on a fresh engine (before the
+   * invocation's deadline starts). Either way the engine's memory is that of the fresh engine right after
+   * preparing (up to the dead part of the C stack, see README.md "Reuse").
    */
-  async #prepare(memoryLimitBytes: number): Promise<{ engine: QuickJsEngine; warm: WarmSandbox | undefined }> {
-    for (;;) {
-      const engine = await this.#engines.acquire(memoryLimitBytes);
-      let warm = this.#warm?.engine === engine ? this.#warm : undefined;
-      try {
-        if (warm !== undefined && warm.memoryLimitBytes !== memoryLimitBytes) {
-          // Another heap limit: tear the sandbox down from its snapshot and prepare one with the new limit.
-          this.#warm = undefined;
-          warm.restore();
-          if (!warm.close()) engine.dead = true;
-          warm = undefined;
-        }
-        if (warm === undefined && this.#reuse && engine.used && !engine.dead && !this.#unsnapshotted.has(engine)) {
-          warm = WarmSandbox.open(engine, memoryLimitBytes, this.#maxStack) ?? undefined;
-          if (warm === undefined) this.#unsnapshotted.add(engine);
-          this.#warm = warm;
-        }
-        warm?.restore();
-      } catch {
-        engine.dead = true; // trapped while tearing down or preparing; the engine's state is unknown
-      }
-      if (!engine.dead) return { engine, warm };
-      this.#drop(engine);
-    }
-  }
-
-  /** Drop an engine (and the sandbox kept on it). */
-  #drop(engine: QuickJsEngine): void {
-    this.#engines.drop(engine);
-    if (this.#warm?.engine === engine) this.#warm = undefined;
-  }
-
-  /** Everything that touches the engine; throws only for traps. `measured` is called once the tool is done. */
-  async #execute(engine: QuickJsEngine, inv: ToolInvocation, slot: InvocationSlot, warm: WarmSandbox | undefined, measured: () => void): Promise<Finish> {
-    let sb: Sandbox | undefined;
-    let finish: Finish;
-    try {
-      if (warm !== undefined) {
-        warm.begin(slot);
-        sb = warm.sandbox;
-      } else {
-        sb = openSandbox(engine.module, inv.memoryLimitBytes, this.#maxStack, slot);
-        prepareGuest(sb, slot);
-      }
-      finish = await this.#drive(sb.runtime, sb.ctx, sb.guest!, inv, slot.state, slot.deadline);
-    } catch (err) {
-      if (!(err instanceof Stop)) throw err;
-      finish = { error: err.error };
-    }
-    measured();
-    // quickjs-emscripten's failed-load path leaks, and the heap then shifts over the next sandboxes torn down on
-    // it: from here on this engine builds a sandbox per invocation, which is what fuel has always measured.
-    if (slot.state.importAttempted) this.#unsnapshotted.add(engine);
-    if (warm !== undefined && warm.end(slot.state)) return finish;
-    // Torn down as it is: the next invocation prepares a sandbox on the engine's state after this one.
-    if (warm !== undefined) this.#warm = undefined;
-    if (sb !== undefined && !closeSandbox(sb, slot.state)) engine.dead = true;
-    else engine.used = true;
-    return finish;
+  async #sandbox(memoryLimitBytes: number): Promise<WarmSandbox> {
+    const kept = this.#warm;
+    this.#warm = undefined; // taken by this invocation; put back only if it leaves the engine reusable
+    if (kept !== undefined && kept.memoryLimitBytes === memoryLimitBytes) return kept;
+    const engine = await this.#engines.instantiate(memoryLimitBytes);
+    return WarmSandbox.prepare(engine, memoryLimitBytes, this.#maxStack, this.#reuse);
   }
 
   /** Evaluate the tool, call it, and pump jobs and host calls until its promise settles. */
@@ -267,7 +207,6 @@ export class QuickJsRunner implements ToolRunner {
         settled.value.deferred.resolve(text);
         text.dispose();
         settled.value.deferred.dispose();
-        state.deferreds.delete(settled.value.deferred);
       }
     } finally {
       promise.dispose();

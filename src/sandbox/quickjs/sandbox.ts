@@ -1,7 +1,7 @@
 /**
  * A sandbox: one QuickJS runtime and context with the determinism prelude set up (`prelude.ts`), its host functions
- * answering for whichever invocation its slot holds. Built and torn down by the same calls whether it serves one
- * invocation (the first on a fresh engine) or many from a snapshot (`warm.ts`), so that both spend the same fuel.
+ * answering for whichever invocation its slot holds. Always built on a fresh engine (`warm.ts`) and never torn
+ * down: the engine is dropped with it.
  * @module
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
@@ -100,25 +100,4 @@ function unwrapSetup(ctx: QuickJSContext, result: ReturnType<QuickJSContext["eva
     new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the QuickJS sandbox could not be prepared", { details: { reason: ctx.typeof(result.error) } });
   result.error.dispose();
   throw new Stop(error);
-}
-
-/**
- * Tear a sandbox down: the guest promises of unanswered host calls, the guest's entry points, context, runtime.
- * @param sb the sandbox
- * @param state the last invocation's state (its deferred promises are disposed)
- * @returns false when tearing down trapped (e.g. QuickJS found leaked objects): the engine must be dropped
- */
-export function closeSandbox(sb: Sandbox, state: InvocationState): boolean {
-  try {
-    // Late async results are dropped (their settled promises are simply never read).
-    for (const deferred of state.deferreds) deferred.dispose();
-    state.deferreds.clear();
-    sb.guest?.run.dispose();
-    sb.guest?.describe.dispose();
-    sb.ctx.dispose();
-    sb.runtime.dispose();
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -12,7 +12,7 @@
  *
  * The layout is read from the engine's own bytes (the stack pointer global's initial value, and the one word of
  * static data initialised to it: `sbrk`'s break) and checked against the running instance; any surprise disables
- * snapshots (the runner then builds a fresh sandbox per invocation, as it always can).
+ * snapshots (the runner then gives every invocation a fresh engine and sandbox: the same starting bytes, slower).
  * @module
  */
 import { Reader } from "../wasm-binary.ts";

@@ -1,26 +1,26 @@
 /**
- * A prepared sandbox kept across invocations (README.md "Reuse"): a runtime and context with the prelude set up, and
- * a snapshot of the engine's memory taken right after. Before each invocation the memory is put back to the
- * snapshot, so every invocation starts from the same bytes: nothing a tool did (globals, prototypes, heap contents)
- * survives it.
+ * A sandbox prepared on a fresh engine and kept across invocations (README.md "Reuse"): a runtime and context with
+ * the prelude set up, and a snapshot of the engine's memory taken right after. The first invocation runs on the
+ * sandbox as prepared; after each invocation the memory is put back to the snapshot, so every invocation starts
+ * from the same bytes — those of a fresh engine with a freshly prepared sandbox, whatever ran before. That is what
+ * makes fuel a function of the tool, its input, the host's answers and the budget only.
  *
- * Fuel stays what a fresh sandbox per invocation costs: the sandbox is prepared by the same calls
- * (`sandbox.ts`), on the same engine state (right after the previous sandbox was torn down), and the fuel that took
- * (`setupFuel`) is charged to every invocation that starts from the snapshot. An invocation that leaves the engine
- * in a state the snapshot cannot stand for — its heap grew past the snapshot's break, or quickjs-emscripten's
- * host-side bookkeeping changed — is torn down as a per-invocation sandbox would be, and the next invocation
- * prepares a new one.
+ * An invocation that leaves the engine in a state the snapshot cannot stand for — its linear memory grew, the tool
+ * reached the module loader, or quickjs-emscripten's host-side bookkeeping changed (a helper context, host
+ * references) — ends the engine: it is dropped, and the next invocation gets a fresh engine and sandbox. Nothing is
+ * ever prepared on an engine that already ran a tool.
  * @module
  */
 import type { QuickJSRuntime } from "quickjs-emscripten-core";
-import { fuelUsed, MAX_FUEL, setFuel } from "../fuel/mod.ts";
+import { ReachError } from "../../protocol/errors.ts";
+import { MAX_FUEL, setFuel } from "../fuel/mod.ts";
 import type { InvocationState } from "./bridge.ts";
 import type { QuickJsEngine } from "./engine.ts";
-import { closeSandbox, idleSlot, openSandbox, prepareGuest, Stop } from "./sandbox.ts";
+import { idleSlot, openSandbox, prepareGuest, Stop } from "./sandbox.ts";
 import type { InvocationSlot, Sandbox } from "./sandbox.ts";
 import { MemorySnapshot } from "./snapshot.ts";
 
-/** A snapshot larger than this (a heap a big tool grew) costs more to restore than a fresh sandbox to prepare. */
+/** A snapshot larger than this is not taken (the engine then serves one invocation); ≈0.5 MB is usual. */
 export const MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024;
 
 /** quickjs-emscripten 0.32's host-reference table (private fields, read only to detect a change). */
@@ -31,9 +31,9 @@ function hostRefTable(runtime: QuickJSRuntime): HostRefTable | undefined {
   return typeof table?.nextId === "number" && Array.isArray(table.freelist) ? (table as HostRefTable) : undefined;
 }
 
-/** A sandbox served from a memory snapshot; one per engine at a time. */
+/** A sandbox on its own engine, served from a memory snapshot when one could be taken; one per engine. */
 export class WarmSandbox {
-  /** The engine whose memory the snapshot is of. */
+  /** The engine (fresh when the sandbox was prepared). */
   readonly engine: QuickJsEngine;
   /** The QuickJS heap limit the sandbox was prepared with. */
   readonly memoryLimitBytes: number;
@@ -41,103 +41,92 @@ export class WarmSandbox {
   readonly sandbox: Sandbox;
   /** What its host functions answer for. */
   readonly slot: InvocationSlot;
-  /** Fuel that preparing the sandbox took (0 on an unmetered engine), charged to every invocation. */
-  readonly setupFuel: bigint;
-  readonly #snapshot: MemorySnapshot;
+  readonly #snapshot: MemorySnapshot | null;
+  readonly #memoryBytes: number;
   readonly #hostRefs: { nextId: number; free: number };
-  #dirty = false;
 
-  private constructor(engine: QuickJsEngine, memoryLimitBytes: number, sandbox: Sandbox, slot: InvocationSlot, setupFuel: bigint, snapshot: MemorySnapshot, hostRefs: HostRefTable) {
+  private constructor(engine: QuickJsEngine, memoryLimitBytes: number, sandbox: Sandbox, slot: InvocationSlot, snapshot: MemorySnapshot | null, hostRefs: HostRefTable | undefined) {
     this.engine = engine;
     this.memoryLimitBytes = memoryLimitBytes;
     this.sandbox = sandbox;
     this.slot = slot;
-    this.setupFuel = setupFuel;
-    this.#snapshot = snapshot;
-    this.#hostRefs = { nextId: hostRefs.nextId, free: hostRefs.freelist.length };
+    this.#snapshot = hostRefs === undefined ? null : snapshot;
+    this.#memoryBytes = engine.memory.buffer.byteLength;
+    this.#hostRefs = { nextId: hostRefs?.nextId ?? 0, free: hostRefs?.freelist.length ?? 0 };
   }
 
   /**
-   * Prepare a sandbox on an engine that has run an invocation and torn its sandbox down, and snapshot it.
-   * @param engine the engine (`layout` known)
+   * Prepare a sandbox on a fresh engine and, when `keep`, snapshot it. Preparing is not metered against any
+   * invocation's budget (the engine runs it with `MAX_FUEL`); it is the same work on every fresh engine.
+   * @param engine a fresh engine (`EngineHost.instantiate`; nothing ran on it)
    * @param memoryLimitBytes QuickJS's heap limit
    * @param maxStackBytes QuickJS's stack limit
-   * @returns the sandbox, or `null` when it cannot be snapshotted (the sandbox is torn down again; the engine is
-   *   marked dead if that trapped)
-   * @throws whatever the engine throws while preparing (a trap): the engine is torn and must be dropped
+   * @param keep take a snapshot so that the engine can serve more than one invocation
+   * @returns the sandbox; `reusable` is false when no snapshot was taken (unknown memory layout, `keep` false, or
+   *   a surprise in the engine's state), and the engine then serves one invocation
+   * @throws ReachError `EXEC_RESOURCE_UNAVAILABLE` when the sandbox cannot be prepared (the engine must be dropped)
+   * @example const warm = WarmSandbox.prepare(await engines.instantiate(limit), limit, 256 * 1024, true);
    */
-  static open(engine: QuickJsEngine, memoryLimitBytes: number, maxStackBytes: number): WarmSandbox | null {
-    const layout = engine.layout;
-    if (layout === null) return null;
+  static prepare(engine: QuickJsEngine, memoryLimitBytes: number, maxStackBytes: number, keep: boolean): WarmSandbox {
     const slot = idleSlot();
-    if (engine.metered) setFuel(engine.instance, MAX_FUEL);
-    const sandbox = openSandbox(engine.module, memoryLimitBytes, maxStackBytes, slot);
-    let snapshot: MemorySnapshot | null = null;
+    let sandbox: Sandbox;
     try {
+      if (engine.metered) setFuel(engine.instance, MAX_FUEL);
+      sandbox = openSandbox(engine.module, memoryLimitBytes, maxStackBytes, slot);
       prepareGuest(sandbox, slot);
     } catch (err) {
-      if (!(err instanceof Stop)) throw err;
+      if (err instanceof Stop) throw err.error;
+      throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the QuickJS sandbox could not be prepared", { cause: err });
     }
-    const setupFuel = engine.metered ? fuelUsed(engine.instance, MAX_FUEL) : 0n;
     const table = hostRefTable(sandbox.runtime);
-    if (sandbox.guest !== undefined && table !== undefined && sandbox.runtime.context === undefined) {
+    const layout = engine.layout;
+    let snapshot: MemorySnapshot | null = null;
+    if (keep && layout !== null && table !== undefined && sandbox.runtime.context === undefined) {
       snapshot = MemorySnapshot.take(engine.memory, layout, maxStackBytes);
+      if (snapshot !== null && snapshot.size > MAX_SNAPSHOT_BYTES) snapshot = null;
     }
-    if (snapshot === null || table === undefined || snapshot.size > MAX_SNAPSHOT_BYTES) {
-      if (!closeSandbox(sandbox, slot.state)) engine.dead = true;
-      return null;
-    }
-    return new WarmSandbox(engine, memoryLimitBytes, sandbox, slot, setupFuel, snapshot, table);
+    return new WarmSandbox(engine, memoryLimitBytes, sandbox, slot, snapshot, table);
   }
 
-  /** Bytes a restore copies (static data, the top of the stack, the heap). */
+  /** Whether the engine can serve another invocation after the current one (a snapshot was taken). */
+  get reusable(): boolean {
+    return this.#snapshot !== null;
+  }
+
+  /** Bytes a restore copies (static data, the top of the stack, the heap); 0 without a snapshot. */
   get snapshotBytes(): number {
-    return this.#snapshot.size;
+    return this.#snapshot?.size ?? 0;
   }
 
   /**
-   * Put the engine's memory back to the snapshot if an invocation ran since it was taken.
-   * @throws Error when the memory no longer fits the snapshot (the engine must be dropped)
-   */
-  restore(): void {
-    if (!this.#dirty) return;
-    this.#snapshot.restore(this.engine.memory);
-    this.#dirty = false;
-  }
-
-  /**
-   * Hand the sandbox to an invocation (after `restore`).
+   * Hand the sandbox to an invocation.
    * @param slot the invocation's host, state and deadline
    */
   begin(slot: InvocationSlot): void {
-    this.#dirty = true;
     Object.assign(this.slot, slot);
   }
 
   /**
-   * Take the sandbox back after an invocation.
+   * Take the sandbox back after an invocation and, when the engine's state allows it, put the snapshot back.
    * @param state the invocation's state
-   * @returns true when the next invocation can start from the snapshot; false when the engine's state has moved
-   *   past it (the heap grew, the tool reached the module loader, or quickjs-emscripten made a helper context or
-   *   changed its host references) and the caller must `close` the sandbox as it is
+   * @returns true when the engine is in its snapshot's state again and can serve the next invocation; false when
+   *   there is no snapshot, or the invocation moved the engine past what it stands for (the linear memory grew,
+   *   the tool reached the module loader, quickjs-emscripten made a helper context or changed its host
+   *   references): the caller drops the engine
    */
   end(state: InvocationState): boolean {
     Object.assign(this.slot, idleSlot());
+    const snapshot = this.#snapshot;
+    if (snapshot === null || state.importAttempted || this.sandbox.runtime.context !== undefined) return false;
     const table = hostRefTable(this.sandbox.runtime);
-    const same = !state.importAttempted && table !== undefined && table.nextId === this.#hostRefs.nextId && table.freelist.length === this.#hostRefs.free &&
-      this.sandbox.runtime.context === undefined && this.#snapshot.breakUnmoved(this.engine.memory);
-    // Kept: the promises of unanswered host calls live in memory the next restore overwrites.
-    if (same) state.deferreds.clear();
-    return same;
-  }
-
-  /**
-   * Tear the sandbox down, in the engine's memory as it is (after `end` returned false, or after `restore`).
-   * @param state the last invocation's state, if its deferred promises are still to be disposed
-   * @returns false when tearing down trapped (the engine must be dropped)
-   */
-  close(state: InvocationState = idleSlot().state): boolean {
-    if (this.engine.metered) setFuel(this.engine.instance, MAX_FUEL);
-    return closeSandbox(this.sandbox, state);
+    if (table === undefined || table.nextId !== this.#hostRefs.nextId || table.freelist.length !== this.#hostRefs.free) return false;
+    const memory = this.engine.memory;
+    if (memory.buffer.byteLength !== this.#memoryBytes) return false;
+    try {
+      snapshot.restore(memory); // also zeroes what the heap grew into within the memory (dlmalloc's state is static data)
+    } catch {
+      return false;
+    }
+    return true;
   }
 }
