@@ -71,6 +71,37 @@ describe("parseIsoMillis / formatIsoMillis", () => {
   });
 });
 
+describe("formatIsoMillis / parseIsoMillis memos", () => {
+  it("give what Date gives for any order of calls: within a second, across seconds, backwards, negative times", () => {
+    const base = parseIsoMillis("2026-01-01T00:00:00.000Z");
+    const times = [base, base + 1, base + 999, base + 1000, base + 999, base - 1, base - 1000, base + 500, -1, -1000, -999,
+      0, 999, 1000, -0, MIN_TIME_MS, MIN_TIME_MS + 999, MAX_TIME_MS, MAX_TIME_MS - 999, base + 86_400_000, base + 1];
+    for (let i = 0; i < 2000; i++) times.push(base + ((i * 7_919) % 5_003) - 2_500);
+    for (const ms of times) expect(formatIsoMillis(ms), String(ms)).toBe(new Date(ms).toISOString());
+  });
+
+  it("still refuse bad times inside the last formatted second", () => {
+    const base = parseIsoMillis("2026-01-01T00:00:00.000Z");
+    expect(formatIsoMillis(base + 5)).toBe("2026-01-01T00:00:00.005Z");
+    expect(() => formatIsoMillis(base + 5.5)).toThrow(RangeError);
+    expect(() => formatIsoMillis(`${base + 5}` as unknown as number)).toThrow(TypeError);
+    expect(formatIsoMillis(MAX_TIME_MS)).toBe("9999-12-31T23:59:59.999Z");
+    expect(() => formatIsoMillis(MAX_TIME_MS + 0.5)).toThrow(RangeError);
+  });
+
+  it("parse again after any mix of good and bad text", () => {
+    expect(() => parseIsoMillis(null as unknown as string)).toThrow(TypeError);
+    expect(() => parseIsoMillis("")).toThrow(RangeError);
+    expect(parseIsoMillis("1970-01-01T00:00:00.000Z")).toBe(0);
+    expect(parseIsoMillis("2026-01-01T00:00:00.000Z")).toBe(1767225600000);
+    expect(parseIsoMillis("2026-01-01T00:00:00.000Z")).toBe(1767225600000);
+    expect(() => parseIsoMillis("2026-01-01T00:00:00.000z")).toThrow(RangeError);
+    expect(() => parseIsoMillis(1767225600000 as unknown as string)).toThrow(TypeError);
+    expect(parseIsoMillis("1970-01-01T00:00:00.000Z")).toBe(0);
+    expect(new VirtualClock("2026-01-01T00:00:00.000Z").now()).toBe(1767225600000);
+  });
+});
+
 describe("nanos", () => {
   it("converts to bigint nanoseconds and refuses negatives", () => {
     expect(nanos(0)).toBe(0n);

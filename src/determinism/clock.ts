@@ -36,6 +36,18 @@ export const MAX_TIME_MS = 253_402_300_799_999;
 const MS_PER_DAY = 86_400_000;
 const ISO_PATTERN = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.(\d{3})Z$/;
 
+/**
+ * Memos of the two conversions; both are pure functions, so a hit returns exactly what the full path would. A run
+ * parses the same epoch for every tool invocation (`new VirtualClock(epoch)`), and formats times 1 ms apart, which
+ * share everything up to the milliseconds (the same idea as `EventLog`'s per-second prefix).
+ */
+let lastParsed = "1970-01-01T00:00:00.000Z"; // always a valid pair: a non-string never equals it
+let lastParsedMs = 0;
+let formattedSecondStart = NaN;
+let formattedSecondPrefix = "";
+/** `"000Z"` … `"999Z"`. */
+const MILLIS_Z: readonly string[] = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, "0") + "Z");
+
 /** Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant, "days_from_civil"). */
 function daysFromCivil(year: number, month: number, day: number): number {
   const y = month <= 2 ? year - 1 : year;
@@ -106,6 +118,7 @@ function assertTime(value: unknown, name: string): asserts value is number {
  * @example parseIsoMillis("2000-02-29T00:00:00.000Z") // 951782400000
  */
 export function parseIsoMillis(text: string): number {
+  if (text === lastParsed) return lastParsedMs;
   if (typeof text !== "string") {
     throw new TypeError(`"text" expected an ISO 8601 UTC timestamp string, got ${typeName(text)}`);
   }
@@ -126,7 +139,10 @@ export function parseIsoMillis(text: string): number {
   if (hour > 23 || minute > 59 || second > 59) {
     throw new RangeError(`"text" names a time of day that does not exist (hours 00-23, minutes and seconds 00-59): ${shown()}`);
   }
-  return daysFromCivil(year, month, day) * MS_PER_DAY + ((hour * 60 + minute) * 60 + second) * 1000 + milli;
+  const ms = daysFromCivil(year, month, day) * MS_PER_DAY + ((hour * 60 + minute) * 60 + second) * 1000 + milli;
+  lastParsed = text;
+  lastParsedMs = ms;
+  return ms;
 }
 
 /**
@@ -139,6 +155,15 @@ export function parseIsoMillis(text: string): number {
  * @example formatIsoMillis(951782400000) // "2000-02-29T00:00:00.000Z"
  */
 export function formatIsoMillis(ms: number): string {
+  if (typeof ms === "number") {
+    // A time inside the last formatted second is an integer offset 0–999 from its start, so it is valid and only its
+    // "sssZ" differs; a non-integer offset finds no entry in MILLIS_Z and goes through the checks below.
+    const offset = ms - formattedSecondStart; // NaN before the first call
+    if (offset >= 0 && offset < 1000) {
+      const tail = MILLIS_Z[offset];
+      if (tail !== undefined) return formattedSecondPrefix + tail;
+    }
+  }
   assertTime(ms, "ms");
   const days = Math.floor(ms / MS_PER_DAY);
   const inDay = ms - days * MS_PER_DAY;
@@ -147,10 +172,10 @@ export function formatIsoMillis(ms: number): string {
   const minute = Math.floor(inDay / 60_000) % 60;
   const second = Math.floor(inDay / 1000) % 60;
   const milli = inDay % 1000;
-  return (
-    `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}T` +
-    `${pad(hour, 2)}:${pad(minute, 2)}:${pad(second, 2)}.${pad(milli, 3)}Z`
-  );
+  const prefix = `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}T${pad(hour, 2)}:${pad(minute, 2)}:${pad(second, 2)}.`;
+  formattedSecondStart = ms - milli;
+  formattedSecondPrefix = prefix;
+  return prefix + MILLIS_Z[milli]!;
 }
 
 /**

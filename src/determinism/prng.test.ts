@@ -1,8 +1,11 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { determinismCases } from "../../conformance/lib/determinism-cases.ts";
 import { bytesToHex } from "../canonical/hex.ts";
+import { getSha256Backend, nobleBackend, setSha256Backend } from "../canonical/sha256.ts";
+import type { Sha256Backend } from "../canonical/sha256.ts";
+import { nativeSha256Backend } from "../platform/native-sha256.ts";
 import { deriveStream, MAX_BYTES_PER_CALL, parseSeed, PRNG_DOMAIN, RandomStream, streamKey } from "./prng.ts";
 
 type StreamVector = {
@@ -215,5 +218,38 @@ describe("parseSeed", () => {
     expect(() => parseSeed(Number.NaN)).toThrow(RangeError);
     expect(() => parseSeed(null as unknown as string)).toThrow(TypeError);
     expect(() => parseSeed({} as unknown as string)).toThrow(TypeError);
+  });
+});
+
+describe("RandomStream digests", () => {
+  const initial = getSha256Backend();
+  afterEach(() => setSha256Backend(initial));
+
+  it.each([nobleBackend, nativeSha256Backend])("agree with node:crypto on every backend ($name), for non-ASCII labels too", (backend) => {
+    setSha256Backend(backend);
+    for (const [seed, label] of [["0", "run"], ["18446744073709551615", "invocation:é😀/ü"], ["42", "x".repeat(300)]] as const) {
+      expect(bytesToHex(deriveStream(seed, label).bytes(5000))).toBe(referenceStream(seed, label, 5000).toString("hex"));
+      expect(bytesToHex(streamKey(seed, label))).toBe(
+        createHash("sha256").update(`reach-wasm/prng/v1\u0000${seed}\u0000${label}`, "utf8").digest("hex"));
+    }
+  });
+
+  it("derives the key at the first read, not before; bad arguments still fail at once", () => {
+    let digests = 0;
+    const counting: Sha256Backend = {
+      name: "counting",
+      digest: (d) => (digests++, nobleBackend.digest(d)),
+      hex: (d) => (digests++, bytesToHex(nobleBackend.digest(typeof d === "string" ? new TextEncoder().encode(d) : d))),
+    };
+    setSha256Backend(counting);
+    digests = 0;
+    const streams = Array.from({ length: 5 }, (_, i) => deriveStream("9", `invocation:${i}`));
+    expect(digests).toBe(0);
+    expect(bytesToHex(streams[3]!.bytes(40))).toBe(referenceStream("9", "invocation:3", 40).toString("hex"));
+    expect(digests).toBe(3); // the key, block 0, block 1
+    expect(() => new RandomStream("9", "\uDC00")).toThrow(RangeError);
+    expect(() => new RandomStream("99999999999999999999", "run")).toThrow(/"seed"/);
+    expect(() => new RandomStream("18446744073709551616", "run")).toThrow(/"seed"/);
+    expect(new RandomStream("18446744073709551615", "run").seed).toBe("18446744073709551615");
   });
 });

@@ -23,31 +23,15 @@
  * hostile tool cannot bloat the tape with requests the host refuses.
  * @module
  */
-import { base64ToBytes } from "../canonical/hex.ts";
 import { canonicalize } from "../canonical/jcs.ts";
-import { sha256Hex } from "../canonical/sha256.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { ErrorDetails } from "../protocol/errors.ts";
+import { clipOp, flatCanonical, MAX_INLINE_REFUSED_BYTES, NO_BLOBS, outcomeText, oversize, storedRequest, stripData, textHash } from "./_stored-form.ts";
+import type { Blob, TapeJson, TapeOutcome, TapeRecord } from "./_stored-form.ts";
 
-/** A JSON object on the tape. */
-export type TapeJson = { [key: string]: unknown };
+export { BLOB_THRESHOLD, MAX_INLINE_REFUSED_BYTES, storedRequest, stripBlobs } from "./_stored-form.ts";
+export type { TapeJson, TapeOutcome, TapeRecord } from "./_stored-form.ts";
 
-/** One recorded host call (see the module notes for the exact fields). */
-export type TapeRecord = {
-  seq: number;
-  invocationId: string;
-  op: string;
-  request: TapeJson;
-  response?: TapeJson;
-  error?: ErrorDetails;
-  requestHash: string;
-  responseHash: string;
-};
-
-/** Decoded `data` sizes above this (bytes) go to the blob map: 4 KiB. */
-export const BLOB_THRESHOLD = 4096;
-/** A refused request whose canonical form is larger than this is stored as a hash and size only: 64 KiB. */
-export const MAX_INLINE_REFUSED_BYTES = 65_536;
 /** Default cap on the total bytes of all blobs of one tape: 512 MiB. */
 export const DEFAULT_MAX_BLOB_BYTES = 512 * 1024 * 1024;
 /** Default cap on the number of records of one tape. */
@@ -60,100 +44,6 @@ export type TapeRecorderOptions = {
   /** Records allowed (default 1,000,000). */
   maxRecords?: number;
 };
-
-/** What a call ended with. */
-export type TapeOutcome = { response: TapeJson } | { error: ErrorDetails };
-
-const B64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
-
-/** Decoded byte length of a base64 string, or -1 when it is not standard padded base64. */
-function base64Size(text: string): number {
-  if (text.length % 4 !== 0 || !B64_RE.test(text)) return -1;
-  const pad = text.endsWith("==") ? 2 : text.endsWith("=") ? 1 : 0;
-  return (text.length / 4) * 3 - pad;
-}
-
-/**
- * Replace a large top-level `data` field by a blob reference.
- * @param value a request or response object
- * @param store called with (sha256, bytes) for every blob taken out
- * @returns the object to store (the input itself when nothing was replaced)
- * @example stripBlobs({ data: big }, (h, b) => blobs.set(h, b)) // { data: { blob: "…" } }
- */
-export function stripBlobs(value: TapeJson, store?: (hash: string, bytes: Uint8Array) => void): TapeJson {
-  const data = value["data"];
-  if (typeof data !== "string" || data.length <= (BLOB_THRESHOLD * 4) / 3) return value;
-  const size = base64Size(data);
-  if (size <= BLOB_THRESHOLD) return value;
-  let bytes: Uint8Array;
-  try {
-    bytes = base64ToBytes(data);
-  } catch {
-    return value; // non-canonical padding: not a body we produced or accept; stored inline
-  }
-  const hash = sha256Hex(bytes);
-  store?.(hash, bytes);
-  return { ...value, data: { blob: hash } };
-}
-
-/**
- * A request in its stored form, as the recorder and player see it. A successful call's large `data` becomes a blob
- * reference; a refused call's request is stored inline (never blobbed), or as `{"$oversize": …}` when its canonical
- * form is over 64 KiB; a non-JSON request as `{"$invalid": reason}`.
- * @param request what the tool sent
- * @param refused whether the call failed
- * @returns the stored form, its canonical text and the blobs taken out
- * @example storedRequest({ path: "a" }, false).text // '{"path":"a"}'
- */
-export function storedRequest(
-  request: unknown,
-  refused: boolean,
-): { value: TapeJson; text: string; blobs: [string, Uint8Array][] } {
-  const blobs: [string, Uint8Array][] = [];
-  let value: TapeJson;
-  let text: string;
-  try {
-    if (typeof request !== "object" || request === null || Array.isArray(request)) throw new TypeError("not a JSON object");
-    value = refused ? (request as TapeJson) : stripBlobs(request as TapeJson, (h, b) => blobs.push([h, b]));
-    text = canonicalize(value);
-  } catch (err) {
-    value = { $invalid: err instanceof Error ? clipOp(err.message, 200) : "not JSON" };
-    return { value, text: canonicalize(value), blobs: [] };
-  }
-  if (refused && text.length > MAX_INLINE_REFUSED_BYTES) {
-    value = { $oversize: { sha256: sha256Hex(text), size: text.length } };
-    return { value, text: canonicalize(value), blobs: [] };
-  }
-  return { value, text, blobs };
-}
-
-/** Hashes of short request texts: most calls repeat a few requests (`{}` for `clock.now`, `{"n":8}`, …). */
-const requestHashes = new Map<string, string>();
-const MAX_CACHED_REQUEST_CHARS = 256;
-const MAX_CACHED_REQUESTS = 1024;
-
-/** `sha256Hex(text)`, remembered for short texts (the digest of a text never changes, so this is invisible). */
-function requestHash(text: string): string {
-  if (text.length > MAX_CACHED_REQUEST_CHARS) return sha256Hex(text);
-  let hash = requestHashes.get(text);
-  if (hash === undefined) {
-    if (requestHashes.size >= MAX_CACHED_REQUESTS) requestHashes.clear();
-    hash = sha256Hex(text);
-    requestHashes.set(text, hash);
-  }
-  return hash;
-}
-
-/** An op name that {@link clipOp} returns unchanged (every real host op is one): no escaping, no clipping. */
-const PLAIN_OP = /^[A-Za-z0-9._-]{1,64}$/;
-
-function clipOp(op: unknown, max = 64): string {
-  if (typeof op === "string" && op.length <= max && PLAIN_OP.test(op)) return op;
-  const s = typeof op === "string" ? op : `<${typeof op}>`;
-  // eslint-disable-next-line no-control-regex -- escaping control characters is the point
-  const clean = s.replace(/[\u0000-\u001f\u007f]|\p{Surrogate}/gu, "?");
-  return clean.length <= max ? clean : clean.slice(0, max) + "…";
-}
 
 /**
  * Records host calls in order, with content-addressed blobs.
@@ -206,22 +96,83 @@ export class TapeRecorder {
    * @throws ReachError `EXEC_RESOURCE_EXHAUSTED` when the blobs would pass `maxBlobBytes` (nothing is stored)
    */
   record(seq: number, invocationId: string, op: unknown, request: unknown, outcome: TapeOutcome): TapeRecord {
+    this.#checkSeq(seq);
+    const req = storedRequest(request, "error" in outcome);
+    const out = outcomeText(outcome);
+    this.#addBlobs(req.blobs, out.blob);
+    const isResponse = "response" in outcome;
+    return this.#store(seq, invocationId, op, JSON.parse(req.text) as TapeJson, req.text, isResponse, JSON.parse(out.text) as TapeJson, out.text);
+  }
+
+  /**
+   * The host's path to {@link record} (src/sandbox/host): the same record, tape bytes and errors as
+   * `record(seq, invocationId, op, request, outcome)`, without canonicalising and parsing the request a second time.
+   * The caller vouches that `requestText === canonicalize(request)` and that `request` is its own copy (for example
+   * `JSON.parse(requestText)`), which nobody changes afterwards: the record keeps it as its `request`. The response
+   * is copied, as in `record`. A request that is not a JSON object goes through `record`.
+   * @param seq from {@link reserve}
+   * @param invocationId the invocation that made the call
+   * @param op the op name as the tool gave it
+   * @param request the caller's own copy of the request
+   * @param requestText `canonicalize(request)`
+   * @param outcome the response or the error
+   * @returns the stored record
+   * @throws RangeError | ReachError as {@link record}
+   * @example tape.recordOwned(seq, invocationId, "clock.now", {}, "{}", { response: { ms: 0, iso: "1970-01-01T00:00:00.000Z" } })
+   */
+  recordOwned(seq: number, invocationId: string, op: unknown, request: TapeJson, requestText: string, outcome: TapeOutcome): TapeRecord {
+    if (typeof request !== "object" || request === null || Array.isArray(request)) {
+      return this.record(seq, invocationId, op, request, outcome);
+    }
+    this.#checkSeq(seq);
+    // storedRequest(request, refused), with the text already known.
+    let reqValue = request;
+    let reqText = requestText;
+    let reqBlobs: readonly Blob[] = NO_BLOBS;
+    if ("error" in outcome) {
+      if (reqText.length > MAX_INLINE_REFUSED_BYTES) {
+        reqValue = oversize(reqText);
+        reqText = canonicalize(reqValue);
+      }
+    } else {
+      const s = stripData(request);
+      if (s !== null) {
+        reqValue = s.value;
+        reqText = canonicalize(reqValue);
+        reqBlobs = [s.blob];
+      }
+    }
+    // The outcome as outcomeText() stores it; most responses are small flat objects, printed and copied in one go.
+    const isResponse = "response" in outcome;
+    let outText: string;
+    let outCopy: TapeJson;
+    let outBlob: Blob | null = null;
+    const s = isResponse ? stripData(outcome.response) : null;
+    const flat = isResponse && s === null ? flatCanonical(outcome.response) : null;
+    if (flat !== null) {
+      outText = flat.text;
+      outCopy = flat.copy;
+    } else {
+      if (s !== null) outBlob = s.blob;
+      outText = canonicalize(s !== null ? s.value : isResponse ? outcome.response : outcome.error);
+      outCopy = JSON.parse(outText) as TapeJson;
+    }
+    this.#addBlobs(reqBlobs, outBlob);
+    return this.#store(seq, invocationId, op, reqValue, reqText, isResponse, outCopy, outText);
+  }
+
+  #checkSeq(seq: number): void {
     if (!Number.isSafeInteger(seq) || seq < 0 || seq >= this.#records.length || this.#records[seq] !== undefined) {
       throw new RangeError(`"seq" expected a reserved, unrecorded sequence number, got ${seq}`);
     }
+  }
+
+  /** Keep new blobs, or throw (storing nothing) when they would pass the limit. */
+  #addBlobs(requestBlobs: readonly Blob[], responseBlob: Blob | null): void {
+    if (requestBlobs.length === 0 && responseBlob === null) return;
     const pending = new Map<string, Uint8Array>();
-    const collect = (h: string, b: Uint8Array): void => {
-      if (!this.#blobs.has(h)) pending.set(h, b);
-    };
-    const req = storedRequest(request, "error" in outcome);
-    for (const [h, b] of req.blobs) collect(h, b);
-    let outValue: TapeJson;
-    if ("response" in outcome) {
-      outValue = stripBlobs(outcome.response, collect);
-    } else {
-      outValue = outcome.error as unknown as TapeJson;
-    }
-    const outText = canonicalize(outValue);
+    for (const [h, b] of requestBlobs) if (!this.#blobs.has(h)) pending.set(h, b);
+    if (responseBlob !== null && !this.#blobs.has(responseBlob[0])) pending.set(responseBlob[0], responseBlob[1]);
     let added = 0;
     for (const b of pending.values()) added += b.length;
     if (this.#blobBytes + added > this.#maxBlobBytes) {
@@ -231,16 +182,20 @@ export class TapeRecorder {
     }
     for (const [h, b] of pending) this.#blobs.set(h, b.slice());
     this.#blobBytes += added;
+  }
+
+  #store(seq: number, invocationId: string, op: unknown, request: TapeJson, requestText: string, isResponse: boolean,
+    out: TapeJson, outText: string): TapeRecord {
     const rec: TapeRecord = {
       seq,
       invocationId,
       op: clipOp(op),
-      request: JSON.parse(req.text) as TapeJson,
-      requestHash: requestHash(req.text),
-      responseHash: sha256Hex(outText),
+      request,
+      requestHash: textHash(requestText),
+      responseHash: textHash(outText),
     };
-    if ("response" in outcome) rec.response = JSON.parse(outText) as TapeJson;
-    else rec.error = JSON.parse(outText) as ErrorDetails;
+    if (isResponse) rec.response = out;
+    else rec.error = out as unknown as ErrorDetails;
     this.#records[seq] = rec;
     return rec;
   }

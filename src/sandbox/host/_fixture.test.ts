@@ -45,6 +45,8 @@ export type SetupOptions = {
   player?: TapePlayer;
   limits?: Partial<HostLimits>;
   memory?: Record<string, unknown>;
+  /** The tape (default: a new TapeRecorder). */
+  tape?: TapeRecorder;
 };
 
 /** A host over a fresh run: `data` (read) and `out` (readwrite) roots unless told otherwise. */
@@ -74,7 +76,7 @@ export function setup(o: SetupOptions = {}): Setup {
   const mem = store.beginStep();
   const stage = sink.beginStep();
   const clock = new VirtualClock("2026-01-01T00:00:00.000Z");
-  const tape = new TapeRecorder();
+  const tape = o.tape ?? new TapeRecorder();
   const host = createHost({
     invocationId: INVOCATION, policy, workspace: step, memory: mem, artifacts: stage, clock,
     random: deriveStream("42", `invocation:${INVOCATION}`), tape,

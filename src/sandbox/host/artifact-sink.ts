@@ -57,7 +57,12 @@ export class ArtifactSink {
    * @param options limits
    * @throws RangeError when a limit is not a positive safe integer
    */
-  constructor(options: { maxArtifacts?: number; maxBytes?: number } = {}) {
+  constructor(options?: { maxArtifacts?: number; maxBytes?: number }) {
+    if (options === undefined) {
+      this.maxArtifacts = DEFAULT_MAX_ARTIFACTS;
+      this.maxBytes = DEFAULT_MAX_ARTIFACT_BYTES;
+      return;
+    }
     for (const [k, v] of Object.entries(options)) {
       if (v !== undefined && (!Number.isSafeInteger(v) || v <= 0)) throw new RangeError(`"${k}" expected a positive safe integer, got ${v}`);
     }

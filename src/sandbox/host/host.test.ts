@@ -3,6 +3,8 @@ import { base64ToBytes, bytesToBase64 } from "../../canonical/hex.ts";
 import { sha256Hex } from "../../canonical/sha256.ts";
 import { ArtifactInfoSchema } from "../../protocol/evidence.ts";
 import { TapePlayer } from "../../record/player.ts";
+import { TapeRecorder } from "../../record/tape.ts";
+import type { TapeOutcome, TapeRecord } from "../../record/tape.ts";
 import type { HostOp, JsonObject } from "../types.ts";
 import { INVOCATION, caught, enc, rejected, setup } from "./_fixture.test.ts";
 import type { Setup } from "./_fixture.test.ts";
@@ -264,5 +266,77 @@ describe("tape", () => {
     const err = caught(() => session(r));
     expect(err.code).toBe("REPLAY_DIVERGENCE");
     expect(err.details).toMatchObject({ seq: 3, field: "response.size" });
+  });
+});
+
+/** A tape that records the host's calls through the general `record` instead of its `recordOwned` fast path. */
+class GeneralPathTape extends TapeRecorder {
+  override recordOwned(seq: number, invocationId: string, op: unknown, request: Record<string, unknown>, _text: string, outcome: TapeOutcome): TapeRecord {
+    return this.record(seq, invocationId, op, request, outcome);
+  }
+}
+
+/** Calls that fail in every way the host records: refused requests (small, huge, not JSON), denials, op errors. */
+function failures(s: Setup): void {
+  const h = s.host;
+  const attempts: [string, unknown][] = [
+    ["fs.read", { path: "out/missing" }],
+    ["fs.write", { path: "out/huge.txt", text: "y".repeat(70_000) }],
+    ["random.bytes", { n: -1 }],
+    ["clock.now", [1]],
+    ["log", { level: "info", message: undefined }],
+    ["memory.set", { key: "k", value: { nested: [1, -0, "é"] } }],
+    ["no.such.op", {}],
+    ["fs.write", { path: "data/ro.txt", text: "x" }], // a policy violation: the host halts, later calls are refused
+    ["clock.now", {}],
+  ];
+  for (const [op, request] of attempts) {
+    try {
+      h.invokeSync(op as HostOp, request as JsonObject);
+    } catch {
+      // recorded as an error
+    }
+  }
+}
+
+describe("tape fast path", () => {
+  it("records exactly what the general path records: same records (member order too), JSONL and blobs", () => {
+    const fast = setup({ limits: { maxWriteBytes: 65_536 } });
+    const general = setup({ limits: { maxWriteBytes: 65_536 }, tape: new GeneralPathTape() });
+    for (const s of [fast, general]) {
+      session(s);
+      s.host.invokeSync("random.bytes", { n: 8 });
+      s.host.invokeSync("clock.now", {});
+      s.host.invokeSync("memory.get", { key: "k" });
+      failures(s);
+      expect(s.host.violation?.code).toBe("POLICY_VIOLATION");
+    }
+    expect(fast.tape.records.length).toBeGreaterThan(20);
+    expect(JSON.stringify(fast.tape.records)).toBe(JSON.stringify(general.tape.records));
+    expect(fast.tape.toJsonl()).toBe(general.tape.toJsonl());
+    expect(fast.tape.blobEntries()).toEqual(general.tape.blobEntries());
+  });
+
+  it("replays a fast-path tape like a general-path one", () => {
+    const a = setup({ tape: new GeneralPathTape() });
+    session(a);
+    const r = setup({ player: new TapePlayer(a.tape.records, a.tape.blobs) });
+    session(r);
+    expect(r.tape.toJsonl()).toBe(a.tape.toJsonl());
+  });
+
+  it("a request or response changed after the call does not change the tape", () => {
+    const s = setup();
+    const request: Record<string, unknown> = { path: "out/a.txt", text: "x" };
+    const response = s.host.invokeSync("fs.write", request as JsonObject);
+    const clock = s.host.invokeSync("clock.now", {});
+    const before = s.tape.toJsonl();
+    request["path"] = "out/b.txt";
+    request["text"] = "changed";
+    response["size"] = 99;
+    clock["iso"] = "changed";
+    expect(s.tape.toJsonl()).toBe(before);
+    expect(s.tape.records[0]!.request).toEqual({ path: "out/a.txt", text: "x" });
+    expect(s.tape.records[1]!.response!["iso"]).toBe("2026-01-01T00:00:00.000Z");
   });
 });

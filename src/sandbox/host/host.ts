@@ -117,40 +117,79 @@ function limitsOf(partial?: Partial<HostLimits>): HostLimits {
  * if (host.violation) step.rollback();
  */
 export function createHost(ctx: HostContext): Host {
-  const limits = limitsOf(ctx.limits);
-  const log = ctx.log ?? new LogSink();
-  const opCtx: OpContext = {
-    invocationId: ctx.invocationId,
-    policy: ctx.policy,
-    workspace: ctx.workspace,
-    memory: ctx.memory,
-    artifacts: ctx.artifacts,
-    clock: ctx.clock,
-    random: ctx.random,
-    log,
-    limits,
-  };
-  let calls = 0;
-  let violation: ReachError | null = null;
-  let fetchQueue: Promise<unknown> = Promise.resolve();
+  return new InvocationHost(ctx);
+}
 
-  type Begun = { seq: number; op: unknown; request: unknown; played: PlayedCall | null; error: ReachError | null };
+/**
+ * One call in progress. `text` is `canonicalize(request)` once the request has been validated, and `request` then the
+ * host's own parse of it: what the op runs on and what the tape keeps (nothing changes it afterwards).
+ */
+type Begun = { seq: number; op: unknown; request: unknown; text: string | null; played: PlayedCall | null; error: ReachError | null };
+
+/**
+ * The host of {@link createHost}. A class rather than closures: a host is made for every tool invocation, and its
+ * methods and getters then live once on the prototype. `invokeSync` and `invoke` are own bound functions, so a runner
+ * may pass them around detached, as it could before.
+ */
+class InvocationHost implements Host {
+  readonly log: LogSink;
+  readonly invokeSync: (op: HostOp, request: JsonObject) => JsonObject;
+  readonly invoke: (op: HostOp, request: JsonObject) => Promise<JsonObject>;
+  readonly #ctx: HostContext;
+  readonly #limits: HostLimits;
+  readonly #opCtx: OpContext;
+  #calls = 0;
+  #violation: ReachError | null = null;
+  /** The tail of the `http.fetch` queue (made at the first fetch). */
+  #fetchQueue: Promise<unknown> | null = null;
+
+  constructor(ctx: HostContext) {
+    const limits = limitsOf(ctx.limits);
+    const log = ctx.log ?? new LogSink();
+    this.#ctx = ctx;
+    this.#limits = limits;
+    this.log = log;
+    this.#opCtx = {
+      invocationId: ctx.invocationId,
+      policy: ctx.policy,
+      workspace: ctx.workspace,
+      memory: ctx.memory,
+      artifacts: ctx.artifacts,
+      clock: ctx.clock,
+      random: ctx.random,
+      log,
+      limits,
+    };
+    this.invokeSync = (op, request) => this.#invokeSync(op, request);
+    this.invoke = (op, request) => this.#invoke(op, request);
+  }
+
+  get violation(): ReachError | null {
+    return this.#violation;
+  }
+
+  get calls(): number {
+    return this.#calls;
+  }
 
   /** Steps before the op runs. Returns the call's state; `error` set means the call fails with it. */
-  function begin(op: unknown, request: unknown): Begun {
-    if (violation !== null) throw violation;
-    calls++;
+  #begin(op: unknown, request: unknown): Begun {
+    if (this.#violation !== null) throw this.#violation;
+    const ctx = this.#ctx;
+    const calls = ++this.#calls;
     const seq = ctx.tape.reserve();
-    const b: Begun = { seq, op, request, played: null, error: null };
+    const b: Begun = { seq, op, request, text: null, played: null, error: null };
     try {
-      if (calls > limits.maxCalls) {
-        throw new ReachError("POLICY_RATE_LIMIT_EXCEEDED", `this tool invocation made more than ${limits.maxCalls} ` +
-          `host calls; batch its work into fewer calls`, { details: { max: limits.maxCalls, op: String(op).slice(0, 64) } });
+      const max = this.#limits.maxCalls;
+      if (calls > max) {
+        throw new ReachError("POLICY_RATE_LIMIT_EXCEEDED", `this tool invocation made more than ${max} ` +
+          `host calls; batch its work into fewer calls`, { details: { max, op: String(op).slice(0, 64) } });
       }
       if (!isHostOp(op)) throw invalid(String(op).slice(0, 64), "op", "is not a host operation");
       const text = canonicalize(request);
       if (text.length > MAX_REQUEST_CHARS) throw invalid(op, "request", `is over ${MAX_REQUEST_CHARS} characters`);
-      b.request = JSON.parse(text);
+      b.request = text === "{}" ? {} : JSON.parse(text); // `{}`: clock.now's request, and what JSON.parse would make
+      b.text = text;
     } catch (err) {
       b.error = err instanceof ReachError ? err : invalid(String(op).slice(0, 64), "request", `is not JSON: ${(err as Error).message}`);
     }
@@ -164,18 +203,24 @@ export function createHost(ctx: HostContext): Host {
     return b;
   }
 
-  /** Record the outcome, compare in replay, remember halting errors; returns the response or throws. */
-  function end(b: Begun, outcome: { response: JsonObject } | { error: unknown }): JsonObject {
+  /**
+   * Record the outcome (`response`, or `error` when `failed`), compare in replay, remember halting errors; returns the
+   * response or throws.
+   */
+  #end(b: Begun, failed: boolean, response: JsonObject | null, error: unknown): JsonObject {
+    const ctx = this.#ctx;
     let out: TapeOutcome;
     let thrown: ReachError | null = null;
-    if ("error" in outcome) {
-      thrown = toReachError(outcome.error);
+    if (failed) {
+      thrown = toReachError(error);
       out = { error: thrown.toDetails() };
     } else {
-      out = { response: outcome.response };
+      out = { response: response! };
     }
     try {
-      ctx.tape.record(b.seq, ctx.invocationId, b.op, b.request, out);
+      // A validated request is the host's own copy with its canonical text: the tape need not print and parse it again.
+      if (b.text !== null) ctx.tape.recordOwned(b.seq, ctx.invocationId, b.op, b.request as JsonObject, b.text, out);
+      else ctx.tape.record(b.seq, ctx.invocationId, b.op, b.request, out);
     } catch (err) {
       thrown = toReachError(err, "EXEC_RESOURCE_EXHAUSTED"); // e.g. the tape's blob limit: record the failure instead
       out = { error: thrown.toDetails() };
@@ -189,25 +234,27 @@ export function createHost(ctx: HostContext): Host {
       }
     }
     if (thrown !== null) {
-      if (violation === null && HALTING.has(thrown.code)) violation = thrown;
+      if (this.#violation === null && HALTING.has(thrown.code)) this.#violation = thrown;
       throw thrown;
     }
     return (out as { response: JsonObject }).response;
   }
 
-  function invokeSync(op: HostOp, request: JsonObject): JsonObject {
-    const b = begin(op, request);
-    if (b.error !== null) return end(b, { error: b.error });
+  #invokeSync(op: HostOp, request: JsonObject): JsonObject {
+    const b = this.#begin(op, request);
+    if (b.error !== null) return this.#end(b, true, null, b.error);
     let response: JsonObject;
     try {
-      response = runSyncOp(opCtx, op, b.request);
+      response = runSyncOp(this.#opCtx, op, b.request);
     } catch (err) {
-      return end(b, { error: err });
+      return this.#end(b, true, null, err);
     }
-    return end(b, { response });
+    return this.#end(b, false, response, null);
   }
 
-  async function fetchOp(b: Begun): Promise<JsonObject> {
+  async #fetchOp(b: Begun): Promise<JsonObject> {
+    const ctx = this.#ctx;
+    const limits = this.#limits;
     const req = validateFetch(b.request, limits.maxRequestBytes);
     checkOp(ctx.policy, "http.fetch", req.url);
     if (b.played !== null) {
@@ -223,30 +270,18 @@ export function createHost(ctx: HostContext): Host {
     return performFetch(req, ctx.policy, ctx.fetch, limits, ctx.signal);
   }
 
-  async function invoke(op: HostOp, request: JsonObject): Promise<JsonObject> {
-    if (op !== "http.fetch") return invokeSync(op, request);
-    const b = begin(op, request);
-    if (b.error !== null) return end(b, { error: b.error });
-    const run = fetchQueue.then(() => fetchOp(b));
-    fetchQueue = run.catch(() => undefined);
+  async #invoke(op: HostOp, request: JsonObject): Promise<JsonObject> {
+    if (op !== "http.fetch") return this.#invokeSync(op, request);
+    const b = this.#begin(op, request);
+    if (b.error !== null) return this.#end(b, true, null, b.error);
+    const run = (this.#fetchQueue ?? Promise.resolve()).then(() => this.#fetchOp(b));
+    this.#fetchQueue = run.catch(() => undefined);
     let response: JsonObject;
     try {
       response = await run;
     } catch (err) {
-      return end(b, { error: err });
+      return this.#end(b, true, null, err);
     }
-    return end(b, { response });
+    return this.#end(b, false, response, null);
   }
-
-  return {
-    invokeSync,
-    invoke,
-    get violation() {
-      return violation;
-    },
-    get calls() {
-      return calls;
-    },
-    log,
-  };
 }

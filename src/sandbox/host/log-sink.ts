@@ -29,7 +29,13 @@ export class LogSink {
    * @param options limits
    * @throws RangeError when a limit is not a positive safe integer
    */
-  constructor(options: { maxEntries?: number; maxChars?: number } = {}) {
+  constructor(options?: { maxEntries?: number; maxChars?: number }) {
+    if (options === undefined) {
+      // Every invocation makes a log with the defaults: skip the option checks.
+      this.#maxEntries = DEFAULT_MAX_LOG_ENTRIES;
+      this.#maxChars = DEFAULT_MAX_LOG_CHARS;
+      return;
+    }
     for (const [k, v] of Object.entries(options)) {
       if (v !== undefined && (!Number.isSafeInteger(v) || v <= 0)) throw new RangeError(`"${k}" expected a positive safe integer, got ${v}`);
     }

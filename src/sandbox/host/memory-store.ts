@@ -71,6 +71,12 @@ export function memoryValueText(value: unknown): { text: string; bytes: number }
 
 type State = { values: Map<string, string>; sizes: Map<string, number>; totalBytes: number };
 
+/**
+ * The state of every new store. States are never changed once made (a transaction copies its base on its first write
+ * and commit installs the copy), so new stores can share this one instead of making two maps each.
+ */
+const EMPTY_STATE: State = Object.freeze({ values: new Map<string, string>(), sizes: new Map<string, number>(), totalBytes: 0 });
+
 function positive(v: number | undefined, name: string, fallback: number): number {
   if (v === undefined) return fallback;
   if (!Number.isSafeInteger(v) || v <= 0) throw new RangeError(`"${name}" expected a positive safe integer, got ${v}`);
@@ -91,7 +97,7 @@ function read(s: State, key: string): MemoryRead {
  * store.get("a") // { found: true, value: { x: 1 } }
  */
 export class MemoryStore {
-  #state: State = { values: new Map(), sizes: new Map(), totalBytes: 0 };
+  #state: State = EMPTY_STATE;
   #open: MemoryTransaction | null = null;
   readonly #maxEntries: number;
   readonly #maxTotalBytes: number;

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { bytesToHex } from "../../canonical/hex.ts";
+import { base64ToBytes, bytesToHex } from "../../canonical/hex.ts";
 import { deriveStream } from "../../determinism/prng.ts";
 import { Workspace } from "../workspace/workspace.ts";
 import { WasmToolRunner } from "./runner.ts";
@@ -45,6 +45,24 @@ describe("WasmToolRunner", () => {
     expect(out["random"]).toBe("4b9d7cd2e51aaafa");
     expect(r1.log).toContain("counted 5 words");
     expect(r1.fuelUsed).toBeGreaterThan(0n);
+  });
+
+  it("decodes random.bytes answers exactly as base64ToBytes does, and refuses what it refuses", async () => {
+    const code = tool("as-wordcount");
+    const input = { text: "a b" };
+    const answering = (data: string) => {
+      const base = recordingHost("7").host;
+      return { invokeSync: (op: never, r: never) => (op === "random.bytes" ? { data } : base.invokeSync(op, r)), invoke: base.invoke };
+    };
+    const good = await runner.run(invocation(code, answering("AAECAwQFBv8="), input));
+    expect(good.status === "success" && (good.output as Record<string, unknown>)["random"]).toBe("00010203040506ff");
+    // "@@@@" is refused by every decoder; text base64ToBytes refuses must end the same way (the guest sees EIO).
+    const refused = await runner.run(invocation(code, answering("@@@@"), input));
+    expect(refused.status).toBe("error");
+    for (const data of ["AAECAwQFBv9=", "AAECAwQF Bv8=", "AAECAwQFBv8", "AAECAwQFBv8==", "AAEC-wQFBv8=", "AAECAwQFBv8=\n", "AAECAwQFBv8=AAAA"]) {
+      expect(() => base64ToBytes(data), data).toThrow(TypeError);
+      expect(await runner.run(invocation(code, answering(data), input)), JSON.stringify(data)).toEqual(refused);
+    }
   });
 
   it("runs the C tool against a read-only resource through a preopen, byte-identical twice", async () => {

@@ -101,9 +101,28 @@ function hostSources(invocation: ToolInvocation): WasiSources {
     randomBytes: (n) => {
       const r = invocation.host.invokeSync("random.bytes", { n });
       if (typeof r["data"] !== "string") throw new ReachError("EXEC_TOOL_FAILED", "random.bytes answered without data");
-      return base64ToBytes(r["data"]);
+      return decodeBase64(r["data"]);
     },
   };
+}
+
+/**
+ * `base64ToBytes(text)` — the same bytes, and the same error for bad text — with native `atob`/`btoa` for the short
+ * answers of `random.bytes` (the strict decoder is a loop in JavaScript, and a tool's one `random_get` runs it cold).
+ * `btoa(atob(text)) === text` holds exactly for canonical padded standard base64, which is what `base64ToBytes`
+ * accepts; any other text goes to `base64ToBytes`, which refuses it.
+ */
+function decodeBase64(text: string): Uint8Array {
+  let binary: string;
+  try {
+    binary = atob(text);
+  } catch {
+    return base64ToBytes(text);
+  }
+  if (btoa(binary) !== text) return base64ToBytes(text);
+  const out = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
+  return out;
 }
 
 function fail(code: ConstructorParameters<typeof ReachError>[0], message: string, details: Record<string, unknown> = {}): ReachError {
