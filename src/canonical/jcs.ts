@@ -291,11 +291,13 @@ function keyText(key: string): string {
 }
 
 /**
- * Sort keys by UTF-16 code units (RFC 8785 §3.2.3). JavaScript's `<` on strings and the default
- * `Array.prototype.sort` both compare code units; insertion sort is faster for the small key sets of
- * typical payloads.
+ * Sort member names in place by UTF-16 code units (RFC 8785 §3.2.3). JavaScript's `<` on strings and the default
+ * `Array.prototype.sort` both compare code units; insertion sort is faster for the small key sets of typical payloads.
+ * @param keys the names (sorted in place)
+ * @returns nothing
+ * @example const k = ["b", "a"]; sortKeys(k); // k is ["a", "b"]
  */
-function sortKeys(keys: string[]): void {
+export function sortKeys(keys: string[]): void {
   const n = keys.length;
   if (n > 16) {
     keys.sort();

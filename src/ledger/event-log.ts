@@ -12,9 +12,6 @@ import { eventHash, GENESIS_HASH, payloadHash, runHash } from "./hash-chain.ts";
 import { OrderingState } from "./ordering.ts";
 
 
-/** `"000Z"` … `"999Z"`: the millisecond tail of a timestamp. */
-const MILLIS_Z: readonly string[] = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, "0") + "Z");
-
 /** A JSON object payload. */
 export type Payload = Record<string, unknown>;
 
@@ -57,8 +54,6 @@ export class EventLog {
   readonly #events: RecordedEvent[] = [];
   readonly #order: OrderingState;
   #head = GENESIS_HASH;
-  #secondStart = NaN;
-  #secondPrefix = "";
 
   constructor(options: EventLogOptions) {
     this.runId = options.runId;
@@ -81,7 +76,7 @@ export class EventLog {
     }
     const pHash = payloadHash(payload); // throws before any state changes
     this.#order.accept(type, payload);
-    const timestamp = this.#timestamp(this.#clock.tick());
+    const timestamp = formatIsoMillis(this.#clock.tick()); // consecutive stamps reuse the formatted second
     const prev = this.#head;
     const eHash = eventHash(type, timestamp, pHash, prev);
     const event: RecordedEvent = {
@@ -100,26 +95,6 @@ export class EventLog {
     this.#events.push(event);
     this.#head = eHash;
     return event;
-  }
-
-  /**
-   * `formatIsoMillis(ms)`, remembering the formatted second: events are stamped 1 ms apart, so up to 1000 events in a
-   * row share the text up to the milliseconds, and only `"sssZ"` changes. The first stamp of each second goes through
-   * `formatIsoMillis`, which validates `ms` and throws exactly as before; a stamp inside the remembered second is an
-   * integer offset 0–999 from its start, so it is valid and formats to the same text.
-   */
-  #timestamp(ms: number): string {
-    if (typeof ms === "number") {
-      const milli = ms - this.#secondStart; // NaN until the first stamp
-      if (milli >= 0 && milli < 1000) {
-        const tail = MILLIS_Z[milli]; // undefined when `milli` is not an integer (formatIsoMillis then refuses it)
-        if (tail !== undefined) return this.#secondPrefix + tail;
-      }
-    }
-    const text = formatIsoMillis(ms);
-    this.#secondPrefix = text.slice(0, 20); // "YYYY-MM-DDTHH:mm:ss."
-    this.#secondStart = ms - Number(text.slice(20, 23));
-    return text;
   }
 
   /** The events so far, in order (read-only view). */

@@ -5,7 +5,7 @@
  * @module
  */
 import { base64ToBytes } from "../canonical/hex.ts";
-import { canonicalize } from "../canonical/jcs.ts";
+import { canonicalize, sortKeys } from "../canonical/jcs.ts";
 import { sha256Hex } from "../canonical/sha256.ts";
 import type { ErrorDetails } from "../protocol/errors.ts";
 
@@ -161,16 +161,7 @@ export function flatCanonical(value: TapeJson): { copy: TapeJson; text: string }
   const keys = Object.keys(value);
   const n = keys.length;
   if (n > MAX_FLAT_MEMBERS) return null;
-  for (let i = 1; i < n; i++) {
-    // Insertion sort by UTF-16 code units (`<` on strings): the few names of a response need no general sort.
-    const k = keys[i]!;
-    let j = i - 1;
-    while (j >= 0 && keys[j]! > k) {
-      keys[j + 1] = keys[j]!;
-      j--;
-    }
-    keys[j + 1] = k;
-  }
+  sortKeys(keys);
   const copy: TapeJson = {};
   for (let i = 0; i < n; i++) {
     const k = keys[i]!;
