@@ -59,12 +59,13 @@ export async function serveHttp(handler: FetchHandler, options: ServeOptions): P
   const serve = denoServe();
   try {
     if (serve !== undefined) {
-      const ready = Promise.withResolvers<{ hostname: string; port: number }>();
+      let listening: (addr: { hostname: string; port: number }) => void = () => {};
+      const ready = new Promise<{ hostname: string; port: number }>((resolve) => (listening = resolve));
       const server = serve(
-        { hostname: options.hostname, port: options.port, ...(options.tls ?? {}), onListen: (addr) => ready.resolve(addr) },
+        { hostname: options.hostname, port: options.port, ...(options.tls ?? {}), onListen: (addr) => listening(addr) },
         (request) => handler(request),
       );
-      const addr = await ready.promise;
+      const addr = await ready;
       return {
         url: urlOf(options.tls !== undefined, options.hostname, addr.port),
         hostname: options.hostname,
