@@ -9,13 +9,13 @@
  * @module
  */
 import { join, resolve } from "node:path";
-import { runPack } from "../engine/coordinator.ts";
+import { runEngine } from "../engine/engine.ts";
+import type { EngineRun } from "../engine/engine.ts";
+import type { EngineEnvironment } from "../engine/runners.ts";
 import { loadPack, packTrust } from "../engine/pack.ts";
 import type { LoadedPack } from "../engine/pack.ts";
-import { buildRunCapsule, capsuleFileName, capsuleRequest } from "../engine/capsule.ts";
-import { runFiles, runResult } from "../engine/run-files.ts";
 import { builtinComponents } from "../engine/runners.ts";
-import type { RunProgress, RunRecord } from "../engine/types.ts";
+import type { RunProgress } from "../engine/types.ts";
 import { parseSeed } from "../determinism/prng.ts";
 import { readHostFile } from "../platform/files.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
@@ -140,11 +140,13 @@ export async function loadHostPack(path: string): Promise<LoadedPack> {
  */
 export async function runRunCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const args = parseRunArgs(argv);
+  const env: EngineEnvironment = { quickjsEngine: readQuickJsEngineWasm };
   const loaded = await loadHostPack(args.pack);
   const input = await readInput(args.input);
   const key = args.key === undefined ? undefined : parsePrivateKeyFile(new TextDecoder().decode(await readHostFile(args.key, 64 * 1024))).privateKey;
   for (const w of loaded.warnings) io.stderr(`reach-wasm: warning: ${w}\n`);
-  const trust = packTrust(loaded, await loadTrustStore(args.trust)); // a bad signature stops here (exit 2)
+  const store = await loadTrustStore(args.trust);
+  const trust = packTrust(loaded, store); // a bad signature stops here (exit 2)
   const restricted = !trust.trusted && !args.unrestricted;
   const who = `pack ${loaded.pack.id}@${loaded.pack.version}`;
   if (trust.trusted) io.stderr(`reach-wasm: ${who} is signed by trusted key ${trust.keyName ?? trust.publicKey}\n`);
@@ -152,38 +154,35 @@ export async function runRunCommand(argv: readonly string[], io: CliIO): Promise
     io.stderr(`reach-wasm: ${who} is ${trust.signed ? "signed by a key that is not in the trust store" : "not signed"}: running it in the restricted executor (no network, no writes outside temp/, no memory writes); pass --unrestricted to grant its declared capabilities\n`);
   } else io.stderr(`reach-wasm: ${who} is ${trust.signed ? "signed by an untrusted key" : "not signed"}; running it unrestricted because of --unrestricted\n`);
   const signals = abortOnSignals();
-  let record: RunRecord;
+  let run: EngineRun;
   try {
-    record = await runPack({
-      loaded,
+    run = await runEngine(env, {
+      pack: { files: loaded.files },
       input,
       ...(args.seed === undefined ? {} : { seed: args.seed }),
       approve: args.approve,
       ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }),
       ...(args.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: args.stepTimeoutMs }),
-      restricted,
+      trust: { store, unrestricted: args.unrestricted },
+      ...(key === undefined ? {} : { key }),
       signal: signals.signal,
       fetch: (url, init) => fetch(url, init),
       onProgress: (p) => io.stderr(`reach-wasm: ${describe(p)}\n`),
-      env: { quickjsEngine: readQuickJsEngineWasm },
     });
   } finally {
     signals.dispose();
   }
   const outRoot = resolve(args.out);
-  const outDir = join(outRoot, "runs", record.runHash);
-  const request = capsuleRequest(record, { approve: args.approve, restricted, ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }), ...(args.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: args.stepTimeoutMs }) });
-  const capsule = buildRunCapsule(record, loaded, request, key);
-  const capsulePath = join(outRoot, capsuleFileName(record.runHash));
-  await writeFileAtomic(capsulePath, capsule.bytes);
-  await writeDirAtomic(outDir, runFiles(record));
-  const summary = record.error === null ? "" : `: ${record.error.code}: ${record.error.message}`;
-  io.stderr(`reach-wasm: ${record.status} ${record.runHash}${summary}\nreach-wasm: capsule ${capsulePath}${key === undefined ? "" : " (signed)"}; run files in ${outDir}\n`);
+  const outDir = join(outRoot, "runs", run.runHash);
+  const capsulePath = join(outRoot, run.capsule.name);
+  await writeFileAtomic(capsulePath, run.capsule.bytes);
+  await writeDirAtomic(outDir, run.files);
+  const summary = run.error === null ? "" : `: ${run.error.code}: ${run.error.message}`;
+  io.stderr(`reach-wasm: ${run.status} ${run.runHash}${summary}\nreach-wasm: capsule ${capsulePath}${run.capsule.signed ? " (signed)" : ""}; run files in ${outDir}\n`);
   if (args.json) {
-    const result = runResult(record);
-    const line: Record<string, unknown> = { runId: record.runId, status: record.status, runHash: record.runHash, capsule: capsulePath, out: outDir };
-    if (result["error"] !== undefined) line["error"] = result["error"];
+    const line: Record<string, unknown> = { runId: run.runId, status: run.status, runHash: run.runHash, capsule: capsulePath, out: outDir };
+    if (run.result["error"] !== undefined) line["error"] = run.result["error"];
     io.stdout(JSON.stringify(line) + "\n");
   }
-  return record.status === "COMPLETED" ? 0 : 1;
+  return run.status === "COMPLETED" ? 0 : 1;
 }

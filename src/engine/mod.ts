@@ -22,3 +22,5 @@ export { buildRunCapsule, capsuleFileName, capsuleRequest, stepRanges } from "./
 export type { CapsuleRequest } from "./capsule.ts";
 export { replayCapsule } from "./replay.ts";
 export type { Divergence, ReplayReport } from "./replay.ts";
+export { loadPackFrom, MAX_PACK_BYTES, runEngine } from "./engine.ts";
+export type { EngineRun, EngineRunRequest, PackSource } from "./engine.ts";
