@@ -45,6 +45,8 @@ export const BLOB_PREFIX = "blobs/";
 export const BEFORE_PREFIX = "workspace/before/";
 export const AFTER_PREFIX = "workspace/after/";
 export const ARTIFACT_PREFIX = "artifacts/";
+/** The federation annex (`src/engine/annex.ts`): present only in a capsule of a delegated run. */
+export const FEDERATION_ENTRY = "federation.jsonl";
 
 /** Everything a run capsule is made of (already serialised where it is a document). */
 export type RunCapsuleContents = {
@@ -66,6 +68,8 @@ export type RunCapsuleContents = {
   workspaceAfter: ReadonlyMap<string, Uint8Array>;
   /** Artifacts by their path (`artifacts/<invocationId>/<name>`). */
   artifacts: ReadonlyMap<string, Uint8Array>;
+  /** The federation annex as JSONL (delegated runs only). */
+  federation?: Uint8Array;
 };
 
 /** A signer: given the run hash and the index digest, returns the proof document and its attestation. */
@@ -93,6 +97,7 @@ export function capsuleEntries(c: RunCapsuleContents): Map<string, Uint8Array> {
   for (const [path, bytes] of c.workspaceBefore) e.set(`${BEFORE_PREFIX}${path}`, bytes);
   for (const [path, bytes] of c.workspaceAfter) e.set(`${AFTER_PREFIX}${path}`, bytes);
   for (const [path, bytes] of c.artifacts) e.set(path.startsWith(ARTIFACT_PREFIX) ? path : `${ARTIFACT_PREFIX}${path}`, bytes);
+  if (c.federation !== undefined) e.set(FEDERATION_ENTRY, c.federation);
   return e;
 }
 

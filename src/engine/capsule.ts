@@ -15,6 +15,8 @@ import type { LoadedPack } from "./pack.ts";
 import { runResult } from "./run-files.ts";
 import type { RunRecord, RunRequest } from "./types.ts";
 import type { RecordedEvent } from "../ledger/event-log.ts";
+import { chainAnnex } from "./annex.ts";
+import type { AnnexEvent } from "./annex.ts";
 
 /** What replay needs to ask for the same run again (`request.json`). */
 export type CapsuleRequest = {
@@ -67,9 +69,10 @@ export function stepRanges(events: readonly Pick<RecordedEvent, "type" | "payloa
  * @param loaded the pack it ran
  * @param request the request document
  * @param privateKey sign the run with this Ed25519 seed (optional)
+ * @param annex federation events to chain onto the run in `federation.jsonl` (optional; the run hash is unchanged)
  * @returns the `.tar.gz` bytes and the index
  */
-export function buildRunCapsule(record: RunRecord, loaded: LoadedPack, request: CapsuleRequest, privateKey?: Uint8Array): { bytes: Uint8Array; index: CapsuleIndex } {
+export function buildRunCapsule(record: RunRecord, loaded: LoadedPack, request: CapsuleRequest, privateKey?: Uint8Array, annex?: readonly AnnexEvent[]): { bytes: Uint8Array; index: CapsuleIndex } {
   const before = new Map<string, Uint8Array>();
   for (const [root, files] of Object.entries(loaded.workspaceFiles)) for (const [p, b] of Object.entries(files)) before.set(`${root}/${p}`, b);
   const contents: RunCapsuleContents = {
@@ -89,6 +92,10 @@ export function buildRunCapsule(record: RunRecord, loaded: LoadedPack, request: 
     workspaceAfter: record.workspaceFiles,
     artifacts: new Map(record.artifacts.map((a) => [a.info.path, a.bytes])),
   };
+  if (annex !== undefined && annex.length > 0) {
+    const last = record.events[record.events.length - 1]!;
+    contents.federation = toJsonlBytes(chainAnnex(record.runId, record.runHash, last.timestamp, annex));
+  }
   let signer: CapsuleSigner | undefined;
   if (privateKey !== undefined) {
     signer = (runHash, capsuleIndexDigest) => {

@@ -9,6 +9,7 @@ import { ReachError } from "../protocol/errors.ts";
 import type { FetchLike } from "../sandbox/host/http.ts";
 import type { JsonValue } from "../sandbox/types.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
+import type { AnnexEvent } from "./annex.ts";
 import { buildRunCapsule, capsuleFileName, capsuleRequest } from "./capsule.ts";
 import { runPack } from "./coordinator.ts";
 import { loadPack, packTrust } from "./pack.ts";
@@ -51,6 +52,11 @@ export type EngineRunRequest = {
   fetch?: FetchLike;
   /** Progress reports (never part of the hashed record). */
   onProgress?: (p: RunProgress) => void;
+  /**
+   * Federation events for the capsule's annex (`federation.jsonl`, `src/engine/annex.ts`), given the finished run;
+   * they are chained onto the run hash and never change it.
+   */
+  annex?: (run: { runId: string; runHash: string; status: RunStatus }) => readonly AnnexEvent[];
 };
 
 /** What a run leaves behind. */
@@ -138,7 +144,8 @@ export async function runEngine(env: EngineEnvironment, request: EngineRunReques
     ...(request.onProgress === undefined ? {} : { onProgress: request.onProgress }),
   });
   const capsuleDoc = capsuleRequest(record, { approve: request.approve === true, restricted, ...(request.maxSteps === undefined ? {} : { maxSteps: request.maxSteps }), ...(request.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: request.stepTimeoutMs }) });
-  const capsule = buildRunCapsule(record, loaded, capsuleDoc, request.key);
+  const annex = request.annex?.({ runId: record.runId, runHash: record.runHash, status: record.status });
+  const capsule = buildRunCapsule(record, loaded, capsuleDoc, request.key, annex);
   return {
     runId: record.runId,
     runHash: record.runHash,

@@ -24,3 +24,5 @@ export { replayCapsule } from "./replay.ts";
 export type { Divergence, ReplayReport } from "./replay.ts";
 export { loadPackFrom, MAX_PACK_BYTES, runEngine } from "./engine.ts";
 export type { EngineRun, EngineRunRequest, PackSource } from "./engine.ts";
+export { chainAnnex } from "./annex.ts";
+export type { AnnexEvent } from "./annex.ts";
