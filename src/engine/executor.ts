@@ -6,7 +6,10 @@
  *
  * Time: the envelope's `timeout_ms` becomes a deterministic fuel budget (`FUEL_PER_MS` units per millisecond), so
  * a tool that never stops runs out at the same instruction on every run and runtime and is reported as
- * `EXEC_TOOL_TIMEOUT` (reason `timeout`); the runners' wall-clock checks remain as a second net.
+ * `EXEC_TOOL_TIMEOUT` (reason `timeout`). The wall clock is only a safety net above that budget: the invocation's
+ * watchdog (`timeout_ms` + {@link WATCHDOG_GRACE_MS}, counted from when the tool's code starts) and the run's abort
+ * stop the tool at its fuel meter's next refill, or fail the host call it waits for (`src/sandbox/stops.ts`), and
+ * the stop point (the fuel count) is recorded in the error, so a replay stops at the same instruction.
  *
  * Output contract: a tool returns one JSON object. `{"status": "insufficient", …}` means the step needs more than
  * one tool call (seed 002); any other object is the step's output and must satisfy the tool's `outputSchema` and
@@ -23,7 +26,10 @@ import type { ArtifactInfo } from "../protocol/evidence.ts";
 import type { TapePlayer } from "../record/player.ts";
 import type { TapeRecorder } from "../record/tape.ts";
 import type { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
+import { FuelMeter } from "../sandbox/fuel/mod.ts";
+import type { StopPoint } from "../sandbox/fuel/mod.ts";
 import { createHost } from "../sandbox/host/host.ts";
+import { invocationStops } from "../sandbox/stops.ts";
 import type { FetchLike } from "../sandbox/host/http.ts";
 import type { MemoryStore } from "../sandbox/host/memory-store.ts";
 import type { JsonObject, JsonValue, ToolRunner } from "../sandbox/types.ts";
@@ -31,8 +37,15 @@ import type { StepTransaction, Workspace } from "../sandbox/workspace/workspace.
 import type { PackTool } from "./pack.ts";
 import { compileSchema } from "./schema-check.ts";
 
-/** Fuel units granted per millisecond of `timeout_ms` (a loop-heavy WASI tool burns ~150,000 per ms on this class of machine). */
-export const FUEL_PER_MS = 100_000n;
+/**
+ * Fuel units granted per millisecond of `timeout_ms`. Measured on the 2-core CI machine: a tight WASI loop burns
+ * ~1,600,000 units per ms, JavaScript in QuickJS 190,000–380,000; at 50,000 per ms a looping JS tool runs out of
+ * fuel at ~25% of its timeout on a quiet machine and ~65% at load 4, so the deterministic budget, not the wall-clock
+ * watchdog, decides its outcome under load too.
+ */
+export const FUEL_PER_MS = 50_000n;
+/** Wall-clock grace beyond a step's `timeout_ms` before its watchdog stops it (the fuel budget normally acts first). */
+export const WATCHDOG_GRACE_MS = 500;
 /** Memory limit of one invocation (256 MiB). */
 export const STEP_MEMORY_BYTES = 256 * 1024 * 1024;
 
@@ -50,9 +63,16 @@ export type ExecutorRunState = {
   readonly player?: TapePlayer;
   /** The runner for a tool kind, given the step's workspace transaction. */
   readonly runnerFor: (tool: PackTool, step: StepTransaction) => Promise<ToolRunner>;
+  /** The run's abort signal (async waits). */
   readonly signal?: AbortSignal;
-  /** True once the watchdog or an abort gave up on the step: its effects must not be committed. */
-  readonly cancelled?: () => boolean;
+  /** Whether the run was aborted, read at every fuel refill (a shared word in a worker; default: the signal). */
+  readonly interrupted?: () => boolean;
+  /** Replay: the recorded stop points of invocations a signal or the watchdog stopped, by invocation id. */
+  readonly stopPoints?: ReadonlyMap<string, StopPoint>;
+  /** Multiplies the watchdog's wall-clock limit (replay uses a generous one: recorded stops come from stopPoints). */
+  readonly watchdogFactor?: number;
+  /** The fuel left in the run's budget (`manifest.policies.maxExecutionTime` × FUEL_PER_MS), if it bounds this step. */
+  readonly runFuelLeft?: () => bigint;
 };
 
 /** Everything the coordinator needs to record one executed step. */
@@ -78,12 +98,24 @@ function isObject(v: unknown): v is JsonObject {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
-/** Map a fuel exhaustion of a time-derived budget to the timeout it stands for. */
-function asTimeout(error: ReachError, tool: string, timeoutMs: number): ReachError {
+/**
+ * Map a fuel exhaustion to the time budget it stands for: the step's `timeout_ms` (`EXEC_TOOL_TIMEOUT`), or the
+ * run's `maxExecutionTime` when that was the smaller budget (`POLICY_TIMEOUT_EXCEEDED`). A watchdog stop gets the
+ * step's timeout in its details.
+ */
+function asTimeout(error: ReachError, tool: string, timeoutMs: number, runBound: boolean): ReachError {
   if (error.code === "EXEC_RESOURCE_EXHAUSTED" && error.details["reason"] === "fuel") {
+    if (runBound) {
+      return new ReachError("POLICY_TIMEOUT_EXCEEDED", `tool "${tool}" used the rest of the run's time budget (manifest.policies.maxExecutionTime, ${error.details["fuelLimit"]} fuel units left for it); raise maxExecutionTime or give the run less work`, {
+        details: { reason: "timeout", fuelLimit: error.details["fuelLimit"] as number },
+      });
+    }
     return new ReachError("EXEC_TOOL_TIMEOUT", `tool "${tool}" did not finish within its budget of ${timeoutMs} ms (${error.details["fuelLimit"]} fuel units); it probably loops forever — otherwise raise the step's timeout_ms`, {
       details: { reason: "timeout", timeoutMs, fuelLimit: error.details["fuelLimit"] as number },
     });
+  }
+  if (error.code === "EXEC_TOOL_TIMEOUT" && error.details["reason"] === "watchdog") {
+    return new ReachError(error.code, error.message, { details: { ...error.details, timeoutMs } });
   }
   return error;
 }
@@ -142,6 +174,15 @@ export async function executeEnvelope(
   const memory = state.memory.beginStep();
   const artifacts = state.artifacts.beginStep();
   let committed = false;
+  const stepFuel = BigInt(envelope.timeout_ms) * FUEL_PER_MS;
+  const runLeft = state.runFuelLeft?.() ?? stepFuel;
+  const budget = runLeft < stepFuel ? (runLeft < 0n ? 0n : runLeft) : stepFuel;
+  const stops = invocationStops({
+    limitMs: (envelope.timeout_ms + WATCHDOG_GRACE_MS) * (state.watchdogFactor ?? 1),
+    ...(state.interrupted === undefined ? {} : { interrupted: state.interrupted }),
+    ...(state.signal === undefined ? {} : { signal: state.signal }),
+  });
+  const meter = new FuelMeter({ budget, ...stops.meter, stopAt: state.stopPoints?.get(invocationId) ?? null });
   try {
     const clock = state.clock.fork();
     const host = createHost({
@@ -153,9 +194,10 @@ export async function executeEnvelope(
       clock,
       random: deriveStream(state.seed, `invocation:${invocationId}`),
       tape: state.tape,
+      fuel: meter,
+      signal: stops.signal,
       ...(state.fetch === undefined ? {} : { fetch: state.fetch }),
       ...(state.player === undefined ? {} : { player: state.player }),
-      ...(state.signal === undefined ? {} : { signal: state.signal }),
     });
     const runner = await state.runnerFor(tool, step);
     const outcome = await runner.run({
@@ -165,7 +207,8 @@ export async function executeEnvelope(
       input: envelope.arguments as JsonValue,
       host,
       timeoutMs: envelope.timeout_ms,
-      fuel: BigInt(envelope.timeout_ms) * FUEL_PER_MS,
+      fuel: budget,
+      meter,
       memoryLimitBytes: STEP_MEMORY_BYTES,
     });
     const common = { ...base, log: outcome.log, fuelUsed: outcome.fuelUsed };
@@ -174,7 +217,7 @@ export async function executeEnvelope(
       return finish({ ...common, violation, toolError: violation, stepError: violation, schemaValidation: "fail" });
     }
     if (outcome.status === "error") {
-      const error = asTimeout(outcome.error, tool.name, envelope.timeout_ms);
+      const error = asTimeout(outcome.error, tool.name, envelope.timeout_ms, budget < stepFuel);
       return finish({ ...common, toolError: error, stepError: error, schemaValidation: "fail" });
     }
     const output = outcome.output;
@@ -205,16 +248,13 @@ export async function executeEnvelope(
       return finish({ ...common, toolOutput: output, stepError: error, schemaValidation: "fail" });
     }
     const staged = artifacts.staged.map((a) => a.info);
-    if (state.cancelled?.() === true) {
-      const error = new ReachError("EXEC_ABORTED", `step "${envelope.task_id}" finished after it was stopped; its effects were discarded`);
-      return finish({ ...common, toolOutput: output, stepError: error, schemaValidation: "pass" });
-    }
     step.commit();
     memory.commit();
     artifacts.commit();
     committed = true;
     return finish({ ...common, toolOutput: output, stepError: null, schemaValidation: "pass", artifacts: staged }, output);
   } finally {
+    stops.dispose();
     if (!committed) {
       if (step.isOpen()) step.rollback();
       if (memory.isOpen()) memory.rollback();

@@ -6,11 +6,13 @@ export { loadPack, checkSpecVersion, deepFreeze, packTrust, PACK_FILE, SIGNATURE
 export type { LoadedPack, LoadPackOptions, PackEntrypoint, PackTool, PackTrust } from "./pack.ts";
 export { gatePlan, gatePlanAsync, checkPlanLock, DEFAULT_MAX_STEPS, MAX_RISK_LEVEL } from "./plan-gate.ts";
 export type { GatedPlan, GateOptions } from "./plan-gate.ts";
-export { makePlan, plannerContext, PLANNER_TIMEOUT_MS } from "./planner.ts";
+export { makePlan, plannerContext, plannerInvocationId, PLANNER_TIMEOUT_MS } from "./planner.ts";
 export type { PlannerRequest, ReplanContext } from "./planner.ts";
-export { executeEnvelope, FUEL_PER_MS, invocationIdOf, STEP_MEMORY_BYTES } from "./executor.ts";
+export { executeEnvelope, FUEL_PER_MS, invocationIdOf, STEP_MEMORY_BYTES, WATCHDOG_GRACE_MS } from "./executor.ts";
 export type { ExecutorRunState, StepExecution } from "./executor.ts";
-export { runPack, runSeed, DEFAULT_EPOCH, RESERVED_STEP_PREFIX, WATCHDOG_GRACE_MS } from "./coordinator.ts";
+export { runPack, runSeed, DEFAULT_EPOCH, RESERVED_STEP_PREFIX } from "./coordinator.ts";
+export { Run } from "./run.ts";
+export type { AbortPoint, ReplayDirectives } from "./run.ts";
 export { builtinComponents, runRunners } from "./runners.ts";
 export type { EngineEnvironment } from "./runners.ts";
 export { runFiles, runResult } from "./run-files.ts";

@@ -20,7 +20,11 @@ import { TapeRecorder } from "../record/tape.ts";
 import { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
 import { createHost } from "../sandbox/host/host.ts";
 import { MemoryStore } from "../sandbox/host/memory-store.ts";
-import type { JsonObject, JsonValue, ToolRunner } from "../sandbox/types.ts";
+import type { JsonObject, JsonValue, ToolOutcome, ToolRunner } from "../sandbox/types.ts";
+import { FuelMeter } from "../sandbox/fuel/mod.ts";
+import { invocationStops } from "../sandbox/stops.ts";
+import type { ExecutorRunState } from "./executor.ts";
+import { WATCHDOG_GRACE_MS } from "./executor.ts";
 import { Workspace } from "../sandbox/workspace/workspace.ts";
 import type { LoadedPack } from "./pack.ts";
 
@@ -80,7 +84,21 @@ export type PlanRequestOptions = {
   quickjs: () => ToolRunner;
   /** Fuel units per millisecond of timeout. */
   fuelPerMs: bigint;
+  /** The run's stops: its abort (signal, interrupt) and, in a replay, the recorded stop points. */
+  state?: Pick<ExecutorRunState, "interrupted" | "signal" | "stopPoints" | "watchdogFactor">;
 };
+
+/**
+ * The deterministic invocation id of a planner call.
+ * @param loaded the pack
+ * @param seed the run's seed
+ * @param attempt 0 for the first plan, then the replan attempt
+ * @returns a UUID
+ * @example plannerInvocationId(loaded, "7", 0)
+ */
+export function plannerInvocationId(loaded: LoadedPack, seed: string, attempt: number): string {
+  return deriveId("reach-wasm/planner", loaded.manifestHash, seed, String(attempt));
+}
 
 const EMPTY_POLICY = capabilityPolicy(ManifestSchema.parse({ manifestVersion: "1.0.0", capabilities: {} }), { restricted: true });
 
@@ -95,7 +113,15 @@ export async function makePlan(options: PlanRequestOptions): Promise<unknown> {
   const entry = loaded.entrypoint;
   if (entry.kind === "plan") return entry.document;
   const replan = (request.context["replan"] as { attempt?: number } | undefined)?.attempt ?? 0;
-  const invocationId = deriveId("reach-wasm/planner", loaded.manifestHash, request.seed, String(replan));
+  const invocationId = plannerInvocationId(loaded, request.seed, replan);
+  const state = options.state ?? {};
+  const stops = invocationStops({
+    limitMs: (PLANNER_TIMEOUT_MS + WATCHDOG_GRACE_MS) * (state.watchdogFactor ?? 1),
+    ...(state.interrupted === undefined ? {} : { interrupted: state.interrupted }),
+    ...(state.signal === undefined ? {} : { signal: state.signal }),
+  });
+  const budget = BigInt(PLANNER_TIMEOUT_MS) * options.fuelPerMs;
+  const meter = new FuelMeter({ budget, ...stops.meter, stopAt: state.stopPoints?.get(invocationId) ?? null });
   const host = createHost({
     invocationId,
     policy: EMPTY_POLICY,
@@ -105,17 +131,26 @@ export async function makePlan(options: PlanRequestOptions): Promise<unknown> {
     clock: new VirtualClock(options.epochMs),
     random: deriveStream(request.seed, `planner:${replan}`),
     tape: new TapeRecorder(),
+    signal: stops.signal,
+    fuel: meter,
   });
-  const outcome = await options.quickjs().run({
-    toolName: "planner",
-    invocationId,
-    code: entry.source,
-    input: request as unknown as JsonValue,
-    host,
-    timeoutMs: PLANNER_TIMEOUT_MS,
-    fuel: BigInt(PLANNER_TIMEOUT_MS) * options.fuelPerMs,
-    memoryLimitBytes: PLANNER_MEMORY_BYTES,
-  });
+  let outcome: ToolOutcome;
+  try {
+    outcome = await options.quickjs().run({
+      toolName: "planner",
+      invocationId,
+      code: entry.source,
+      input: request as unknown as JsonValue,
+      host,
+      timeoutMs: PLANNER_TIMEOUT_MS,
+      fuel: budget,
+      meter,
+      memoryLimitBytes: PLANNER_MEMORY_BYTES,
+    });
+  } finally {
+    stops.dispose();
+  }
+  if (outcome.status === "error" && outcome.error.code === "EXEC_ABORTED") throw outcome.error; // the run ends ABORTED
   if (outcome.status === "error") {
     throw new ReachError("PLAN_PLANNER_FAILED", `the planner ${entry.path} failed: ${outcome.error.message}`, {
       details: { cause: outcome.error.code, planner: entry.path },

@@ -22,6 +22,8 @@ import { loadPack } from "./pack.ts";
 import type { LoadPackOptions } from "./pack.ts";
 import type { EngineEnvironment } from "./runners.ts";
 import type { RunStatus } from "./types.ts";
+import type { AbortPoint, ReplayDirectives } from "./run.ts";
+import type { StopPoint } from "../sandbox/fuel/mod.ts";
 
 /** Where a replay first differed from the recording. */
 export type Divergence = { eventIndex: number; stepId: string | null; field: string; message: string };
@@ -54,6 +56,43 @@ function stepAt(events: readonly Ev[], index: number): string | null {
     else if ((e.type === "run.step.completed" || e.type === "run.step.failed") && i < index) open = null;
   }
   return open;
+}
+
+/**
+ * The stops a recorded run made outside its deterministic budgets — invocations a signal or the watchdog stopped
+ * (the terminal event's `stops`), where an abort was noticed outside any invocation (`run.aborted`'s `abortedAt`)
+ * and the signal's name — so that the replay stops at the same points.
+ * @param events the recorded events
+ * @returns the directives
+ * @throws ReachError `REPLAY_CAPSULE_INVALID` when they are malformed
+ * @example const directives = replayDirectives(recordedEvents);
+ */
+export function replayDirectives(events: readonly Pick<Ev, "type" | "payload">[]): ReplayDirectives {
+  const last = events[events.length - 1];
+  const p = last?.payload ?? {};
+  const stops = new Map<string, StopPoint>();
+  const list = p["stops"] ?? [];
+  if (!Array.isArray(list)) throw invalid("the terminal event's stops is not a list");
+  for (const s of list as Record<string, unknown>[]) {
+    const fuel = s?.["fuel"];
+    const fuelText = typeof fuel === "number" ? String(fuel) : fuel;
+    if (typeof s?.["invocationId"] !== "string" || (s["reason"] !== "abort" && s["reason"] !== "watchdog") || typeof fuelText !== "string" || !/^\d{1,20}$/.test(fuelText)) {
+      throw invalid("a recorded stop point is malformed");
+    }
+    stops.set(s["invocationId"], { reason: s["reason"], fuel: BigInt(fuelText) });
+  }
+  let abortedAt: AbortPoint | null = null;
+  let signal: string | null = null;
+  if (last?.type === "run.aborted") {
+    signal = typeof p["signal"] === "string" ? p["signal"] : null;
+    const at = p["abortedAt"] as Record<string, unknown> | undefined;
+    if (at !== undefined) {
+      if (at?.["phase"] === "planning" && Number.isSafeInteger(at["attempt"])) abortedAt = { phase: "planning", attempt: at["attempt"] as number };
+      else if (at?.["phase"] === "executing" && Number.isSafeInteger(at["stepIndex"])) abortedAt = { phase: "executing", stepIndex: at["stepIndex"] as number };
+      else throw invalid("run.aborted's abortedAt is malformed");
+    }
+  }
+  return { stops, abortedAt, signal };
 }
 
 function invalid(message: string, details: Record<string, unknown> = {}): ReachError {
@@ -100,6 +139,7 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
     throw invalid(`${REQUEST_ENTRY} is not a replay request document`);
   }
   const loaded = await loadPack(entriesUnder(capsule.entries, PACK_PREFIX), options);
+  const replay = replayDirectives(recorded);
   const player = new TapePlayer(readTapeJsonl(capsule.entries.get(TAPE_ENTRY) ?? new Uint8Array()), entriesUnder(capsule.entries, BLOB_PREFIX));
   const record = await runPack({
     loaded,
@@ -110,6 +150,7 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
     ...(request.maxSteps === null ? {} : { maxSteps: request.maxSteps }),
     ...(request.stepTimeoutMs === null ? {} : { stepTimeoutMs: request.stepTimeoutMs }),
     player,
+    replay,
     env,
   });
   const replayed = record.events as unknown as Ev[];

@@ -14,6 +14,7 @@ import type { RunEvidence } from "../protocol/evidence.ts";
 import type { Blueprint } from "../protocol/plan.ts";
 import type { LoadedPack } from "./pack.ts";
 import type { EngineEnvironment } from "./runners.ts";
+import type { ReplayDirectives } from "./run.ts";
 
 /** The three terminal states (seed 003 §3.1). */
 export type RunStatus = "COMPLETED" | "FAILED" | "ABORTED";
@@ -45,6 +46,13 @@ export type RunRequest = {
   restricted?: boolean;
   /** Aborts the run (SIGINT/SIGTERM): it ends ABORTED with its terminal event written. */
   signal?: AbortSignal;
+  /**
+   * Whether the run was aborted, read at every fuel refill while a tool computes (in a worker: a word of shared
+   * memory the main thread sets on a signal, so the stop lands while the tool holds the thread). Default: `signal`.
+   */
+  interrupted?: () => boolean;
+  /** Replay: the recorded stops to reproduce (`replay.ts` reads them from the capsule's events). */
+  replay?: ReplayDirectives;
   /** The fetch for `http.fetch` (default: none, so network calls fail). */
   fetch?: FetchLike;
   /** Replay: answer from this tape instead of the network (issue 5). */
@@ -53,8 +61,6 @@ export type RunRequest = {
   onProgress?: (p: RunProgress) => void;
   /** The platform's engines. */
   env: EngineEnvironment;
-  /** Wall clock for budgets and evidence durations (default `performance.now`); never hashed. */
-  now?: () => number;
 };
 
 /** The execution header (seed 001 §6–§7: the plan hash lock and what the run was bound to). */

@@ -4,6 +4,7 @@
  * @module
  */
 import type { ReachError } from "../protocol/errors.ts";
+import type { FuelMeter } from "./fuel/fuel-meter.ts";
 
 /** A JSON value as it crosses the sandbox boundary. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -89,6 +90,12 @@ export type ToolInvocation = {
   timeoutMs: number;
   /** Deterministic instruction budget (fuel); exhausting it is EXEC_RESOURCE_EXHAUSTED. */
   fuel: bigint;
+  /**
+   * The invocation's fuel meter (src/sandbox/fuel `FuelMeter`): its budget, its interrupt poll and a recorded stop
+   * point. Runners bind their instances to it and call `start()` once the tool's own code is about to run
+   * (compiling and preparing are not the tool's time). Default: a meter with budget `fuel` and no poll.
+   */
+  meter?: FuelMeter;
   /** Memory limit in bytes; exceeding it is EXEC_RESOURCE_EXHAUSTED. */
   memoryLimitBytes: number;
 };

@@ -27,6 +27,7 @@
  * after a clean return (never after a trap, a halt or running out of fuel), so a trapped instance is never reused.
  * @module
  */
+import { FuelSlot, REFILL_MODULE, unmeteredWork } from "../fuel/mod.ts";
 import { STATE_EXPORT_PREFIX } from "./_state-exports.ts";
 
 /** The glue did not instantiate the same modules with the same imports as the first time. */
@@ -45,6 +46,8 @@ type Recorded = {
   slots: Map<string, Slot>;
   /** Imports that are exports of the set's own instances, by `module\0name`: must be the same objects again. */
   direct: Map<string, unknown>;
+  /** The refill import of a metered module (added by the set), else null. */
+  fuel: FuelSlot | null;
 };
 
 /** Runs of 4 KiB pages of a memory snapshot: all-zero runs are filled, the others copied from `data`. */
@@ -79,6 +82,14 @@ export class InstanceSet {
   /** The instances, in instantiation order. */
   get instances(): WebAssembly.Instance[] {
     return this.#calls.map((c) => c.instance);
+  }
+
+  /**
+   * The fuel slots of the metered instances (their `reach_fuel.refill` imports, which the glue does not know about:
+   * the set adds them), in instantiation order. Bind an invocation's `FuelMeter` to each.
+   */
+  get fuelSlots(): FuelSlot[] {
+    return this.#calls.flatMap((c) => (c.fuel === null ? [] : [c.fuel]));
   }
 
   /** Each instance with the module it was made from, in instantiation order. */
@@ -119,9 +130,17 @@ export class InstanceSet {
         }
         given[ns] = out;
       }
+      // A metered module draws its fuel through a slot of its own; until an invocation binds its meter, what runs
+      // (instantiation, start-up) is not a tool's work.
+      const fuel = WebAssembly.Module.imports(module).some((i) => i.module === REFILL_MODULE) ? new FuelSlot() : null;
+      if (fuel !== null) {
+        unmeteredWork().bind(fuel);
+        Object.assign(given, fuel.imports);
+      }
       const instance = await WebAssembly.instantiate(module, given);
+      fuel?.attach(instance);
       for (const value of Object.values(instance.exports)) this.#own.add(value);
-      this.#calls.push({ module, instance, slots, direct });
+      this.#calls.push({ module, instance, slots, direct, fuel });
       return instance;
     };
   }

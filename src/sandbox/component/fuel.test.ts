@@ -6,6 +6,7 @@ import { bytesToBase64 } from "../../canonical/hex.ts";
 import { formatIsoMillis } from "../../determinism/clock.ts";
 import { deriveStream } from "../../determinism/prng.ts";
 import type { HostApi, HostOp, JsonObject, ToolInvocation } from "../types.ts";
+import { FuelMeter } from "../fuel/mod.ts";
 import { TEXT_STATS } from "./builtin.ts";
 import { ComponentRunner } from "./runner.ts";
 
@@ -62,4 +63,12 @@ describe("ComponentRunner with fuel", () => {
     const again = await metered.run(invocation(input, 1_000_000_000n));
     expect(again.status).toBe("success");
   }, 300_000);
+
+  it("a stop from outside lands at a fuel refill: EXEC_TOOL_TIMEOUT (watchdog) with its fuel count, and the next run works", async () => {
+    const meter = new FuelMeter({ budget: 1n << 40n, slice: 10_000n, poll: () => "watchdog" });
+    const out = await metered.run({ ...invocation({ text: "a b c" }, 1n << 40n), meter });
+    expect(out.status === "error" && out.error.code).toBe("EXEC_TOOL_TIMEOUT");
+    expect(out.status === "error" && out.error.details["reason"]).toBe("watchdog");
+    expect((await metered.run(invocation({ text: "a b c" }, 10_000_000_000n))).status).toBe("success");
+  }, 120_000);
 });

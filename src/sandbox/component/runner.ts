@@ -20,7 +20,8 @@
  */
 import { ReachError, toReachError } from "../../protocol/errors.ts";
 import type { JsonValue, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
-import { fuelError, fuelUsed, remainingFuel, setFuel } from "../fuel/mod.ts";
+import { FuelMeter, meterError } from "../fuel/mod.ts";
+import { WASI_CALL_FUEL } from "../wasi/runner.ts";
 import { compileCoreModules, componentDigest } from "./_core-modules.ts";
 import { callHostImport, guestError, selectImports } from "./_guest.ts";
 import { InstanceSet, ShapeMismatch } from "./_instance-pool.ts";
@@ -52,8 +53,6 @@ export type ComponentRunnerOptions = {
   components: readonly TranspiledComponent[];
   /** Most bytes kept of the guest's stdout and stderr each (default 1 MiB). */
   maxLogBytes?: number;
-  /** Wall-clock source for the timeout (default `performance.now`); never enters hashed data. */
-  now?: () => number;
   /**
    * Meter fuel (default true): the core modules that define a memory (the guest's engine) are instrumented by
    * `src/sandbox/fuel` once per process and module digest, and each invocation gets `invocation.fuel` units.
@@ -79,7 +78,6 @@ export class ComponentRunner implements ToolRunner {
   readonly kind = "component" as const;
   readonly #bySha = new Map<string, TranspiledComponent>();
   readonly #maxLogBytes: number;
-  readonly #now: () => number;
   readonly #meterFuel: boolean;
   readonly #reuse: boolean;
   /** Idle instance sets, already detached from their last invocation, by compiled key (LRU order). */
@@ -97,7 +95,6 @@ export class ComponentRunner implements ToolRunner {
       this.#bySha.set(c.componentSha256, c);
     }
     this.#maxLogBytes = options.maxLogBytes ?? 1024 * 1024;
-    this.#now = options.now ?? (() => performance.now());
     this.#meterFuel = options.meterFuel ?? true;
     this.#reuse = options.reuseInstances ?? true;
   }
@@ -113,24 +110,17 @@ export class ComponentRunner implements ToolRunner {
    * if (outcome.status === "success") console.log(outcome.output, outcome.fuelUsed);
    */
   async run(invocation: ToolInvocation): Promise<ToolOutcome> {
-    const started = this.#now();
-    const deadline = started + invocation.timeoutMs;
+    const meter = invocation.meter ?? new FuelMeter({ budget: invocation.fuel });
     let halted: ReachError | null = null;
     const halt = (err: ReachError): never => {
       halted ??= err;
       throw halted;
     };
+    // Before and after every host or WASI call: an earlier halt stands, and the call costs fuel (time is fuel; the
+    // meter's next refill is where a signal or the watchdog stops the tool).
     const checkpoint = (): void => {
       if (halted !== null) throw halted;
-      if (this.#now() > deadline) {
-        halt(
-          new ReachError(
-            "EXEC_TOOL_TIMEOUT",
-            `tool "${invocation.toolName}" ran past its timeout of ${invocation.timeoutMs} ms; raise timeout_ms or make it faster`,
-            { details: { timeoutMs: invocation.timeoutMs } },
-          ),
-        );
-      }
+      meter.charge(WASI_CALL_FUEL);
     };
     // WASI is made only for a component that imports some of it (a C component may import only the host API).
     let wasi: WasiP2 | undefined;
@@ -150,10 +140,7 @@ export class ComponentRunner implements ToolRunner {
       maxOutputBytes: this.#maxLogBytes,
     });
     const log = (): string => (wasi === undefined ? "" : new TextDecoder("utf-8", { fatal: false }).decode(wasi.output().log));
-    const fuel = invocation.fuel;
-    let meteredInstances: WebAssembly.Instance[] = [];
-    const used = (): bigint => meteredInstances.reduce((sum, i) => sum + fuelUsed(i, fuel), 0n);
-    const exhausted = (): boolean => meteredInstances.some((i) => remainingFuel(i) < 0n);
+    const exhausted = (): boolean => meter.outcome !== null;
     let instances: WebAssembly.Instance[] = [];
     // The instance set of this invocation, and whether it returned cleanly (only then may it serve another).
     let set: InstanceSet | undefined;
@@ -161,9 +148,10 @@ export class ComponentRunner implements ToolRunner {
     let poolKey = "";
     const fail = (error: ReachError): ToolOutcome => {
       let err = error;
-      if (halted === null && exhausted()) {
-        // A fuel trap surfaces as whatever the glue makes of the trap; the counter tells it apart.
-        err = fuelError(fuel, { toolName: invocation.toolName });
+      const stopped = meterError(meter, invocation.toolName);
+      if (halted === null && stopped !== null) {
+        // A fuel trap or a stop surfaces as whatever the glue makes of the trap; the meter tells it apart.
+        err = stopped;
       } else if (halted === null && err.code === "EXEC_TOOL_FAILED") {
         // Running into the memory cap surfaces as the guest's "out of memory" err or a trap; the memory size tells
         // it apart (the guest cannot fake this without really filling its memory).
@@ -177,7 +165,7 @@ export class ComponentRunner implements ToolRunner {
           );
         }
       }
-      return { status: "error", error: err, log: log(), fuelUsed: exhausted() ? fuel : used() };
+      return { status: "error", error: err, log: log(), fuelUsed: meter.release() };
     };
 
     try {
@@ -193,11 +181,9 @@ export class ComponentRunner implements ToolRunner {
       if (input === undefined || input.length > MAX_INPUT_BYTES) {
         return fail(new ReachError("PROTO_INVALID_ARGUMENT", `component input must be JSON of at most ${MAX_INPUT_BYTES} bytes`));
       }
-      const metered = new Set<WebAssembly.Module>();
       const getCoreModule = (name: string): WebAssembly.Module => {
         const m = modules.get(name);
         if (m === undefined) throw new ReachError("PACK_MALFORMED", `the glue asked for an unknown core module "${name}"`);
-        if (m.metered) metered.add(m.module);
         return m.module;
       };
       checkpoint();
@@ -221,8 +207,8 @@ export class ComponentRunner implements ToolRunner {
         if (this.#reuse) set.capture();
       }
       instances = set.instances;
-      meteredInstances = set.cores.filter((c) => metered.has(c.module)).map((c) => c.instance);
-      for (const instance of meteredInstances) setFuel(instance, fuel);
+      for (const slot of set.fuelSlots) meter.bind(slot);
+      meter.start();
       let text: unknown;
       try {
         checkpoint();
@@ -249,7 +235,7 @@ export class ComponentRunner implements ToolRunner {
           }),
         );
       }
-      return { status: "success", output, log: log(), fuelUsed: used() };
+      return { status: "success", output, log: log(), fuelUsed: meter.release() };
     } catch (err) {
       if (halted !== null) return fail(halted);
       return fail(err instanceof ReachError ? err : guestError(invocation.toolName, err));

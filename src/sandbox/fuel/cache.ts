@@ -3,7 +3,6 @@
  * @module
  */
 import { sha256Hex } from "../../canonical/sha256.ts";
-import { DEFAULT_FUEL } from "../types.ts";
 import { FUEL_EXPORT, instrumentFuel } from "./instrument.ts";
 import type { InstrumentFuelOptions } from "./instrument.ts";
 
@@ -31,7 +30,7 @@ export type MeteredModuleStore = {
 };
 
 /** Bumped whenever `instrumentFuel`'s output changes, so stored modules from older versions are never used. */
-export const INSTRUMENTATION_VERSION = "fuel-v1";
+export const INSTRUMENTATION_VERSION = "fuel-v2";
 
 let store: MeteredModuleStore | null = null;
 
@@ -81,7 +80,7 @@ async function instrumentedBytes(copy: Uint8Array, key: string, options: Instrum
 export async function getMeteredModule(wasm: Uint8Array, options: InstrumentFuelOptions = {}): Promise<MeteredModule> {
   if (!(wasm instanceof Uint8Array)) throw new TypeError(`"wasm" expected Uint8Array, got ${typeof wasm}`);
   const digest = sha256Hex(wasm);
-  const key = `${digest}:${options.initialFuel ?? DEFAULT_FUEL}`;
+  const key = `${digest}:${options.initialFuel ?? 0n}`;
   const hit = cache.get(key);
   if (hit !== undefined) {
     cache.delete(key);

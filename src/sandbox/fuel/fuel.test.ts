@@ -12,6 +12,9 @@ import {
   loadFuelInstrumenter,
   METERED_CACHE_SIZE,
   meteredModuleCacheSize,
+  noRefillImports,
+  REFILL_FIELD,
+  REFILL_MODULE,
   remainingFuel,
   setFuel,
 } from "./mod.ts";
@@ -157,7 +160,8 @@ type Compute = {
 
 async function instantiate(bytes: Uint8Array<ArrayBuffer>, imports: WebAssembly.Imports = {}): Promise<WebAssembly.Instance> {
   const module = await WebAssembly.compile(bytes);
-  return new WebAssembly.Instance(module, imports);
+  const metered = WebAssembly.Module.imports(module).some((i) => i.module === REFILL_MODULE);
+  return new WebAssembly.Instance(module, metered ? { ...imports, ...noRefillImports() } : imports);
 }
 
 function caught(fn: () => unknown): unknown {
@@ -392,7 +396,7 @@ describe("semantics are preserved", () => {
     expect(after.apply).toEqual([10, 6]);
     expect(after.mem).toEqual(before.mem);
     const mod = (w: Uint8Array<ArrayBuffer>) => new WebAssembly.Module(w);
-    expect(WebAssembly.Module.imports(mod(out))).toEqual(WebAssembly.Module.imports(mod(bytes)));
+    expect(WebAssembly.Module.imports(mod(out))).toEqual([...WebAssembly.Module.imports(mod(bytes)), { module: REFILL_MODULE, name: REFILL_FIELD, kind: "function" }]);
     expect(WebAssembly.Module.exports(mod(out))).toEqual([
       ...WebAssembly.Module.exports(mod(bytes)),
       { name: FUEL_EXPORT, kind: "global" },

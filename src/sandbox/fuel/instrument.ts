@@ -1,21 +1,30 @@
 /**
- * Deterministic fuel metering for core WebAssembly modules (issue 3 "Determinism and isolation";
- * ARCHITECTURE.md "Stopping a tool that will not stop").
+ * Deterministic fuel metering for core WebAssembly modules (ARCHITECTURE.md "Stopping a tool that will not stop").
  *
  * `instrumentFuel` rewrites a module with binaryen so that it carries one exported, mutable i64 global
- * (`reach_fuel`). Every function entry and every loop iteration (the head of each `loop` body) subtracts one unit
- * and executes `unreachable` as soon as the counter is below zero:
+ * (`reach_fuel`) and imports one function, `reach_fuel.refill: (i64) -> i64`. Every function entry and every loop
+ * iteration (the head of each `loop` body) subtracts one unit; when the counter drops below zero the module asks the
+ * host for more:
  *
  * ```wat
  * (global.set $reach_fuel (i64.sub (global.get $reach_fuel) (i64.const 1)))
- * (if (i64.lt_s (global.get $reach_fuel) (i64.const 0)) (then unreachable))
+ * (if (i64.lt_s (global.get $reach_fuel) (i64.const 0))
+ *   (then (global.set $reach_fuel (call $refill (global.get $reach_fuel)))
+ *         (if (i64.lt_s (global.get $reach_fuel) (i64.const 0)) (then unreachable))))
  * ```
  *
- * Every path that can run for long goes through a loop header or a call, so a tool that runs out of fuel traps
- * at the same tick on every run and on every runtime; a counter of `-1` afterwards tells the fuel trap from the
- * tool's own traps (see `meter.ts`). Nothing else changes: imports, exports, memories, tables, data and element
- * segments, the start function and custom sections (the name section included) are kept. No optimisation pass
- * runs, so the output is a pure function of the input bytes and the options.
+ * The host (`FuelMeter`, `meter.ts`) hands out the budget in slices, so it regains control every slice: that is where
+ * a budget runs out, and where an interrupt (a signal, the wall-clock watchdog) is noticed, always at the same tick
+ * for the same fuel count — so a stop can be recorded as a fuel count and replayed exactly. Refusing (returning a
+ * negative value) makes the module trap with `unreachable`, which guest code cannot catch. `memory.fill`,
+ * `memory.copy` and `memory.init` cost one more unit per KiB of their length (charged before they run), so a loop of
+ * bulk operations cannot run long on little fuel. Allocating GC objects (`struct.new`, `array.new*`) is refused:
+ * their memory would escape the module's memory limit.
+ *
+ * Nothing else changes: imports (the refill import is added after them), exports, memories, tables, data and element
+ * segments, the start function and custom sections (the name section included) are kept. The counter starts at 0,
+ * so even a start function asks the host first. No optimisation pass runs, so the output is a pure function of the
+ * input bytes.
  *
  * binaryen (≈14 MB of JavaScript, top-level-await initialised, ~0.9 s to load) is imported lazily on first use,
  * so modules that import this file pay nothing until they instrument something.
@@ -23,7 +32,6 @@
  */
 import type BinaryenNs from "binaryen";
 import { ReachError } from "../../protocol/errors.ts";
-import { DEFAULT_FUEL } from "../types.ts";
 
 /** The binaryen.js statics this file uses that binaryen 132's .d.ts does not declare. */
 type Statics = {
@@ -41,6 +49,11 @@ type ExpressionRef = number;
 
 /** The export name of the fuel counter: an exported mutable i64 global. */
 export const FUEL_EXPORT = "reach_fuel";
+/** The import module and field of the refill function every instrumented module imports. */
+export const REFILL_MODULE = "reach_fuel";
+export const REFILL_FIELD = "refill";
+/** Bulk memory operations cost one extra unit per this many bytes of length. */
+export const BULK_BYTES_PER_UNIT = 1024;
 
 /** Largest fuel value the i64 counter can hold (2^63 − 1). */
 export const MAX_FUEL = (1n << 63n) - 1n;
@@ -48,9 +61,8 @@ export const MAX_FUEL = (1n << 63n) - 1n;
 /** Options of {@link instrumentFuel}. */
 export type InstrumentFuelOptions = {
   /**
-   * The counter's initial value, baked into the module. It only matters for code that runs before the host can
-   * call `setFuel`: a start function (`start` section). Default `DEFAULT_FUEL` (10^9), so a start function that
-   * never ends is still stopped.
+   * The counter's initial value, baked into the module (default 0: the first tick, even in a start function, asks
+   * the refill import for a slice).
    */
   initialFuel?: bigint;
 };
@@ -108,7 +120,7 @@ export async function instrumentFuel(
   options: InstrumentFuelOptions = {},
 ): Promise<Uint8Array<ArrayBuffer>> {
   if (!(wasm instanceof Uint8Array)) throw new TypeError(`"wasm" expected Uint8Array, got ${typeof wasm}`);
-  const initialFuel = options.initialFuel ?? DEFAULT_FUEL;
+  const initialFuel = options.initialFuel ?? 0n;
   if (typeof initialFuel !== "bigint") {
     throw new TypeError(`"options.initialFuel" expected a bigint, got ${typeof initialFuel}`);
   }
@@ -194,28 +206,46 @@ function instrumentModule(b: Binaryen, m: Module, initialFuel: bigint): Uint8Arr
       { details: { reason: "fuel-export-exists", export: FUEL_EXPORT } },
     );
   }
-  const global = freshGlobalName(m);
+  const global = freshGlobalName(m, FUEL_EXPORT);
   m.addGlobal(global, b.i64, true, m.i64.const(initialFuel));
   m.addGlobalExport(global, FUEL_EXPORT);
-  // A fresh tree per site: binaryen expressions must not be shared.
-  const tick = (): ExpressionRef =>
-    m.block(
-      null,
-      [
-        m.global.set(global, m.i64.sub(m.global.get(global, b.i64), m.i64.const(1n))),
-        m.if(m.i64.lt_s(m.global.get(global, b.i64), m.i64.const(0n)), m.unreachable()),
-      ],
-      b.none,
+  const refill = freshFunctionName(m, "reach_fuel_refill");
+  m.addFunctionImport(refill, REFILL_MODULE, REFILL_FIELD, b.i64, b.i64);
+  const fuel = (): ExpressionRef => m.global.get(global, b.i64);
+  // Below zero: ask the host; still below zero: trap. A fresh tree per site: binaryen expressions must not be shared.
+  const check = (): ExpressionRef =>
+    m.if(
+      m.i64.lt_s(fuel(), m.i64.const(0n)),
+      m.block(null, [m.global.set(global, m.call(refill, [fuel()], b.i64)), m.if(m.i64.lt_s(fuel(), m.i64.const(0n)), m.unreachable())], b.none),
     );
+  const tick = (): ExpressionRef => m.block(null, [m.global.set(global, m.i64.sub(fuel(), m.i64.const(1n))), check()], b.none);
+  const charge = { i32: "", i64: "" };
+  const chargeFor = (type: number): string => {
+    const key = type === b.i64 ? "i64" : "i32";
+    if (charge[key] !== "") return charge[key];
+    const name = freshFunctionName(m, `reach_fuel_charge_${key}`);
+    const len = m.local.get(0, type);
+    const units = m.i64.shr_u(key === "i64" ? len : m.i64.extend_u(len), m.i64.const(BigInt(Math.log2(BULK_BYTES_PER_UNIT))));
+    m.addFunction(name, type, type, [], m.block(null, [m.global.set(global, m.i64.sub(fuel(), units)), check(), m.local.get(0, type)], type));
+    return (charge[key] = name);
+  };
   const n = m.getNumFunctions();
+  const chargeSize = (kind: "MemoryFill" | "MemoryCopy" | "MemoryInit", e: ExpressionRef): void => {
+    const cls = (b as unknown as Record<string, { getSize(e: ExpressionRef): ExpressionRef; setSize(e: ExpressionRef, s: ExpressionRef): void }>)[kind]!;
+    const size = cls.getSize(e);
+    const type = b.getExpressionType(size);
+    cls.setSize(e, m.call(chargeFor(type), [size], type));
+  };
   for (let i = 0; i < n; i++) {
     const func = m.getFunctionByIndex(i);
     const body = b.Function.getBody(func);
     if (body === 0) continue; // an imported function
-    for (const loop of collectLoops(b, body, b.Function.getName(func))) {
+    const found = collectSites(b, body, b.Function.getName(func));
+    for (const loop of found.loops) {
       const loopBody = b.Loop.getBody(loop);
       b.Loop.setBody(loop, m.block(null, [tick(), loopBody], b.getExpressionType(loopBody)));
     }
+    for (const [kind, e] of found.bulk) chargeSize(kind, e);
     b.Function.setBody(func, m.block(null, [tick(), body], b.Function.getResults(func)));
   }
   const out = m.emitBinary() as Uint8Array<ArrayBuffer>; // a fresh copy out of binaryen's heap
@@ -257,10 +287,17 @@ function hasNameSection(wasm: Uint8Array): boolean {
   return false;
 }
 
-/** `reach_fuel`, or `reach_fuel_1`, … when a global of that internal name exists (names come from the name section). */
-function freshGlobalName(module: Module): string {
-  let name = FUEL_EXPORT;
-  for (let i = 1; module.getGlobal(name) !== 0; i++) name = `${FUEL_EXPORT}_${i}`;
+/** `base`, or `base_1`, … when a global of that internal name exists (names come from the name section). */
+function freshGlobalName(module: Module, base: string): string {
+  let name = base;
+  for (let i = 1; module.getGlobal(name) !== 0; i++) name = `${base}_${i}`;
+  return name;
+}
+
+/** `base`, or `base_1`, … when a function of that internal name exists. */
+function freshFunctionName(module: Module, base: string): string {
+  let name = base;
+  for (let i = 1; module.getFunction(name) !== 0; i++) name = `${base}_${i}`;
   return name;
 }
 
@@ -348,13 +385,8 @@ const CHILDREN: Record<string, ChildFn> = {
   RefTestId: fields("RefTest", "getRef"),
   RefCastId: fields("RefCast", "getRef"),
   BrOnId: fields("BrOn", "getRef"),
-  StructNewId: list("StructNew", "getNumOperands", "getOperandAt"),
   StructGetId: fields("StructGet", "getRef"),
   StructSetId: fields("StructSet", "getRef", "getValue"),
-  ArrayNewId: fields("ArrayNew", "getInit", "getSize"),
-  ArrayNewDataId: fields("ArrayNewData", "getOffset", "getSize"),
-  ArrayNewElemId: fields("ArrayNewElem", "getOffset", "getSize"),
-  ArrayNewFixedId: list("ArrayNewFixed", "getNumValues", "getValueAt"),
   ArrayGetId: fields("ArrayGet", "getRef", "getIndex"),
   ArraySetId: fields("ArraySet", "getRef", "getIndex", "getValue"),
   ArrayLenId: fields("ArrayLen", "getRef"),
@@ -386,13 +418,16 @@ function childrenById(b: Binaryen): Map<number, ChildFn> {
 }
 
 /**
- * All `loop` expressions under `root`, found with an explicit stack (compiled code nests blocks thousands deep).
- * Refuses expression kinds whose children the binaryen JS API does not expose, so no loop goes unmetered.
+ * The `loop` expressions and bulk memory operations under `root`, found with an explicit stack (compiled code nests
+ * blocks thousands deep). Refuses expression kinds whose children the binaryen JS API does not expose, so no loop
+ * goes unmetered, and those that allocate outside the linear memory (GC objects).
  */
-function collectLoops(b: Binaryen, root: ExpressionRef, funcName: string): ExpressionRef[] {
+function collectSites(b: Binaryen, root: ExpressionRef, funcName: string): { loops: ExpressionRef[]; bulk: ["MemoryFill" | "MemoryCopy" | "MemoryInit", ExpressionRef][] } {
   const table = childrenById(b);
+  const bulkIds = new Map<number, "MemoryFill" | "MemoryCopy" | "MemoryInit">([[b.MemoryFillId, "MemoryFill"], [b.MemoryCopyId, "MemoryCopy"], [b.MemoryInitId, "MemoryInit"]]);
   const loopId = b.LoopId;
   const loops: ExpressionRef[] = [];
+  const bulk: ["MemoryFill" | "MemoryCopy" | "MemoryInit", ExpressionRef][] = [];
   const stack: ExpressionRef[] = [root];
   while (stack.length > 0) {
     const e = stack.pop()!;
@@ -404,12 +439,14 @@ function collectLoops(b: Binaryen, root: ExpressionRef, funcName: string): Expre
       throw new ReachError(
         "PACK_MALFORMED",
         `fuel metering: function "${funcName}" uses an instruction fuel metering does not support (${kind}); ` +
-          "build the tool without it (for example without table.fill/copy/init, try_table, strings or stack switching)",
+          "build the tool without it (for example without table.fill/copy/init, GC allocation, try_table, strings or stack switching)",
         { details: { reason: "unsupported-instruction", kind, function: funcName } },
       );
     }
     if (id === loopId) loops.push(e);
+    const bulkKind = bulkIds.get(id);
+    if (bulkKind !== undefined) bulk.push([bulkKind, e]);
     children(b, e, stack);
   }
-  return loops;
+  return { loops, bulk };
 }

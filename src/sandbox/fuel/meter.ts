@@ -4,7 +4,18 @@
  * @module
  */
 import { ReachError } from "../../protocol/errors.ts";
-import { FUEL_EXPORT, MAX_FUEL } from "./instrument.ts";
+import type { MeterOutcome } from "./fuel-meter.ts";
+import { FUEL_EXPORT, MAX_FUEL, REFILL_FIELD, REFILL_MODULE } from "./instrument.ts";
+
+/**
+ * The refill import for an instance driven with {@link setFuel} alone: every refill is refused, so the instance
+ * traps as soon as its counter drops below zero (a budget set with `setFuel` and nothing more).
+ * @returns the import object part to merge into the instance's imports
+ * @example new WebAssembly.Instance(module, { ...imports, ...noRefillImports() })
+ */
+export function noRefillImports(): Record<string, Record<string, (g: bigint) => bigint>> {
+  return { [REFILL_MODULE]: { [REFILL_FIELD]: () => -1n } };
+}
 
 /**
  * The exported fuel counter of an instance made from an instrumented module.
@@ -109,4 +120,33 @@ export function fuelError(fuelLimit: bigint, context: { toolName?: string } = {}
       "it probably loops forever — otherwise raise the step's fuel budget or give the tool less work",
     { details },
   );
+}
+
+/**
+ * The error for an instance its meter stopped from outside (a signal, the wall-clock watchdog): the stop point is in
+ * the details as `fuel`, which is what a replay needs to stop at the same instruction.
+ * @param reason why it was stopped
+ * @param fuel the fuel used when it was stopped
+ * @param toolName the tool, for the message
+ * @returns `EXEC_ABORTED` (reason `aborted`) or `EXEC_TOOL_TIMEOUT` (reason `watchdog`)
+ * @example stopError("abort", 262144n, "grep").code // "EXEC_ABORTED"
+ */
+export function stopError(reason: "abort" | "watchdog", fuel: bigint, toolName: string): ReachError {
+  const details = { reason: reason === "abort" ? "aborted" : "watchdog", fuel: jsonInt(fuel), toolName };
+  return reason === "abort"
+    ? new ReachError("EXEC_ABORTED", `tool "${toolName}" was stopped because the run was aborted (after ${fuel} fuel units); its effects were discarded`, { details })
+    : new ReachError("EXEC_TOOL_TIMEOUT", `the watchdog stopped tool "${toolName}" when it ran past its wall-clock limit (after ${fuel} fuel units); raise the step's timeout_ms or give it less work`, { details });
+}
+
+/**
+ * The error a meter's outcome stands for, or null when the code ran within its budget.
+ * @param meter the invocation's meter
+ * @param toolName the tool
+ * @returns `fuelError` for an exhausted budget, `stopError` for a stop, or null
+ * @example const err = meterError(meter, "grep"); if (err) return { status: "error", error: err, … };
+ */
+export function meterError(meter: { readonly budget: bigint; readonly outcome: MeterOutcome | null }, toolName: string): ReachError | null {
+  const o = meter.outcome;
+  if (o === null) return null;
+  return o.kind === "exhausted" ? fuelError(meter.budget, { toolName }) : stopError(o.reason, o.fuel, toolName);
 }

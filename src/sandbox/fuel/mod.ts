@@ -3,7 +3,7 @@
  * modules per digest (`cache.ts`), and read / set / classify the counter of an instance (`meter.ts`).
  * @module
  */
-export { FUEL_EXPORT, instrumentFuel, loadFuelInstrumenter, MAX_FUEL } from "./instrument.ts";
+export { BULK_BYTES_PER_UNIT, FUEL_EXPORT, instrumentFuel, loadFuelInstrumenter, MAX_FUEL, REFILL_FIELD, REFILL_MODULE } from "./instrument.ts";
 export type { InstrumentFuelOptions } from "./instrument.ts";
 export {
   clearMeteredModuleCache,
@@ -14,4 +14,6 @@ export {
   setMeteredModuleStore,
 } from "./cache.ts";
 export type { MeteredModule, MeteredModuleStore } from "./cache.ts";
-export { fuelError, fuelGlobal, fuelUsed, isFuelExhausted, remainingFuel, setFuel } from "./meter.ts";
+export { fuelError, fuelGlobal, fuelUsed, isFuelExhausted, meterError, noRefillImports, remainingFuel, setFuel, stopError } from "./meter.ts";
+export { FUEL_SLICE, FuelMeter, FuelSlot, unmeteredWork } from "./fuel-meter.ts";
+export type { FuelMeterOptions, MeterOutcome, StopPoint, StopReason } from "./fuel-meter.ts";

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../canonical/sha256.ts";
-import { FUEL_EXPORT, instrumentFuel, loadFuelInstrumenter } from "./mod.ts";
+import { FUEL_EXPORT, instrumentFuel, loadFuelInstrumenter, REFILL_FIELD, REFILL_MODULE } from "./mod.ts";
 
 // QuickJS's engine (quickjs-emscripten's release-sync variant), the largest module fuel metering must handle.
 const QUICKJS_WASM = fileURLToPath(
@@ -30,8 +30,8 @@ describe("(g) instrumenting QuickJS's engine", () => {
     const t1 = performance.now();
     const metered = new WebAssembly.Module(out);
     const compileMs = performance.now() - t1;
-    // binaryen writes the memory import first; the set of imports (what the host must supply) is unchanged.
-    expect(sorted(WebAssembly.Module.imports(metered))).toEqual(sorted(WebAssembly.Module.imports(original)));
+    // binaryen writes the memory import first; the host must supply the same imports plus the refill function.
+    expect(sorted(WebAssembly.Module.imports(metered))).toEqual(sorted([...WebAssembly.Module.imports(original), { module: REFILL_MODULE, name: REFILL_FIELD, kind: "function" }]));
     expect(sorted(WebAssembly.Module.exports(metered))).toEqual(
       sorted([...WebAssembly.Module.exports(original), { name: FUEL_EXPORT, kind: "global" }]),
     );

@@ -6,7 +6,7 @@
  * proxies cannot change it afterwards) → in replay, match the tape (`TapePlayer.next`) → validate → capability
  * check → perform → record request and response or error → in replay, compare with the tape → return.
  *
- * Halting: the first `POLICY_VIOLATION`, `POLICY_RATE_LIMIT_EXCEEDED` or `REPLAY_DIVERGENCE` is kept as
+ * Halting: the first halting error (`../halting.ts`: `POLICY_*`, `REPLAY_*`, a stop while waiting) is kept as
  * `host.violation`, so the runner/executor halts the step (seed 003 §4.3 "Immediate Halt") even if the guest caught
  * the error; every later call throws that same error again without running or being recorded.
  *
@@ -35,7 +35,10 @@ import type { MemoryTransaction } from "./memory-store.ts";
 import { DEFAULT_OP_LIMITS, runSyncOp } from "./_ops.ts";
 import type { OpContext, OpLimits } from "./_ops.ts";
 import { invalid } from "./_assert.ts";
+import { haltsTool } from "../halting.ts";
 
+/** Fuel charged for each host call (the host's own work, which the tool's metered code does not count). */
+export const HOST_CALL_FUEL = 1_000;
 /** Default most host calls per invocation. */
 export const DEFAULT_MAX_CALLS = 10_000;
 /** Largest canonical request accepted, in UTF-16 code units (32 Mi). */
@@ -71,10 +74,18 @@ export type HostContext = {
   fetch?: FetchLike;
   /** Replay mode: the recorded tape. */
   player?: TapePlayer;
-  /** Aborts in-flight fetches (the runner's stop signal). */
+  /**
+   * Stops the invocation while it waits (`../stops.ts`): in-flight and later fetches fail with the signal's reason
+   * when it is a `ReachError` (a halting one), else as aborted fetches.
+   */
   signal?: AbortSignal;
   /** Limits (defaults: DEFAULT_OP_LIMITS, DEFAULT_HTTP_LIMITS, DEFAULT_MAX_CALLS). */
   limits?: Partial<HostLimits>;
+  /**
+   * The invocation's fuel meter: every call is charged {@link HOST_CALL_FUEL} plus one unit per 64 characters of its
+   * request, so a loop of host calls uses fuel like any loop.
+   */
+  fuel?: { charge(units: number): void };
 };
 
 /** A host API with its halting state. */
@@ -87,7 +98,6 @@ export interface Host extends HostApi {
   readonly log: LogSink;
 }
 
-const HALTING = new Set(["POLICY_VIOLATION", "POLICY_RATE_LIMIT_EXCEEDED", "REPLAY_DIVERGENCE"]);
 
 /** The default limits, merged once (never mutated: {@link limitsOf} copies before it overrides). */
 const DEFAULT_LIMITS: Readonly<HostLimits> = Object.freeze({ ...DEFAULT_OP_LIMITS, ...DEFAULT_HTTP_LIMITS, maxCalls: DEFAULT_MAX_CALLS });
@@ -177,6 +187,7 @@ class InvocationHost implements Host {
     if (this.#violation !== null) throw this.#violation;
     const ctx = this.#ctx;
     const calls = ++this.#calls;
+    ctx.fuel?.charge(HOST_CALL_FUEL);
     const seq = ctx.tape.reserve();
     const b: Begun = { seq, op, request, text: null, played: null, error: null };
     try {
@@ -190,6 +201,7 @@ class InvocationHost implements Host {
       if (text.length > MAX_REQUEST_CHARS) throw invalid(op, "request", `is over ${MAX_REQUEST_CHARS} characters`);
       b.request = text === "{}" ? {} : JSON.parse(text); // `{}`: clock.now's request, and what JSON.parse would make
       b.text = text;
+      if (text.length >= 64) ctx.fuel?.charge(text.length >>> 6);
     } catch (err) {
       b.error = err instanceof ReachError ? err : invalid(String(op).slice(0, 64), "request", `is not JSON: ${(err as Error).message}`);
     }
@@ -234,7 +246,7 @@ class InvocationHost implements Host {
       }
     }
     if (thrown !== null) {
-      if (this.#violation === null && HALTING.has(thrown.code)) this.#violation = thrown;
+      if (this.#violation === null && haltsTool(thrown)) this.#violation = thrown;
       throw thrown;
     }
     return (out as { response: JsonObject }).response;
@@ -267,7 +279,16 @@ class InvocationHost implements Host {
       throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", "http.fetch: this host has no fetch; the runner must inject one",
         { details: { op: "http.fetch" } });
     }
-    return performFetch(req, ctx.policy, ctx.fetch, limits, ctx.signal);
+    // A stop while the tool waits (an abort, the watchdog: `../stops.ts`) fails the call with the signal's halting
+    // error, which the tape records, so a replay halts at this same call.
+    const stopped = (): ReachError | null => (ctx.signal?.aborted === true && ctx.signal.reason instanceof ReachError ? ctx.signal.reason : null);
+    const early = stopped();
+    if (early !== null) throw early;
+    try {
+      return await performFetch(req, ctx.policy, ctx.fetch, limits, ctx.signal);
+    } catch (err) {
+      throw stopped() ?? err;
+    }
   }
 
   async #invoke(op: HostOp, request: JsonObject): Promise<JsonObject> {

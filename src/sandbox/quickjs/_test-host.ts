@@ -8,6 +8,8 @@ import { deriveStream, VirtualClock } from "../../determinism/mod.ts";
 import { policyViolation, ReachError } from "../../protocol/errors.ts";
 import type { HostApi, HostOp, JsonObject, JsonValue, ToolInvocation } from "../types.ts";
 import { DEFAULT_FUEL } from "../types.ts";
+import { FuelMeter } from "../fuel/mod.ts";
+import { invocationStops } from "../stops.ts";
 
 /** One recorded host call. */
 export type Call = { op: HostOp; request: JsonObject };
@@ -104,7 +106,7 @@ export function testHost(
  * @returns the invocation
  */
 export function invocation(source: string, input: JsonValue = null, extra: Partial<ToolInvocation> = {}): ToolInvocation {
-  return {
+  const inv: ToolInvocation = {
     toolName: "t",
     invocationId: "inv-1",
     code: new TextEncoder().encode(source),
@@ -115,4 +117,26 @@ export function invocation(source: string, input: JsonValue = null, extra: Parti
     memoryLimitBytes: 32 * 1024 * 1024,
     ...extra,
   };
+  if (extra.meter !== undefined) return inv;
+  // As the executor does: the watchdog stops the tool at its timeout, at a refill or while it waits for the host.
+  const stops = invocationStops({ limitMs: Math.max(1, inv.timeoutMs) });
+  return { ...inv, host: haltOnStop(inv.host, stops.signal), meter: new FuelMeter({ budget: inv.fuel, ...stops.meter }) };
+}
+
+/**
+ * A host whose asynchronous calls fail with the stop signal's halting error once it aborts (what the real host does
+ * with its `signal`, `src/sandbox/host/host.ts`).
+ * @param host the host
+ * @param signal the invocation's stop signal (`invocationStops`)
+ * @returns the wrapped host
+ */
+export function haltOnStop<H extends HostApi>(host: H, signal: AbortSignal): H {
+  const stopped = new Promise<never>((_, reject) => {
+    signal.addEventListener("abort", () => reject(signal.reason as Error), { once: true });
+  });
+  stopped.catch(() => undefined);
+  return Object.assign(Object.create(host) as H, {
+    invokeSync: host.invokeSync,
+    invoke: (op: HostOp, req: JsonObject) => Promise.race([host.invoke(op, req), stopped]),
+  });
 }

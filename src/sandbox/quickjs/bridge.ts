@@ -4,13 +4,15 @@
  * `{"ok":true,"value":…}` / `{"ok":false,"code":…,"message":…}`. Host errors never cross as objects; an error that
  * is not a `ReachError` reaches the guest as a generic message (no host stack, no host paths).
  *
- * A `POLICY_*` error from the host is remembered: it halts the step (the interrupt handler stops the guest at its
- * next check, even if the guest catches the in-sandbox error) and becomes the invocation's outcome.
+ * A halting error from the host (`../halting.ts`: a policy denial, a replay divergence, a stop from outside) is
+ * remembered: it halts the step (the interrupt handler stops the guest at its next check, even if the guest catches
+ * the in-sandbox error) and becomes the invocation's outcome.
  * @module
  */
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from "quickjs-emscripten-core";
 import { base64ToBytes, bytesToBase64 } from "../../canonical/hex.ts";
 import { ReachError } from "../../protocol/errors.ts";
+import { haltsTool } from "../halting.ts";
 import { isHostOp } from "../types.ts";
 import type { HostApi, HostOp, JsonObject } from "../types.ts";
 
@@ -22,10 +24,8 @@ export type Settled = { deferred: QuickJSDeferredPromise; envelope: string };
 
 /** What one invocation's host functions remember. */
 export class InvocationState {
-  /** The first `POLICY_*` error the host raised; it is the invocation's outcome. */
+  /** The first halting error the host raised (`../halting.ts`); it is the invocation's outcome. */
   violation: ReachError | undefined;
-  /** Set by the interrupt handler when the deadline passed. */
-  timedOut = false;
   /**
    * Set when the tool reached the module loader (`import`): that path runs quickjs-emscripten's host-side loader
    * code, so the engine is not reused after it (see `warm.ts`).
@@ -62,14 +62,14 @@ function envelopeOk(value: JsonObject): string {
 /** The envelope for a failed call; remembers a policy violation. */
 function envelopeError(state: InvocationState, err: unknown): string {
   if (err instanceof ReachError) {
-    if (err.code.startsWith("POLICY_")) state.violation ??= err;
+    if (haltsTool(err)) state.violation ??= err;
     return JSON.stringify({ ok: false, code: err.code, message: err.message });
   }
   return JSON.stringify({ ok: false, code: "EXEC_TOOL_FAILED", message: "the host operation failed" });
 }
 
 function halted(state: InvocationState): ReachError {
-  return new ReachError("EXEC_ABORTED", "the step was halted by a policy violation; no further host calls are answered", {
+  return new ReachError("EXEC_ABORTED", "the step was halted (a policy violation or a stop); no further host calls are answered", {
     details: { violation: state.violation?.code ?? null },
   });
 }

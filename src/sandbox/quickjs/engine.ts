@@ -22,7 +22,7 @@ import { newQuickJSWASMModuleFromVariant } from "quickjs-emscripten-core";
 import type { QuickJSSyncVariant, QuickJSWASMModule } from "quickjs-emscripten-core";
 import releaseSyncImport from "@jitl/quickjs-wasmfile-release-sync";
 import { ReachError } from "../../protocol/errors.ts";
-import { getMeteredModule } from "../fuel/mod.ts";
+import { FuelSlot, getMeteredModule, unmeteredWork } from "../fuel/mod.ts";
 import { currentBreak, memoryLayout } from "./snapshot.ts";
 import type { MemoryLayout } from "./snapshot.ts";
 
@@ -39,6 +39,8 @@ export type QuickJsEngine = {
   readonly memory: WebAssembly.Memory;
   /** Whether `instance` carries a fuel counter. */
   readonly metered: boolean;
+  /** The refill import of a metered engine (bind an invocation's `FuelMeter` to it), else null. */
+  readonly slot: FuelSlot | null;
   /** The most the linear memory may grow to, in bytes (see `engineMemoryCap`). */
   readonly memoryCapBytes: number;
   /** Where its memory keeps static data, stack and heap (`null`: unknown, so sandboxes are never snapshotted). */
@@ -217,6 +219,10 @@ export class EngineHost {
     let instance: WebAssembly.Instance | undefined;
     let memory: WebAssembly.Memory | undefined;
     let failure: unknown;
+    // emscripten's start-up runs engine code before any invocation: it draws on a meter of its own.
+    const slot = this.#metered ? new FuelSlot() : null;
+    const setup = unmeteredWork();
+    if (slot !== null) setup.bind(slot);
     const variant = {
       ...releaseSync,
       importModuleLoader: async () => {
@@ -231,7 +237,9 @@ export class EngineHost {
             instantiateWasm(imports: Imports, done: (inst: WebAssembly.Instance, mod: WebAssembly.Module) => unknown) {
               try {
                 memory = makeImportsDeterministic(imports);
-                instance = new WebAssembly.Instance(compiled, imports as unknown as WebAssembly.Imports);
+                const all = slot === null ? imports : { ...imports, ...slot.imports };
+                instance = new WebAssembly.Instance(compiled, all as unknown as WebAssembly.Imports);
+                slot?.attach(instance);
                 done(instance, compiled);
               } catch (err) {
                 failure = err;
@@ -255,6 +263,7 @@ export class EngineHost {
     // The instance's break must be where the layout says (set by the glue's start-up allocations).
     const brk = layout === null ? 0 : currentBreak(memory, layout);
     const fits = layout !== null && brk >= layout.stackTop && brk <= memory.buffer.byteLength;
-    return { module, instance, memory, metered: this.#metered, memoryCapBytes, layout: fits ? layout : null };
+    setup.release();
+    return { module, instance, memory, metered: this.#metered, slot, memoryCapBytes, layout: fits ? layout : null };
   }
 }

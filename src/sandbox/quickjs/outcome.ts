@@ -13,17 +13,6 @@ import type { Guest } from "./sandbox.ts";
 const DESCRIBE_HEADROOM = 1024 * 1024;
 
 /**
- * The timeout error of an invocation.
- * @param inv the invocation
- * @returns `EXEC_TOOL_TIMEOUT`
- */
-export function timeoutError(inv: ToolInvocation): ReachError {
-  return new ReachError("EXEC_TOOL_TIMEOUT", `tool "${inv.toolName}" did not finish within ${inv.timeoutMs} ms; give it less work or raise the step's timeout_ms`, {
-    details: { toolName: inv.toolName, timeoutMs: inv.timeoutMs },
-  });
-}
-
-/**
  * The error for a tool that exhausted QuickJS's memory or stack.
  * @param reason which limit
  * @param toolName the tool
@@ -58,7 +47,6 @@ export function isStackTrap(err: unknown): boolean {
  */
 export function guestError(ctx: QuickJSContext, runtime: QuickJSRuntime, errHandle: QuickJSHandle, state: InvocationState, guest: Guest, inv: ToolInvocation): ReachError {
   if (state.violation !== undefined) return state.violation;
-  if (state.timedOut) return timeoutError(inv);
   let described: { name: string; message: string; code: string | null } | undefined;
   runtime.setMemoryLimit(inv.memoryLimitBytes + DESCRIBE_HEADROOM);
   const r = ctx.callFunction(guest.describe, ctx.undefined, errHandle);
@@ -69,7 +57,7 @@ export function guestError(ctx: QuickJSContext, runtime: QuickJSRuntime, errHand
   } else {
     r.error.dispose();
   }
-  if (state.timedOut || state.violation !== undefined) return guestError(ctx, runtime, errHandle, state, guest, inv);
+  if (state.violation !== undefined) return guestError(ctx, runtime, errHandle, state, guest, inv);
   // QuickJS throws `null` when it cannot even allocate its "out of memory" error.
   if ((described === undefined || described.message === "null") && nearMemoryLimit(ctx, runtime, inv, state)) {
     return exhausted("memory", inv.toolName, inv.memoryLimitBytes);

@@ -4,10 +4,12 @@
  * in this folder).
  *
  * Limits, and what stops which bomb:
- * - wall-clock timeout → QuickJS's interrupt handler (JS loops, `for(;;){}`) and a host timer while the tool waits
- *   for `http.fetch` → `EXEC_TOOL_TIMEOUT`;
- * - fuel (the engine's WebAssembly is instrumented) → loops inside QuickJS's C code, where the interrupt handler
- *   never runs (`new Array(1e9).join()`) → `EXEC_RESOURCE_EXHAUSTED` at the same tick on every run;
+ * - fuel (the engine's WebAssembly is instrumented, `../fuel/`) → every loop, JavaScript (`for(;;){}`) or inside
+ *   QuickJS's C code (`new Array(1e9).join()`) → `EXEC_RESOURCE_EXHAUSTED` at the same tick on every run; the
+ *   invocation's meter also stops it at a refill when the run is aborted or its wall-clock watchdog fires, and
+ *   records the fuel count (`EXEC_ABORTED` / `EXEC_TOOL_TIMEOUT` reason `watchdog`);
+ * - a halting host error (a policy denial, a stop that landed during an asynchronous host call) → the interrupt
+ *   handler stops the guest at its next check;
  * - `runtime.setMemoryLimit` → `EXEC_RESOURCE_EXHAUSTED`; `setMaxStackSize` (and the host stack, should it
  *   overflow first) → `EXEC_RESOURCE_EXHAUSTED`.
  *
@@ -19,13 +21,12 @@
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import { ReachError } from "../../protocol/errors.ts";
-import { fuelError, fuelUsed, isFuelExhausted, setFuel } from "../fuel/mod.ts";
+import { FuelMeter, meterError } from "../fuel/mod.ts";
 import type { JsonValue, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
 import { InvocationState } from "./bridge.ts";
-import type { Settled } from "./bridge.ts";
 import { EngineHost } from "./engine.ts";
 import type { EngineWasmSource } from "./engine.ts";
-import { exhausted, guestError, isStackTrap, timeoutError } from "./outcome.ts";
+import { exhausted, guestError, isStackTrap } from "./outcome.ts";
 import { Stop } from "./sandbox.ts";
 import type { Guest } from "./sandbox.ts";
 import { WarmSandbox } from "./warm.ts";
@@ -117,36 +118,32 @@ export class QuickJsRunner implements ToolRunner {
     const { engine, sandbox } = warm;
     state.memory = engine.memory;
     state.memoryAtStart = engine.memory.buffer.byteLength;
-    // The deadline starts once the engine and its sandbox are ready: preparing them is not the tool's time.
-    const deadline = performance.now() + inv.timeoutMs;
     // Fuel counts what the engine does from the prepared sandbox on: compiling and running the tool (and the lazily
-    // compiled parts of the prelude it uses), until its output is read. Preparing the sandbox is not charged.
-    if (engine.metered) setFuel(engine.instance, inv.fuel);
-    let used = 0n;
+    // compiled parts of the prelude it uses), until its output is read. Preparing the sandbox is not charged, and the
+    // watchdog's clock starts only now.
+    const meter = inv.meter ?? new FuelMeter({ budget: inv.fuel });
+    if (engine.slot !== null) meter.bind(engine.slot);
+    meter.start();
     let finish: Finish;
     let keep = false;
     try {
-      warm.begin({ host: inv.host, state, deadline });
+      warm.begin({ host: inv.host, state });
       try {
-        finish = await this.#drive(sandbox.runtime, sandbox.ctx, sandbox.guest!, inv, state, deadline);
+        finish = await this.#drive(sandbox.runtime, sandbox.ctx, sandbox.guest!, inv, state);
       } catch (err) {
         if (!(err instanceof Stop)) throw err;
         finish = { error: err.error };
       }
-      if (engine.metered) used = fuelUsed(engine.instance, inv.fuel);
-      keep = warm.end(state);
+      keep = warm.end(state) && meter.outcome === null;
     } catch (err) {
-      // A trap (fuel, host stack overflow, abort) or a bug: the engine is torn; it is dropped without disposing.
-      if (engine.metered && isFuelExhausted(err, engine.instance)) {
-        used = inv.fuel;
-        finish = { error: fuelError(inv.fuel, { toolName: inv.toolName }) };
-      } else {
-        if (engine.metered) used = fuelUsed(engine.instance, inv.fuel);
-        if (state.violation !== undefined) finish = { error: state.violation };
-        else if (isStackTrap(err)) finish = { error: exhausted("stack", inv.toolName) };
-        else finish = { error: new ReachError("EXEC_TOOL_FAILED", `the QuickJS engine trapped while running tool "${inv.toolName}"`, { cause: err }) };
-      }
+      // A trap (fuel, a stop, host stack overflow, abort) or a bug: the engine is torn; it is dropped, not disposed.
+      const stopped = meterError(meter, inv.toolName);
+      if (stopped !== null) finish = { error: stopped };
+      else if (state.violation !== undefined) finish = { error: state.violation };
+      else if (isStackTrap(err)) finish = { error: exhausted("stack", inv.toolName) };
+      else finish = { error: new ReachError("EXEC_TOOL_FAILED", `the QuickJS engine trapped while running tool "${inv.toolName}"`, { cause: err }) };
     }
+    const used = meter.release();
     // Kept only in its snapshot's state; otherwise dropped, and the next invocation gets a fresh engine.
     if (keep) this.#warm = warm;
     const log = state.log.length === 0 ? "" : state.log.join("\n") + "\n";
@@ -157,7 +154,7 @@ export class QuickJsRunner implements ToolRunner {
 
   /**
    * The kept sandbox when its heap limit is the invocation's, or a sandbox prepared on a fresh engine (before the
-   * invocation's deadline starts). Either way the engine's memory is that of the fresh engine right after
+   * invocation's meter starts). Either way the engine's memory is that of the fresh engine right after
    * preparing (up to the dead part of the C stack, see README.md "Reuse").
    */
   async #sandbox(memoryLimitBytes: number): Promise<WarmSandbox> {
@@ -169,7 +166,7 @@ export class QuickJsRunner implements ToolRunner {
   }
 
   /** Evaluate the tool, call it, and pump jobs and host calls until its promise settles. */
-  async #drive(runtime: QuickJSRuntime, ctx: QuickJSContext, guest: Guest, inv: ToolInvocation, state: InvocationState, deadline: number): Promise<Finish> {
+  async #drive(runtime: QuickJSRuntime, ctx: QuickJSContext, guest: Guest, inv: ToolInvocation, state: InvocationState): Promise<Finish> {
     let source: string;
     try {
       source = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(inv.code);
@@ -185,7 +182,7 @@ export class QuickJsRunner implements ToolRunner {
       for (;;) {
         const jobs = runtime.executePendingJobs(-1);
         if (jobs.error) jobs.error.dispose();
-        this.#checkStops(state, deadline, inv);
+        if (state.violation !== undefined) throw new Stop(state.violation);
         const st = ctx.getPromiseState(promise);
         if (st.type === "fulfilled") {
           const text = ctx.typeof(st.value) === "string" ? ctx.getString(st.value) : undefined;
@@ -200,8 +197,7 @@ export class QuickJsRunner implements ToolRunner {
         if (state.inflight.size === 0) {
           throw new Stop(new ReachError("EXEC_TOOL_FAILED", `tool "${inv.toolName}" returned a promise that never settles (there are no timers in the sandbox)`));
         }
-        const settled = await waitForHost(state, deadline);
-        if (settled === undefined) continue; // deadline; checked above
+        const settled = await Promise.race([...state.inflight].map((from) => from.then((value) => ({ from, value }))));
         state.inflight.delete(settled.from);
         const text = ctx.newString(settled.value.envelope);
         settled.value.deferred.resolve(text);
@@ -211,11 +207,6 @@ export class QuickJsRunner implements ToolRunner {
     } finally {
       promise.dispose();
     }
-  }
-
-  #checkStops(state: InvocationState, deadline: number, inv: ToolInvocation): void {
-    if (state.violation !== undefined) throw new Stop(state.violation);
-    if (state.timedOut || performance.now() > deadline) throw new Stop(timeoutError(inv));
   }
 
   /** Unwrap an eval/call result of the tool; a guest exception becomes a `Stop` with the right code. */
@@ -238,19 +229,6 @@ export class QuickJsRunner implements ToolRunner {
     } catch {
       return fail("returned output that is not valid JSON");
     }
-  }
-}
-
-/** Wait for the next async host result, or the deadline; `undefined` on the deadline. */
-async function waitForHost(state: InvocationState, deadline: number): Promise<{ from: Promise<Settled>; value: Settled } | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expiry = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - performance.now()) + 1);
-  });
-  try {
-    return await Promise.race([...[...state.inflight].map((from) => from.then((value) => ({ from, value }))), expiry]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -17,8 +17,8 @@ const ALLOWLIST_JSON = JSON.stringify(Object.fromEntries(GLOBAL_ALLOWLIST.map((n
 /** The guest's entry points (made by the prelude's `setup`). */
 export type Guest = { run: QuickJSHandle; describe: QuickJSHandle };
 
-/** What the sandbox's host functions and interrupt handler answer for: the current invocation and its deadline. */
-export type InvocationSlot = HostSlot & { deadline: number };
+/** What the sandbox's host functions and interrupt handler answer for: the current invocation. */
+export type InvocationSlot = HostSlot;
 
 /** A runtime and context, with the guest's entry points once the prelude ran. */
 export type Sandbox = { runtime: QuickJSRuntime; ctx: QuickJSContext; guest: Guest | undefined };
@@ -36,15 +36,15 @@ const refuse = (): never => {
 const NO_HOST: HostApi = { invokeSync: refuse, invoke: refuse };
 
 /**
- * A slot holding no invocation (no deadline, a host that refuses every call).
+ * A slot holding no invocation (a host that refuses every call).
  * @returns the slot
  */
 export function idleSlot(): InvocationSlot {
-  return { host: NO_HOST, state: new InvocationState(0), deadline: Number.POSITIVE_INFINITY };
+  return { host: NO_HOST, state: new InvocationState(0) };
 }
 
 /**
- * Make a runtime and context with the runner's limits, the interrupt handler (timeout, halting violation) and the
+ * Make a runtime and context with the runner's limits, the interrupt handler (a halting host error) and the
  * module loader that refuses every import.
  * @param module the engine's quickjs-emscripten module
  * @param memoryLimitBytes QuickJS's heap limit
@@ -56,12 +56,9 @@ export function openSandbox(module: QuickJSWASMModule, memoryLimitBytes: number,
   const runtime = module.newRuntime();
   runtime.setMemoryLimit(memoryLimitBytes);
   runtime.setMaxStackSize(maxStackBytes);
-  runtime.setInterruptHandler(() => {
-    const state = slot.state;
-    if (state.violation !== undefined) return true;
-    if (performance.now() > slot.deadline) state.timedOut = true;
-    return state.timedOut;
-  });
+  // Only a halting host error interrupts the guest here; time is fuel, metered in the engine itself (the meter's
+  // refills are where a signal or the watchdog stops it, at a deterministic tick).
+  runtime.setInterruptHandler(() => slot.state.violation !== undefined);
   runtime.setModuleLoader((name) => {
     slot.state.importAttempted = true;
     return { error: new Error(`tools cannot import modules ("${String(name).slice(0, 100)}"); a js tool is one self-contained module`) };
@@ -74,7 +71,7 @@ export function openSandbox(module: QuickJSWASMModule, memoryLimitBytes: number,
  * @param sb the sandbox
  * @param slot the invocation its host functions answer for
  * @returns the guest's entry points
- * @throws Stop when the prelude could not run (a violation, the deadline, or an engine failure)
+ * @throws Stop when the prelude could not run (a violation or an engine failure)
  */
 export function prepareGuest(sb: Sandbox, slot: InvocationSlot): Guest {
   const { ctx } = sb;
@@ -96,7 +93,6 @@ export function prepareGuest(sb: Sandbox, slot: InvocationSlot): Guest {
 function unwrapSetup(ctx: QuickJSContext, result: ReturnType<QuickJSContext["evalCode"]>, state: InvocationState): QuickJSHandle {
   if (result.error === undefined) return result.value;
   const error = state.violation ??
-    (state.timedOut ? new ReachError("EXEC_TOOL_TIMEOUT", "the tool's time ran out while its sandbox was prepared; raise the step's timeout_ms") : undefined) ??
     new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the QuickJS sandbox could not be prepared", { details: { reason: ctx.typeof(result.error) } });
   result.error.dispose();
   throw new Stop(error);

@@ -13,7 +13,7 @@
  */
 import type { QuickJSRuntime } from "quickjs-emscripten-core";
 import { ReachError } from "../../protocol/errors.ts";
-import { MAX_FUEL, setFuel } from "../fuel/mod.ts";
+import { unmeteredWork } from "../fuel/mod.ts";
 import type { InvocationState } from "./bridge.ts";
 import type { QuickJsEngine } from "./engine.ts";
 import { idleSlot, openSandbox, prepareGuest, Stop } from "./sandbox.ts";
@@ -57,7 +57,7 @@ export class WarmSandbox {
 
   /**
    * Prepare a sandbox on a fresh engine and, when `keep`, snapshot it. Preparing is not metered against any
-   * invocation's budget (the engine runs it with `MAX_FUEL`); it is the same work on every fresh engine.
+   * invocation's budget (the engine runs it on a meter of its own); it is the same work on every fresh engine.
    * @param engine a fresh engine (`EngineHost.instantiate`; nothing ran on it)
    * @param memoryLimitBytes QuickJS's heap limit
    * @param maxStackBytes QuickJS's stack limit
@@ -71,7 +71,8 @@ export class WarmSandbox {
     const slot = idleSlot();
     let sandbox: Sandbox;
     try {
-      if (engine.metered) setFuel(engine.instance, MAX_FUEL);
+      const setup = unmeteredWork();
+      if (engine.slot !== null) setup.bind(engine.slot);
       sandbox = openSandbox(engine.module, memoryLimitBytes, maxStackBytes, slot);
       prepareGuest(sandbox, slot);
     } catch (err) {
@@ -100,7 +101,7 @@ export class WarmSandbox {
 
   /**
    * Hand the sandbox to an invocation.
-   * @param slot the invocation's host, state and deadline
+   * @param slot the invocation's host and state
    */
   begin(slot: InvocationSlot): void {
     Object.assign(this.slot, slot);

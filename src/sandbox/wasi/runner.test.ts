@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { FUEL_SLICE, FuelMeter } from "../fuel/mod.ts";
 import { describe, expect, it } from "vitest";
 import { base64ToBytes, bytesToHex } from "../../canonical/hex.ts";
 import { deriveStream } from "../../determinism/prng.ts";
@@ -169,9 +170,22 @@ describe("WasmToolRunner", () => {
     expect(r2.status === "error" && r2.error.code).toBe("EXEC_RESOURCE_EXHAUSTED");
   });
 
-  it("a timeout already passed at the first host call is EXEC_TOOL_TIMEOUT", async () => {
-    const r = await runner.run(invocation(tool("as-wordcount"), recordingHost("0").host, { text: "a" }, { timeoutMs: -1 }));
-    expect(r.status === "error" && r.error.code).toBe("EXEC_TOOL_TIMEOUT");
+  it("a stop from outside (the watchdog, an abort) lands on a refill and names its fuel count; the same stop point replays exactly", async () => {
+    const hang = tool("hang");
+    const stopped = async (meter: FuelMeter) => {
+      const r = await runner.run({ ...invocation(hang, recordingHost("0").host), meter });
+      return r.status === "error" ? r.error : null;
+    };
+    let refills = 0;
+    const watchdog = await stopped(new FuelMeter({ budget: 1n << 40n, poll: () => (++refills === 3 ? "watchdog" : null) }));
+    expect(watchdog?.code).toBe("EXEC_TOOL_TIMEOUT");
+    expect(watchdog?.details).toMatchObject({ reason: "watchdog" });
+    const fuel = BigInt(watchdog!.details["fuel"] as number);
+    expect(fuel).toBeGreaterThan(FUEL_SLICE);
+    const abort = await stopped(new FuelMeter({ budget: 1n << 40n, poll: () => "abort" }));
+    expect(abort?.code).toBe("EXEC_ABORTED");
+    const replayed = await stopped(new FuelMeter({ budget: 1n << 40n, stopAt: { fuel, reason: "watchdog" } }));
+    expect(replayed?.toDetails()).toEqual(watchdog?.toDetails());
   });
 
   it("the reach ABI: too-small buffer, fetch, unknown op, invalid request, out-of-bounds pointer", async () => {

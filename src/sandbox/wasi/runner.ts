@@ -10,9 +10,9 @@
  * - **Memory**: the module's memory maximum is rewritten to the limit before compilation (`memory-limit.ts`), so
  *   `memory.grow` fails in the guest past it; a tool that then fails (trap, non-zero exit, out of fuel) while its
  *   memory is within `max(1 MiB, limit/16)` of the limit is `EXEC_RESOURCE_EXHAUSTED` with `reason: "memory"`.
- * - **Timeout**: checked against a monotonic wall clock at every host call (WASI or `reach`); a tight loop that
- *   makes no host calls is bounded by fuel instead. The wall clock only decides whether to stop: it never
- *   reaches the guest or a hashed payload.
+ * - **Stops from outside** (a signal, the wall-clock watchdog): the invocation's `FuelMeter` stops the tool at a
+ *   refill and records the fuel count; every WASI or `reach` call costs {@link WASI_CALL_FUEL}, so a loop of calls
+ *   reaches a refill soon. The wall clock never reaches the guest, and compiling is not the tool's time.
  * A fresh instance is made for every invocation, so nothing is reused after a trap. Only its linear memory may be a
  * kept one (`memory-pool.ts`): zero-filled, never grown, with the data segments written again, i.e. byte for byte
  * what a new memory would hold.
@@ -21,7 +21,7 @@
 import { canonicalBytes } from "../../canonical/jcs.ts";
 import { base64ToBytes } from "../../canonical/hex.ts";
 import { ReachError, toReachError } from "../../protocol/errors.ts";
-import { fuelError, fuelUsed, getMeteredModule, isFuelExhausted, setFuel } from "../fuel/mod.ts";
+import { FuelMeter, FuelSlot, getMeteredModule, meterError } from "../fuel/mod.ts";
 import type { JsonValue, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
 import type { WorkspaceView } from "../workspace/workspace.ts";
 import { WasiExit, WasiHalt } from "./context.ts";
@@ -42,6 +42,9 @@ export type WasmToolRunnerOptions = {
 };
 
 const decoder = new TextDecoder();
+
+/** Fuel charged for each WASI or `reach` call the guest makes (work done outside its metered code). */
+export const WASI_CALL_FUEL = 100;
 
 /**
  * Compiled metered modules by code array (identity) and memory limit. Hashing the code for the fuel cache costs
@@ -154,7 +157,6 @@ export class WasmToolRunner implements ToolRunner {
   async run(invocation: ToolInvocation): Promise<ToolOutcome> {
     if (!(invocation.code instanceof Uint8Array)) throw new TypeError(`"invocation.code" expected a Uint8Array`);
     const limit = invocation.memoryLimitBytes;
-    const started = performance.now(); // wall clock: only for the timeout decision, never observable by the guest
     let info: ModuleInfo;
     try {
       const entry = compiled(invocation.code, limit);
@@ -172,10 +174,10 @@ export class WasmToolRunner implements ToolRunner {
     const slack = Math.max(1 << 20, Math.floor(limit / 16));
     const memoryError = (): ReachError =>
       fail("EXEC_RESOURCE_EXHAUSTED", `tool "${invocation.toolName}" reached its memory limit of ${limit} bytes; give it less data or raise memoryLimitBytes`, { reason: "memory", limitBytes: limit });
+    const meter = invocation.meter ?? new FuelMeter({ budget: invocation.fuel });
+    // Every WASI or reach call costs fuel (the meter's next refill, where a stop is noticed, follows soon after).
     const beforeCall = (): void => {
-      if (performance.now() - started > invocation.timeoutMs) {
-        throw new WasiHalt(fail("EXEC_TOOL_TIMEOUT", `tool "${invocation.toolName}" ran longer than ${invocation.timeoutMs} ms; raise timeout_ms or give it less work`, { timeoutMs: invocation.timeoutMs }));
-      }
+      meter.charge(WASI_CALL_FUEL);
       if (wasi.ctx.mem.byteLength() > limit) throw new WasiHalt(memoryError());
     };
     const wasi = new WasiPreview1({
@@ -191,11 +193,15 @@ export class WasmToolRunner implements ToolRunner {
     if (info.importsReach) Object.assign(imports, reachImports(wasi.ctx, invocation.host, beforeCall));
     const memory = info.memories?.take() ?? null;
     if (memory !== null) imports[POOLED_MEMORY_MODULE] = { [POOLED_MEMORY_FIELD]: memory };
+    const slot = new FuelSlot();
+    Object.assign(imports, slot.imports);
     let thrown: unknown = null;
+    meter.bind(slot);
     try {
       // Synchronous instantiation: the module is already compiled, and the async form costs a task hop (~0.5 ms).
+      meter.start();
       instance = new WebAssembly.Instance(module, imports);
-      setFuel(instance, invocation.fuel);
+      slot.attach(instance);
       wasi.bind(instance);
       (instance.exports["_start"] as () => void)();
     } catch (err) {
@@ -204,7 +210,8 @@ export class WasmToolRunner implements ToolRunner {
     wasi.finish();
     const ctx = wasi.ctx;
     const log = decoder.decode(ctx.stderr.bytes());
-    const used = instance === null ? 0n : fuelUsed(instance, invocation.fuel);
+    const used = meter.release();
+    const stopped = meterError(meter, invocation.toolName);
     const nearLimit = ctx.mem.byteLength() + slack >= limit;
     // The instance is done (nothing reads guest memory below): its memory may serve the next invocation.
     if (memory !== null) info.memories!.give(memory);
@@ -212,7 +219,8 @@ export class WasmToolRunner implements ToolRunner {
       if (ctx.halted !== null) return ctx.halted.error;
       if (ctx.violation !== null && ctx.violation.code === "POLICY_VIOLATION") return ctx.violation;
       if (thrown instanceof WasiHalt) return thrown.error;
-      if (instance !== null && isFuelExhausted(thrown, instance)) return nearLimit ? memoryError() : fuelError(invocation.fuel, { toolName: invocation.toolName });
+      if (stopped !== null && meter.outcome?.kind === "stopped") return stopped;
+      if (stopped !== null && thrown instanceof WebAssembly.RuntimeError) return nearLimit ? memoryError() : stopped;
       const exit = ctx.exited ?? (thrown instanceof WasiExit ? thrown : null);
       if (thrown !== null && exit === null) {
         if (nearLimit) return memoryError();
