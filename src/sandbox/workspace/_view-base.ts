@@ -84,16 +84,17 @@ export abstract class WorkspaceReader {
   }
 
   /**
-   * Check that an operation needing `want` access could be made on a path (links followed), without making it.
+   * Check that an operation needing `want` access could be made on a path, without making it.
    * @param path a workspace path
    * @param want "read" or "write"
+   * @param options `follow: false` checks a link at the end itself (default: it is followed)
    * @throws ReachError `POLICY_VIOLATION` as the operation itself would; WorkspaceError from the walk
    * @example ws.checkAccess("data/in.txt", "write") // throws PERMISSION_DENIED on a read-only root
    */
-  checkAccess(path: string, want: "read" | "write"): void {
+  checkAccess(path: string, want: "read" | "write", options: { follow?: boolean } = {}): void {
     this._guard(() => {
       const op = want === "write" ? "fs.write" : "fs.read";
-      authorize(this._config(), op, this._locate(op, path, true, true).r.path, want);
+      authorize(this._config(), op, this._locate(op, path, true, options.follow ?? true).r.path, want);
     });
   }
 
@@ -186,6 +187,32 @@ export abstract class WorkspaceReader {
       const node = s.inodes.get(ino)!;
       return { type: "file", size: node.bytes.length, ino, nlink: node.nlink };
     });
+  }
+
+  /**
+   * The file node a path names (links followed), without an access check: for a WASI shim that has just
+   * resolved and authorised the path and needs the node its descriptor will write back to.
+   * @param path a workspace path
+   * @returns the node, or null when the path does not name a file
+   * @throws ReachError `POLICY_VIOLATION` for a refused path; WorkspaceError from the walk
+   * @example ws.nodeOf("temp/a") // 7
+   */
+  nodeOf(path: string): number | null {
+    return this._guard(() => {
+      const { r } = this._locate("fs.stat", path, false, true);
+      return r.kind === "file" ? this._state().files.get(r.path)! : null;
+    });
+  }
+
+  /**
+   * How many names a file node has (a WASI descriptor asks for its open file; no path is looked up, nothing is
+   * authorised: the descriptor already is the capability).
+   * @param ino the node, from `lstat`
+   * @returns its link count, 0 when it has no name left
+   * @example ws.nodeLinks(ws.lstat("temp/a").ino!) // 1
+   */
+  nodeLinks(ino: number): number {
+    return this._state().inodes.get(ino)?.nlink ?? 0;
   }
 
   /**
