@@ -9,6 +9,10 @@ import { deriveStream } from "../../determinism/prng.ts";
 import { ReachError, policyViolation } from "../../protocol/errors.ts";
 import type { HostApi, HostOp, JsonObject, ToolInvocation } from "../types.ts";
 import { DEFAULT_MEMORY_LIMIT_BYTES } from "../types.ts";
+import type { WorkspaceView } from "../workspace/workspace.ts";
+import { virtualSources } from "./context.ts";
+import type { Preopen } from "./context.ts";
+import { WasiPreview1 } from "./preview1.ts";
 
 /** One recorded host call. */
 export type Recorded = { op: string; request: string; response: string };
@@ -68,4 +72,29 @@ export async function wat(text: string): Promise<Uint8Array> {
   } finally {
     m.dispose();
   }
+}
+
+/**
+ * A shim bound to a bare 2-page memory, for calling host functions directly with hostile arguments.
+ * @param fs the workspace view (optional)
+ * @param preopens preopens (fds 3, 4, …)
+ * @param clock the virtual clock
+ * @returns the shim, its wrapped functions, `put(ptr, text)` → [ptr, len], a DataView maker and the memory
+ */
+export async function bareShim(fs?: WorkspaceView, preopens: Preopen[] = [], clock = new VirtualClock(0)) {
+  const enc = new TextEncoder();
+  const wasi = new WasiPreview1({ sources: virtualSources(clock, deriveStream("0", "t")), stdin: enc.encode("abc"), ...(fs ? { fs, preopens } : {}) });
+  // (module (memory (export "memory") 2))
+  const bytes = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 5, 3, 1, 0, 2, 7, 10, 1, 6, 109, 101, 109, 111, 114, 121, 2, 0]);
+  const instance = await WebAssembly.instantiate(await WebAssembly.compile(bytes), {});
+  wasi.bind(instance);
+  const mem = instance.exports["memory"] as WebAssembly.Memory;
+  const f = wasi.functions();
+  const put = (ptr: number, s: string): [number, number] => {
+    const b = enc.encode(s);
+    new Uint8Array(mem.buffer).set(b, ptr);
+    return [ptr, b.length];
+  };
+  const dv = (): DataView => new DataView(mem.buffer);
+  return { wasi, f, put, dv, mem, clock };
 }

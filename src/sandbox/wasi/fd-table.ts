@@ -145,6 +145,16 @@ export class FdTable {
   }
 
   /**
+   * Refuse early when no descriptor is free, so that an open fails before it creates or truncates anything.
+   * @returns nothing
+   * @throws WasiErrno `EMFILE` when `MAX_OPEN_FDS` are open
+   * @example fds.reserve()
+   */
+  reserve(): void {
+    if (this.#entries.size >= MAX_OPEN_FDS) throw new WasiErrno(33 /* mfile */, "too many open files");
+  }
+
+  /**
    * Remove a descriptor (no write-back; see `flush`).
    * @param fd the number
    * @returns the removed entry

@@ -69,6 +69,7 @@ export function pathCalls(ctx: WasiContext): Record<string, Fn> {
       if ((oflags & ~0xf) !== 0 || (fdflags & ~0x1f) !== 0 || (dirflags & ~1) !== 0) throw new WasiErrno(Errno.INVAL, "unknown flag");
       if ((oflags & OFlags.CREAT) !== 0 && (d.rights & Rights.PATH_CREATE_FILE) === 0n) throw new WasiErrno(Errno.NOTCAPABLE, "no path_create_file right");
       if ((oflags & OFlags.TRUNC) !== 0 && (d.rights & Rights.PATH_FILESTAT_SET_SIZE) === 0n) throw new WasiErrno(Errno.NOTCAPABLE, "no path_filestat_set_size right");
+      ctx.fds.reserve(); // validate before change: never create or truncate and then fail for want of a descriptor
       const r = resolveGuest(fs, d, text(ptr, len), "fs.open", (dirflags & LookupFlags.SYMLINK_FOLLOW) !== 0);
       const create = (oflags & OFlags.CREAT) !== 0;
       if (create && (oflags & OFlags.EXCL) !== 0 && r.kind !== null) throw new WasiErrno(Errno.EXIST, "exists");

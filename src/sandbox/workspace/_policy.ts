@@ -13,18 +13,18 @@ import type { Config } from "./_state.ts";
  * @param config the workspace's mounts (null: unconfined)
  * @param op the operation, for the error
  * @param path the resolved path
- * @param want the access needed
+ * @param want the access needed; `"lookup"` only asks that the path be inside a root (or a directory above one)
  * @throws ReachError `RESOURCE_ACCESS` outside every root; `PERMISSION_DENIED` when the root does not grant `want`
  */
-export function authorize(config: Config, op: string, path: string, want: "read" | "write"): void {
+export function authorize(config: Config, op: string, path: string, want: "read" | "write" | "lookup"): void {
   const mounts = config.mounts;
   if (mounts === null) return;
   const mount = mounts.find((m) => isWithin(path, m.root)); // mounts are sorted longest root first
   if (mount === undefined) {
-    if (want === "read" && mounts.some((m) => isWithin(m.root, path))) return; // a directory above a root
+    if (want !== "write" && mounts.some((m) => isWithin(m.root, path))) return; // a directory above a root
     throw pathViolation(op, path, "the path is outside every declared resource root");
   }
-  const granted = mount.access === "readwrite" || mount.access === want;
+  const granted = want === "lookup" || mount.access === "readwrite" || mount.access === want;
   if (!granted) {
     const shown = displayPath(path);
     throw policyViolation(

@@ -11,8 +11,10 @@
  *   name the jail or something below it, otherwise it is refused; with `absolute: null` every absolute target is.
  * - Every link on the way is followed; a link at the end is followed when `follow` is true. More than
  *   {@link MAX_LINK_EXPANSIONS} expansions in one walk is `ELOOP` (loops included).
- * - A missing entry ends the walk: the rest must be plain names (a `..` after it is `ENOENT`); the result then
- *   reports how many trailing names are missing, so that creating operations can decide.
+ * - A missing entry ends the walk: the rest must be plain names; the result then reports how many trailing names
+ *   are missing, so that creating operations can decide. A `..` after a missing name is `ENOENT`, unless the rest of
+ *   the path would climb out of the jail on its own text (`missing/../../x`): that is refused as an escape, so an
+ *   escape attempt is reported as one whether or not the names on its way exist.
  * The walk only reads; which operation may touch the result is decided afterwards, on the resolved path, by the
  * workspace's access checks, so a link can never widen what a tool may do.
  * @module
@@ -44,6 +46,22 @@ function targetSegments(target: string): string[] {
   const parts = target.split("/").filter((x) => x !== "");
   if (target.endsWith("/") && parts.length > 0) parts.push(".");
   return parts;
+}
+
+/** How deep below the jail's root a resolved path lies. */
+function depthIn(path: string, jail: Jail): number {
+  const inner = jail.root === "" ? path : path.slice(jail.root.length + 1);
+  return inner === "" ? 0 : inner.split("/").length;
+}
+
+/** Whether `segments`, walked from `depth` levels below the jail's root, climb above it by their text alone. */
+function climbsOut(depth: number, segments: readonly string[]): boolean {
+  for (const seg of segments) {
+    if (seg === "..") depth--;
+    else if (seg !== ".") depth++;
+    if (depth < 0) return true;
+  }
+  return false;
 }
 
 /** The jail must still be a directory reached without links (a descriptor's folder may have been moved away). */
@@ -92,7 +110,10 @@ export function resolvePath(s: FsState, op: string, shown: string, segments: rea
     const seg = queue.pop()!;
     if (seg === ".") continue;
     if (missing.length > 0) {
-      if (seg === "..") throw new WorkspaceError("ENOENT", op, join(cur, missing.join("/")), "no such directory");
+      if (seg === "..") {
+        if (climbsOut(depthIn(cur, jail) + missing.length - 1, [...queue].reverse())) escape("'..' would go above the directory the path is relative to");
+        throw new WorkspaceError("ENOENT", op, join(cur, missing.join("/")), "no such directory");
+      }
       missing.push(seg);
       continue;
     }

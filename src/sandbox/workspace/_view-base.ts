@@ -65,7 +65,8 @@ export abstract class WorkspaceReader {
 
   /**
    * Walk a path that may contain `..` within a directory it may not leave (for WASI, whose paths are relative to
-   * a directory descriptor). Nothing is authorised here: the operation made next on the result checks access.
+   * a directory descriptor). The result must lie inside a declared root (or be a directory above one); what may be
+   * done with it is checked by the operation made next on it.
    * @param path a relative path (`..` allowed; no absolute path, NUL, control character or backslash)
    * @param options the jail, its absolute name, whether to follow a final link
    * @returns the resolved path (no link before its last segment), its kind, how many trailing names are missing,
@@ -79,7 +80,9 @@ export abstract class WorkspaceReader {
       const op = options.operation ?? "fs.resolve";
       const { segments, slash } = splitWorkspacePath(path, { operation: op, dotdot: true });
       const jail = { root: options.jail ?? "", absolute: options.absolute === undefined ? "/" : options.absolute };
-      return { ...resolvePath(this._state(), op, path, segments, jail, options.follow ?? true), slash };
+      const r = resolvePath(this._state(), op, path, segments, jail, options.follow ?? true);
+      authorize(this._config(), op, r.path, "lookup"); // even a missing name outside every root is refused
+      return { ...r, slash };
     });
   }
 

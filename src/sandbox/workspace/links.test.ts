@@ -178,7 +178,10 @@ describe("resolve: a walk confined to a directory (WASI)", () => {
     expect(ws.resolve("sub/", { jail: "data" }).slash).toBe(true);
     expect(violation(() => ws.resolve("..", { jail: "data" }))).toBe("RESOURCE_ACCESS");
     expect(violation(() => ws.resolve("sub/../../out", { jail: "data" }))).toBe("RESOURCE_ACCESS");
-    expect(errno(() => ws.resolve("none/../in.txt", { jail: "data" }))).toBe("ENOENT");
+    expect(errno(() => ws.resolve("none/../in.txt", { jail: "data" }))).toBe("ENOENT"); // POSIX: no walking through a missing name
+    expect(violation(() => ws.resolve("none/../../x", { jail: "data" }))).toBe("RESOURCE_ACCESS"); // …but an escape is one anyway
+    ws.symlink("out/via-missing", "nothing/../../../x");
+    expect(violation(() => ws.read("out/via-missing"))).toBe("RESOURCE_ACCESS");
     expect(errno(() => ws.resolve("in.txt/x", { jail: "data" }))).toBe("ENOTDIR");
   });
 
