@@ -10,7 +10,7 @@ import { ReachError, policyViolation } from "../../protocol/errors.ts";
 import type { HostApi, HostOp, JsonObject, ToolInvocation } from "../types.ts";
 import { DEFAULT_MEMORY_LIMIT_BYTES } from "../types.ts";
 import type { WorkspaceView } from "../workspace/workspace.ts";
-import { virtualSources } from "./context.ts";
+import { WasiExit, virtualSources } from "./context.ts";
 import type { Preopen } from "./context.ts";
 import { WasiPreview1 } from "./preview1.ts";
 
@@ -97,4 +97,31 @@ export async function bareShim(fs?: WorkspaceView, preopens: Preopen[] = [], clo
   };
   const dv = (): DataView => new DataView(mem.buffer);
   return { wasi, f, put, dv, mem, clock };
+}
+
+/**
+ * Run a WASI command directly (no fuel) over a workspace view.
+ * @param code the module
+ * @param fs the workspace view (optional)
+ * @param preopens preopens
+ * @param seed the random seed
+ * @param args argv
+ * @returns stdout, stderr, the exit code and the shim
+ */
+export async function runCommand(code: Uint8Array, fs: WorkspaceView | undefined, preopens: Preopen[], seed = "0", args = ["tool"]) {
+  const clock = new VirtualClock(0);
+  const wasi = new WasiPreview1({ args, sources: virtualSources(clock, deriveStream(seed, "t")), ...(fs ? { fs, preopens } : {}) });
+  const module = await WebAssembly.compile(code as BufferSource);
+  const instance = await WebAssembly.instantiate(module, wasi.imports(module));
+  wasi.bind(instance);
+  let exit = 0;
+  try {
+    (instance.exports["_start"] as () => void)();
+  } catch (e) {
+    if (!(e instanceof WasiExit)) throw e;
+    exit = e.code;
+  }
+  wasi.finish();
+  const dec = new TextDecoder();
+  return { stdout: dec.decode(wasi.ctx.stdout.bytes()), stderr: dec.decode(wasi.ctx.stderr.bytes()), exit, wasi };
 }

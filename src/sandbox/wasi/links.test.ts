@@ -3,7 +3,8 @@ import { Workspace } from "../workspace/workspace.ts";
 import type { WorkspaceView } from "../workspace/workspace.ts";
 import type { Preopen } from "./context.ts";
 import { Errno, FileType, LookupFlags, OFlags, Rights } from "./errno.ts";
-import { bareShim } from "./_test-support.ts";
+import { readFileSync } from "node:fs";
+import { bareShim, runCommand } from "./_test-support.ts";
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const dec = (b: Uint8Array): string => new TextDecoder().decode(b);
@@ -212,5 +213,56 @@ describe("WASI hard links and shared open files", () => {
     expect(dec(ws.read("d/b.txt"))).toBe("two");
     expect(g.link(3, "a.txt", 3, "b.txt")).toBe(Errno.EXIST);
     expect(g.link(3, ".", 3, "dir-link")).toBe(Errno.PERM);
+  });
+});
+
+describe("the links fixture (wasi-libc): every hostile case, in a confined step", () => {
+  it("refuses every escape, follows links inside, keeps ro/ unchanged; the step cannot be committed", async () => {
+    const code = new Uint8Array(readFileSync(new URL("../../../wasm-tools/build/links.wasm", import.meta.url)));
+    const ws = Workspace.fromResources([
+      { root: "data", access: "readwrite" },
+      { root: "ro", access: "read", files: { "secret.txt": enc("secret") } },
+    ]);
+    const before = ws.digest();
+    const step = ws.beginStep();
+    const r = await runCommand(code, step, [{ guest: "/data", path: "data" }, { guest: "/ro", path: "ro" }]);
+    expect(r.exit).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      symlink_root: Errno.PERM,
+      dots_make: 0,
+      dots_open: Errno.NOTCAPABLE,
+      dots_create: Errno.NOTCAPABLE,
+      dots_nofollow: Errno.LOOP,
+      dots_readlink: 1,
+      chain_make: 0,
+      chain_open: Errno.NOTCAPABLE,
+      loop_make: 0,
+      loop_open: Errno.LOOP,
+      pair_make: 0,
+      pair_open: Errno.LOOP,
+      cross_make: 0,
+      cross_open: Errno.NOTCAPABLE,
+      ro_direct: 0,
+      swap_make: 0,
+      swap_open: 0,
+      swap_unlink: 0,
+      swap_relink: 0,
+      swap_write: 0,
+      swap_close: 0,
+      swap_landed: 1,
+      swap_secret_kept: 1,
+      inside_make: 0,
+      inside_read: 1,
+      hard_link: 0,
+      hard_same: 1,
+      hard_into_ro: Errno.ACCES,
+      rename_dir: 0,
+    });
+    expect(r.wasi.ctx.violation?.details["violationType"]).toBe("RESOURCE_ACCESS");
+    expect(dec(step.read("ro/secret.txt"))).toBe("secret");
+    expect(step.list("ro").map((e) => e.name)).toEqual(["secret.txt"]);
+    expect(step.violation()).not.toBeNull();
+    step.rollback();
+    expect(ws.digest()).toBe(before);
   });
 });

@@ -3,34 +3,11 @@ import { describe, expect, it } from "vitest";
 import { VirtualClock } from "../../determinism/clock.ts";
 import { deriveStream } from "../../determinism/prng.ts";
 import { Workspace } from "../workspace/workspace.ts";
-import type { WorkspaceView } from "../workspace/workspace.ts";
-import { WasiExit, virtualSources } from "./context.ts";
-import type { Preopen } from "./context.ts";
 import { Errno, OFlags, Rights } from "./errno.ts";
-import { WasiPreview1 } from "./preview1.ts";
-import { bareShim } from "./_test-support.ts";
+import { bareShim, runCommand } from "./_test-support.ts";
 
 const tool = (name: string): Uint8Array => new Uint8Array(readFileSync(new URL(`../../../wasm-tools/build/${name}.wasm`, import.meta.url)));
 const enc = new TextEncoder();
-
-/** Run a WASI command directly (no fuel): returns stdout, stderr, exit code and the shim. */
-async function runCommand(code: Uint8Array, fs: WorkspaceView | undefined, preopens: Preopen[], seed = "0", args = ["tool"]) {
-  const clock = new VirtualClock(0);
-  const wasi = new WasiPreview1({ args, sources: virtualSources(clock, deriveStream(seed, "t")), ...(fs ? { fs, preopens } : {}) });
-  const module = await WebAssembly.compile(code as BufferSource);
-  const instance = await WebAssembly.instantiate(module, wasi.imports(module));
-  wasi.bind(instance);
-  let exit = 0;
-  try {
-    (instance.exports["_start"] as () => void)();
-  } catch (e) {
-    if (!(e instanceof WasiExit)) throw e;
-    exit = e.code;
-  }
-  wasi.finish();
-  const dec = new TextDecoder();
-  return { stdout: dec.decode(wasi.ctx.stdout.bytes()), stderr: dec.decode(wasi.ctx.stderr.bytes()), exit, wasi };
-}
 
 const bare = bareShim;
 
