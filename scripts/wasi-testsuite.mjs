@@ -146,6 +146,7 @@ function main() {
     rmSync(scratch, { recursive: true, force: true });
   }
   const all = Object.values(report.languages);
+  if (all.length === 0) usage(`no tests under ${o.suite}/tests/<c|rust|assemblyscript>/testsuite[/wasm32-wasip1]/*.wasm`);
   report.passed = all.reduce((s, r) => s + r.passed, 0);
   report.total = all.reduce((s, r) => s + r.total, 0);
   if (o.json) {

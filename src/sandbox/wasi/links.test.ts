@@ -1,71 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { Workspace } from "../workspace/workspace.ts";
-import type { WorkspaceView } from "../workspace/workspace.ts";
-import type { Preopen } from "./context.ts";
-import { Errno, FileType, LookupFlags, OFlags, Rights } from "./errno.ts";
+import { Errno, FileType, OFlags, Rights } from "./errno.ts";
 import { readFileSync } from "node:fs";
-import { bareShim, runCommand } from "./_test-support.ts";
+import { RW, guest, runCommand } from "./_test-support.ts";
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const dec = (b: Uint8Array): string => new TextDecoder().decode(b);
-const RW = Rights.FD_READ | Rights.FD_WRITE | Rights.FD_FILESTAT_GET;
-
-/** A guest's-eye view of the shim: each call returns its errno (and its result where there is one). */
-async function guest(fs: WorkspaceView, preopens: Preopen[]) {
-  const { f, put, dv, mem, wasi } = await bareShim(fs, preopens);
-  const at = (ptr: number) => dv().getUint32(ptr, true);
-  const call = (name: string, ...args: unknown[]): number => f[name]!(...args);
-  return {
-    wasi,
-    open(dirfd: number, path: string, o: { follow?: boolean; oflags?: number; rights?: bigint } = {}): [number, number] {
-      const [p, l] = put(1000, path);
-      const e = call("path_open", dirfd, o.follow === false ? 0 : LookupFlags.SYMLINK_FOLLOW, p, l, o.oflags ?? 0, o.rights ?? RW, RW, 0, 2000);
-      return [e, e === 0 ? at(2000) : -1];
-    },
-    symlink(target: string, dirfd: number, path: string): number {
-      const [tp, tl] = put(1000, target);
-      const [p, l] = put(1500, path);
-      return call("path_symlink", tp, tl, dirfd, p, l);
-    },
-    link(fromFd: number, from: string, toFd: number, to: string): number {
-      const [ap, al] = put(1000, from);
-      const [bp, bl] = put(1500, to);
-      return call("path_link", fromFd, 0, ap, al, toFd, bp, bl);
-    },
-    rename(fromFd: number, from: string, toFd: number, to: string): number {
-      const [ap, al] = put(1000, from);
-      const [bp, bl] = put(1500, to);
-      return call("path_rename", fromFd, ap, al, toFd, bp, bl);
-    },
-    unlink(dirfd: number, path: string): number {
-      const [p, l] = put(1000, path);
-      return call("path_unlink_file", dirfd, p, l);
-    },
-    readlink(dirfd: number, path: string): [number, string] {
-      const [p, l] = put(1000, path);
-      const e = call("path_readlink", dirfd, p, l, 3000, 256, 2000);
-      return [e, e === 0 ? dec(new Uint8Array(mem.buffer, 3000, at(2000))) : ""];
-    },
-    stat(dirfd: number, path: string, follow: boolean): [number, number, bigint, bigint] {
-      const [p, l] = put(1000, path);
-      const e = call("path_filestat_get", dirfd, follow ? LookupFlags.SYMLINK_FOLLOW : 0, p, l, 4000);
-      return [e, dv().getUint8(4016), dv().getBigUint64(4008, true), dv().getBigUint64(4024, true)]; // errno, type, ino, nlink
-    },
-    write(fd: number, text: string): number {
-      const [p, l] = put(5000, text);
-      dv().setUint32(2100, p, true);
-      dv().setUint32(2104, l, true);
-      return call("fd_write", fd, 2100, 1, 2108);
-    },
-    read(fd: number): string {
-      dv().setUint32(2100, 6000, true);
-      dv().setUint32(2104, 1000, true);
-      expect(call("fd_read", fd, 2100, 1, 2108)).toBe(0);
-      return dec(new Uint8Array(mem.buffer, 6000, at(2108)));
-    },
-    close: (fd: number): number => call("fd_close", fd),
-  };
-}
 
 /** data: read-write, ro: read-only; the host planted two absolute links (guests cannot make them). */
 function roots(): Workspace {

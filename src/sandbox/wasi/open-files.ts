@@ -17,6 +17,9 @@ import type { OpenFile } from "./fd-table.ts";
 /** The time every entry reports until the guest sets one: 1970-01-01T00:00:01Z, in ns (never 0: guests subtract). */
 export const FILE_TIME_NS = 1_000_000_000n;
 
+/** Most entries whose times one instance remembers (`ENOSPC` beyond): a guest cannot grow the table without bound. */
+export const MAX_TIMED_ENTRIES = 65_536;
+
 /** Timestamps of one entry, in ns. */
 export type Times = { atim: bigint; mtim: bigint; ctim: bigint };
 
@@ -111,9 +114,12 @@ export class OpenFiles {
    * @param flags the fstflags
    * @param now the virtual time in ns, read only when a `*_NOW` flag asks for it
    * @returns nothing
+   * @throws WasiErrno `ENOSPC` when {@link MAX_TIMED_ENTRIES} entries have times already
    * @example files.setTimes("temp/a", 7, 0n, 5n, FstFlags.MTIM, () => 0n)
    */
   setTimes(path: string, ino: number | null, atim: bigint, mtim: bigint, flags: number, now: () => bigint): void {
+    const key = timeKey(path, ino);
+    if (!this.#times.has(key) && this.#times.size >= MAX_TIMED_ENTRIES) throw new WasiErrno(Errno.NOSPC, "too many timed entries");
     const t = { ...this.times(path, ino) };
     const clock = (flags & (FstFlags.ATIM_NOW | FstFlags.MTIM_NOW)) !== 0 ? now() : 0n;
     if ((flags & FstFlags.ATIM) !== 0) t.atim = atim;
@@ -121,7 +127,7 @@ export class OpenFiles {
     if ((flags & FstFlags.MTIM) !== 0) t.mtim = mtim;
     if ((flags & FstFlags.MTIM_NOW) !== 0) t.mtim = clock;
     if (flags !== 0) t.ctim = t.mtim > t.atim ? t.mtim : t.atim;
-    this.#times.set(timeKey(path, ino), t);
+    this.#times.set(key, t);
   }
 }
 

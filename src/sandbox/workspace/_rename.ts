@@ -4,7 +4,7 @@
  * @module
  */
 import { MAX_PATH_BYTES, MAX_PATH_DEPTH, isWithin, pathViolation } from "./path.ts";
-import { WorkspaceError, dropFile, encoder } from "./_state.ts";
+import { WorkspaceError, dropFile, dropLink, encoder } from "./_state.ts";
 import type { Config, FsState } from "./_state.ts";
 import { protectRoots } from "./_policy.ts";
 import type { Located } from "./_view-base.ts";
@@ -64,7 +64,7 @@ export function renameEntry(s: FsState, mutable: () => FsState, config: Config, 
   }
   const m = mutable();
   if (b.r.kind === "file") dropFile(m, dst);
-  else if (b.r.kind === "symlink") m.links.delete(dst);
+  else if (b.r.kind === "symlink") dropLink(m, dst);
   else if (b.r.kind === "dir") m.dirs.delete(dst);
   for (const q of files) {
     const ino = m.files.get(q)!;

@@ -23,7 +23,7 @@ export type WorkspaceResource = {
 export type WorkspaceOptions = {
   /** Largest file, in bytes (default 64 MiB). */
   maxFileBytes?: number;
-  /** Largest total of all file sizes, in bytes (default 256 MiB). */
+  /** Largest total of all file sizes (and link targets), in bytes (default 256 MiB). */
   maxTotalBytes?: number;
   /** Most entries (files, directories and links, root excluded) (default 100 000). */
   maxEntries?: number;
@@ -104,7 +104,7 @@ export type FileNode = { readonly bytes: Uint8Array; readonly nlink: number };
 /**
  * The entry tables. Never mutated once a transaction may share them (see `StepTransaction`). `files` maps each file
  * name to its node number in `inodes`; node numbers come from `nextIno`, in creation order, so they are the same on
- * every run that makes the same calls. `totalBytes` counts each node once.
+ * every run that makes the same calls. `totalBytes` counts each node once, and the UTF-8 bytes of each link target.
  */
 export type FsState = {
   files: Map<string, number>;
@@ -175,6 +175,18 @@ export function dropFile(m: FsState, path: string): void {
     m.inodes.delete(ino);
     m.totalBytes -= node.bytes.length;
   }
+}
+
+/** Make the link `path` (its target's UTF-8 bytes count towards `totalBytes`). */
+export function putLink(m: FsState, path: string, target: string): void {
+  m.links.set(path, target);
+  m.totalBytes += encoder.encode(target).length;
+}
+
+/** Remove the link `path`. */
+export function dropLink(m: FsState, path: string): void {
+  m.totalBytes -= encoder.encode(m.links.get(path)!).length;
+  m.links.delete(path);
 }
 
 /** Give the file `existing` another name. */

@@ -4,7 +4,7 @@
  * @module
  */
 import { sha256Hex } from "../../canonical/sha256.ts";
-import { parentPath, pathViolation, splitWorkspacePath } from "./path.ts";
+import { normalizeWorkspacePath, parentPath, pathViolation, splitWorkspacePath } from "./path.ts";
 import { WorkspaceError, byCodeUnits, encoder, fileBytes, fileHash } from "./_state.ts";
 import type { Config, FsState, SnapshotEntry, WorkspaceEntry, WorkspaceEntryType, WorkspaceLstat, WorkspaceStat } from "./_state.ts";
 import { authorize } from "./_policy.ts";
@@ -79,7 +79,8 @@ export abstract class WorkspaceReader {
     return this._guard(() => {
       const op = options.operation ?? "fs.resolve";
       const { segments, slash } = splitWorkspacePath(path, { operation: op, dotdot: true });
-      const jail = { root: options.jail ?? "", absolute: options.absolute === undefined ? "/" : options.absolute };
+      const root = normalizeWorkspacePath(options.jail ?? "", { directory: true, operation: op });
+      const jail = { root, absolute: options.absolute === undefined ? "/" : options.absolute };
       const r = resolvePath(this._state(), op, path, segments, jail, options.follow ?? true);
       authorize(this._config(), op, r.path, "lookup"); // even a missing name outside every root is refused
       return { ...r, slash };
@@ -291,7 +292,7 @@ export abstract class WorkspaceReader {
   }
 
   /**
-   * Total bytes of all files (a hard-linked file counts once).
+   * Total bytes of all files (a hard-linked file counts once) and link targets.
    * @returns the byte count
    * @example ws.bytesUsed() // 0 for an empty workspace
    */

@@ -147,6 +147,23 @@ describe("writeNode: a descriptor writes back to the file it opened", () => {
   });
 });
 
+describe("limits", () => {
+  it("link targets count towards the total bytes; links towards the entries", () => {
+    const ws = new Workspace({ maxTotalBytes: 10, maxEntries: 3 });
+    ws.symlink("a", "0123456789");
+    expect(ws.bytesUsed()).toBe(10);
+    expect(caught(() => ws.symlink("b", "x")).code).toBe("EXEC_DISK_EXCEEDED");
+    expect(caught(() => ws.link("a", "b")).code).toBe("EXEC_DISK_EXCEEDED"); // a link's copy counts too
+    ws.remove("a");
+    expect(ws.bytesUsed()).toBe(0);
+    ws.write("f", enc("12345"));
+    ws.link("f", "g");
+    ws.link("f", "h");
+    expect(ws.bytesUsed()).toBe(5);
+    expect(caught(() => ws.link("f", "i")).code).toBe("EXEC_DISK_EXCEEDED");
+  });
+});
+
 describe("snapshot and digest with links", () => {
   it("keeps the digest of a workspace without links, and adds links only when asked", () => {
     const ws = new Workspace();

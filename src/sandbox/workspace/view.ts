@@ -4,7 +4,7 @@
  * @module
  */
 import { ancestorPaths, pathViolation } from "./path.ts";
-import { WorkspaceError, addName, diskExceeded, dropFile, encoder, entryCount, putFile } from "./_state.ts";
+import { WorkspaceError, addName, diskExceeded, dropFile, dropLink, encoder, entryCount, putFile, putLink } from "./_state.ts";
 import type { FsState, RemoveOptions } from "./_state.ts";
 import { authorize, protectRoots } from "./_policy.ts";
 import { renameEntry } from "./_rename.ts";
@@ -139,7 +139,7 @@ export abstract class WorkspaceView extends WorkspaceReader {
       if (r.kind === null) throw new WorkspaceError("ENOENT", op, p, "no such file or directory");
       if (r.kind !== "dir" && slash) throw pathViolation(op, path, "a trailing '/' names a directory, but this is not one");
       if (r.kind === "file") return dropFile(this._mutable(), p);
-      if (r.kind === "symlink") return void this._mutable().links.delete(p);
+      if (r.kind === "symlink") return dropLink(this._mutable(), p);
       const s = this._state();
       const inside = (q: string): boolean => q.startsWith(p + "/");
       const nonEmpty = [...s.files.keys(), ...s.dirs, ...s.links.keys()].some(inside);
@@ -149,7 +149,7 @@ export abstract class WorkspaceView extends WorkspaceReader {
       const m = this._mutable();
       for (const q of [...m.files.keys()]) if (inside(q)) dropFile(m, q);
       for (const q of m.dirs) if (inside(q)) m.dirs.delete(q);
-      for (const q of m.links.keys()) if (inside(q)) m.links.delete(q);
+      for (const q of [...m.links.keys()]) if (inside(q)) dropLink(m, q);
       m.dirs.delete(p);
     });
   }
@@ -179,7 +179,8 @@ export abstract class WorkspaceView extends WorkspaceReader {
       if (r.kind !== null) throw new WorkspaceError("EEXIST", op, r.path, "an entry with this name exists");
       if (r.missing > 1) throw new WorkspaceError("ENOENT", op, r.path, "the parent directory does not exist");
       this.#checkEntries(op, r.path, 1);
-      this._mutable().links.set(r.path, target);
+      this.#checkBytes(op, r.path, 0, encoder.encode(target).length);
+      putLink(this._mutable(), r.path, target);
     });
   }
 
@@ -206,9 +207,11 @@ export abstract class WorkspaceView extends WorkspaceReader {
       if (to.kind !== null) throw new WorkspaceError("EEXIST", op, to.path, "an entry with this name exists");
       if (to.missing > 1) throw new WorkspaceError("ENOENT", op, to.path, "the parent directory does not exist");
       this.#checkEntries(op, to.path, 1);
+      const target = this._state().links.get(from.path);
+      if (target !== undefined) this.#checkBytes(op, to.path, 0, encoder.encode(target).length);
       const m = this._mutable();
-      if (from.kind === "file") addName(m, from.path, to.path);
-      else m.links.set(to.path, m.links.get(from.path)!);
+      if (target === undefined) addName(m, from.path, to.path);
+      else putLink(m, to.path, target);
     });
   }
 
