@@ -18,6 +18,7 @@ import { u32 } from "./memory.ts";
  * The absolute guest name of a directory descriptor's folder, or null when its preopen has a relative guest name.
  * @param d the directory entry
  * @returns e.g. `"/data/sub"` for folder `data/sub` under the preopen `/data` → `data`
+ * @example guestName(ctx.fds.get(3) as DirEntry) // "/data"
  */
 export function guestName(d: DirEntry): string | null {
   const { guest, path } = d.base;
@@ -39,6 +40,7 @@ export function guestName(d: DirEntry): string | null {
  *   that act on a link itself: create, remove, rename)
  * @returns the resolved path, its kind, missing names, and whether the guest path ended with `/`
  * @throws WasiErrno `EINVAL` (NUL); ReachError `POLICY_VIOLATION`; WorkspaceError from the walk
+ * @example resolveGuest(fs, dir, "sub/../a.txt", "fs.open", true).path // "data/a.txt"
  */
 export function resolveGuest(fs: WorkspaceView, d: DirEntry, guest: string, op: string, follow: boolean, slashFollows = true): ResolvedPath {
   if (guest.includes("\0")) throw new WasiErrno(Errno.INVAL, "a path cannot contain NUL");
@@ -61,6 +63,7 @@ export type PathArgs = {
  * The {@link PathArgs} of an instance.
  * @param ctx the instance
  * @returns the helpers
+ * @example const { dirOf, fsOf, text } = pathArgs(ctx)
  */
 export function pathArgs(ctx: WasiContext): PathArgs {
   return {

@@ -18,6 +18,7 @@ type Fn = (...args: never[]) => number | void;
  * @param right the right needed
  * @returns nothing
  * @throws WasiErrno `ENOTCAPABLE`
+ * @example need(entry, Rights.FD_READ)
  */
 export function need(e: FdEntry, right: bigint): void {
   if ((e.rights & right) === 0n) throw new WasiErrno(Errno.NOTCAPABLE, "descriptor lacks the right");

@@ -23,6 +23,7 @@ const SETTABLE = FdFlags.APPEND | FdFlags.NONBLOCK;
  * The descriptor bookkeeping host functions.
  * @param ctx the instance state
  * @returns name → implementation (wrapped by the caller)
+ * @example fdMetaCalls(ctx).sock_shutdown!(1, 0) // Errno.NOTSOCK
  */
 export function fdMetaCalls(ctx: WasiContext): Record<string, Fn> {
   const m = ctx.mem;

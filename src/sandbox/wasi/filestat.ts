@@ -24,6 +24,7 @@ const TYPES = { file: FileType.REGULAR_FILE, dir: FileType.DIRECTORY, symlink: F
  * @param path a resolved path
  * @returns the stat
  * @throws ReachError from `lstat` (access, missing entry)
+ * @example writeFilestat(ctx, out, statPath(ctx, fs, "data/a.txt"))
  */
 export function statPath(ctx: WasiContext, fs: WorkspaceView, path: string): Stat {
   const st = fs.lstat(path);
@@ -36,6 +37,7 @@ export function statPath(ctx: WasiContext, fs: WorkspaceView, path: string): Sta
  * @param ctx the instance
  * @param e the descriptor's entry
  * @returns the stat
+ * @example statFd(ctx, ctx.fds.get(3)).type // FileType.DIRECTORY
  */
 export function statFd(ctx: WasiContext, e: FdEntry): Stat {
   if (e.kind === "dir") return { type: FileType.DIRECTORY, ino: inodeOf(e.path, null), nlink: 1, size: 0, times: ctx.files.times(e.path, null) };
@@ -54,6 +56,7 @@ export function statFd(ctx: WasiContext, e: FdEntry): Stat {
  * @param st the stat
  * @returns nothing
  * @throws WasiErrno `EFAULT` for a bad address
+ * @example writeFilestat(ctx, 4000, statFd(ctx, ctx.fds.get(1)))
  */
 export function writeFilestat(ctx: WasiContext, ptr: number, st: Stat): void {
   ctx.mem.check(ptr, 64, 8);

@@ -28,6 +28,7 @@ function moved(path: string, from: string, to: string): string {
  * The link host functions.
  * @param ctx the instance state
  * @returns name → implementation (wrapped by the caller)
+ * @example linkCalls(ctx).path_readlink!(3, ptr, len, buf, 64, out)
  */
 export function linkCalls(ctx: WasiContext): Record<string, Fn> {
   const m = ctx.mem;

@@ -14,7 +14,9 @@ import type { Config } from "./_state.ts";
  * @param op the operation, for the error
  * @param path the resolved path
  * @param want the access needed; `"lookup"` only asks that the path be inside a root (or a directory above one)
+ * @returns nothing
  * @throws ReachError `RESOURCE_ACCESS` outside every root; `PERMISSION_DENIED` when the root does not grant `want`
+ * @example authorize(config, "fs.write", "data/a.txt", "write")
  */
 export function authorize(config: Config, op: string, path: string, want: "read" | "write" | "lookup"): void {
   const mounts = config.mounts;
@@ -42,7 +44,9 @@ export function authorize(config: Config, op: string, path: string, want: "read"
  * @param config the mounts
  * @param op the operation
  * @param path the resolved path about to disappear
+ * @returns nothing
  * @throws ReachError `PERMISSION_DENIED`
+ * @example protectRoots(config, "fs.remove", "temp") // throws: a root
  */
 export function protectRoots(config: Config, op: string, path: string): void {
   const mounts = config.mounts;

@@ -43,7 +43,9 @@ function validate(s: FsState, config: Config, op: string, a: Located, b: Located
  * @param op the operation, for errors
  * @param a the source
  * @param b the destination
+ * @returns nothing
  * @throws ReachError `POLICY_VIOLATION` (a root replaced, a moved path too deep); WorkspaceError (see `rename`)
+ * @example renameEntry(state, () => mutable, config, "fs.rename", from, to)
  */
 export function renameEntry(s: FsState, mutable: () => FsState, config: Config, op: string, a: Located, b: Located): void {
   validate(s, config, op, a, b);

@@ -95,6 +95,7 @@ function insideJail(target: string, jail: Jail): string[] | null {
  * @returns the resolved path, the kind of its entry, and how many trailing names do not exist
  * @throws ReachError `POLICY_VIOLATION` (`RESOURCE_ACCESS`) when the walk would leave the jail or the result is too
  *   long; WorkspaceError `ELOOP`, `ENOTDIR` (a file on the way) or `ENOENT` (a stale jail, or `..` after a missing name)
+ * @example resolvePath(state, "fs.read", "a/l", ["a", "l"], { root: "", absolute: "/" }, true).path // "a/target"
  */
 export function resolvePath(s: FsState, op: string, shown: string, segments: readonly string[], jail: Jail, follow: boolean): Resolved {
   checkJail(s, op, jail);
