@@ -101,6 +101,8 @@ export function resolvePath(s: FsState, op: string, shown: string, segments: rea
   checkJail(s, op, jail);
   const queue = [...segments].reverse(); // a stack: the next segment is at the end
   let cur = jail.root;
+  const jailDepth = jail.root === "" ? 0 : jail.root.split("/").length;
+  let depth = jailDepth; // segments in cur
   let via: string | null = null; // the last link followed, for messages
   let expansions = 0;
   const missing: string[] = [];
@@ -110,6 +112,11 @@ export function resolvePath(s: FsState, op: string, shown: string, segments: rea
   while (queue.length > 0) {
     const seg = queue.pop()!;
     if (seg === ".") continue;
+    // No entry lies deeper than MAX_PATH_DEPTH, so a walk that goes deeper can only fail: stop it before the
+    // strings it builds grow (a chain of long link targets could otherwise make one call slow).
+    if (depth + missing.length >= MAX_PATH_DEPTH && seg !== "..") {
+      throw pathViolation(op, shown, `the path it names is deeper than ${MAX_PATH_DEPTH} segments`);
+    }
     if (missing.length > 0) {
       if (seg === "..") {
         if (climbsOut(depthIn(cur, jail) + missing.length - 1, [...queue].reverse())) escape("'..' would go above the directory the path is relative to");
@@ -121,6 +128,7 @@ export function resolvePath(s: FsState, op: string, shown: string, segments: rea
     if (seg === "..") {
       if (cur === jail.root) escape("'..' would go above the directory the path is relative to");
       cur = parent(cur);
+      depth--;
       continue;
     }
     const next = join(cur, seg);
@@ -134,6 +142,7 @@ export function resolvePath(s: FsState, op: string, shown: string, segments: rea
         const tail = insideJail(target, jail);
         if (tail === null) escape(`its absolute target ${JSON.stringify(displayPath(target))} is not inside it`);
         cur = jail.root;
+        depth = jailDepth;
         queue.push(...tail!.reverse());
       } else {
         queue.push(...targetSegments(target).reverse());
@@ -148,10 +157,11 @@ export function resolvePath(s: FsState, op: string, shown: string, segments: rea
       throw new WorkspaceError("ENOTDIR", op, next, `"${displayPath(next)}" is a file, not a directory`);
     }
     cur = next;
+    depth++;
   }
   const path = missing.length === 0 ? cur : join(cur, missing.join("/"));
-  if (path.split("/").length > MAX_PATH_DEPTH || encoder.encode(path).length > MAX_PATH_BYTES) {
-    escape(`the path it names is deeper than ${MAX_PATH_DEPTH} segments or longer than ${MAX_PATH_BYTES} bytes`);
+  if (encoder.encode(path).length > MAX_PATH_BYTES) {
+    throw pathViolation(op, shown, `the path it names is longer than ${MAX_PATH_BYTES} bytes`);
   }
   return { path, kind: missing.length === 0 ? kindOf(s, path) : null, missing: missing.length };
 }
