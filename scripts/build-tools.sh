@@ -23,6 +23,7 @@ cc c-sha/main.c -o "$out/c-sha.wasm"
 cc fixtures/hang.c -o "$out/hang.wasm"
 cc fixtures/membomb.c -o "$out/membomb.wasm"
 cc fixtures/escape.c -o "$out/escape.wasm"
+cc fixtures/links.c -o "$out/links.wasm"
 cc -Wl,--allow-undefined fixtures/reach-call.c -o "$out/reach-call.wasm"
 
 # Rust std (Debian rustc + libstd-rust-dev-wasm32; /usr/bin/rustc, never a rustup toolchain on PATH): no debug info,

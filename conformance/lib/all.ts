@@ -9,6 +9,7 @@ import { determinismCases } from "./determinism-cases.ts";
 import { jcsCases } from "./jcs-cases.ts";
 import { toolCases } from "./tool-cases.ts";
 import { trustCases } from "./trust-cases.ts";
+import { wasiFsCases } from "./wasi-fs-cases.ts";
 import type { ConformanceCase, ConformanceIO } from "./types.ts";
 
 /** A named group of cases. */
@@ -28,6 +29,7 @@ export function allSuites(io: ConformanceIO): Suite[] {
     { suite: "trust", cases: trustCases(io) },
     { suite: "capsule-archive", cases: capsuleArchiveCases(io) },
     { suite: "capsules", cases: capsuleCases(io) },
+    { suite: "wasi-fs", cases: wasiFsCases(io) },
   ];
 }
 

@@ -13,6 +13,7 @@ import { Errno, errnoOf, STDIO_RIGHTS } from "./errno.ts";
 import { FdTable, OutputSink } from "./fd-table.ts";
 import { GuestMemory } from "./memory.ts";
 import { DIR_RIGHTS } from "./errno.ts";
+import { OpenFiles } from "./open-files.ts";
 
 /** Where a guest's time and randomness come from (ARCHITECTURE "Determinism": both virtual). */
 export interface WasiSources {
@@ -92,6 +93,8 @@ export class WasiHalt {
 export class WasiContext {
   readonly mem = new GuestMemory();
   readonly fds = new FdTable();
+  /** The open files (one per workspace file node) and the timestamps the guest set. */
+  readonly files = new OpenFiles();
   readonly fs: WorkspaceView | null;
   readonly sources: WasiSources;
   readonly args: Uint8Array[];
@@ -133,7 +136,8 @@ export class WasiContext {
     const preopens = options.preopens ?? [];
     if (preopens.length > 0 && this.fs === null) throw new TypeError(`"preopens" need "fs" (a workspace view)`);
     for (const p of preopens) {
-      this.fds.add({ kind: "dir", path: p.path, preopen: p.guest, rights: DIR_RIGHTS, inheriting: DIR_RIGHTS | FILE_ALL });
+      const base = { guest: p.guest, path: p.path };
+      this.fds.add({ kind: "dir", path: p.path, preopen: p.guest, base, rights: DIR_RIGHTS, inheriting: DIR_RIGHTS | FILE_ALL });
     }
   }
 

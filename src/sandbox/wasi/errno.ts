@@ -12,6 +12,7 @@ export const Errno = {
   TOOBIG: 1,
   ACCES: 2,
   BADF: 8,
+  BUSY: 10,
   EXIST: 20,
   FAULT: 21,
   FBIG: 22,
@@ -27,6 +28,7 @@ export const Errno = {
   NOSYS: 52,
   NOTDIR: 54,
   NOTEMPTY: 55,
+  NOTSOCK: 57,
   NOTSUP: 58,
   OVERFLOW: 61,
   PERM: 63,
@@ -43,6 +45,12 @@ export const FdFlags = { APPEND: 1, DSYNC: 2, NONBLOCK: 4, RSYNC: 8, SYNC: 16 } 
 
 /** `oflags` bits (u16). */
 export const OFlags = { CREAT: 1, DIRECTORY: 2, EXCL: 4, TRUNC: 8 } as const;
+
+/** `lookupflags` bits (u32). */
+export const LookupFlags = { SYMLINK_FOLLOW: 1 } as const;
+
+/** `fstflags` bits (u16): which timestamps `*_filestat_set_times` sets, to a given time or to now. */
+export const FstFlags = { ATIM: 1, ATIM_NOW: 2, MTIM: 4, MTIM_NOW: 8 } as const;
 
 /** `whence` values (u8). */
 export const Whence = { SET: 0, CUR: 1, END: 2 } as const;
@@ -129,6 +137,9 @@ export function errnoOf(err: unknown): { errno: number; violation: ReachError | 
       EISDIR: Errno.ISDIR,
       ENOTEMPTY: Errno.NOTEMPTY,
       EEXIST: Errno.EXIST,
+      ELOOP: Errno.LOOP,
+      EINVAL: Errno.INVAL,
+      EPERM: Errno.PERM,
     };
     return { errno: map[err.errno] ?? Errno.IO, violation: null };
   }

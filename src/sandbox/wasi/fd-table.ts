@@ -1,9 +1,11 @@
 /**
  * The file-descriptor table of one WASI instance (WASI preview1 `fd`): the standard streams, preopened
- * directories, opened directories and opened files. Opened files hold a private copy of the content; a file
- * opened for writing is written back to the workspace on `fd_close`, `fd_sync`/`fd_datasync` and when the run
- * ends (`flushAll`). Two descriptors on the same file do not see each other's unflushed writes; the last one
- * written back wins (documented limitation, like a copy-on-open cache).
+ * directories, opened directories and opened files. An opened file is an {@link OpenFile}: the content of one
+ * workspace file node, held in memory and shared by every descriptor opened on that node (through any of its
+ * names), so descriptors see each other's writes at once, as on POSIX. It is written back to its node (never to a
+ * path looked up again, so a link or rename made meanwhile cannot redirect it) on `fd_close`, `fd_sync` /
+ * `fd_datasync` and when the run ends (`WasiPreview1.finish`). Other workspace users (the `reach` host API) see
+ * the content as last written back.
  * @module
  */
 import { ReachError } from "../../protocol/errors.ts";
@@ -71,19 +73,27 @@ export class OutputSink {
 export type StdinEntry = { kind: "stdin"; data: Uint8Array; pos: number; rights: bigint };
 /** Standard output or error. */
 export type OutEntry = { kind: "out"; sink: OutputSink; rights: bigint };
-/** A directory: `path` is its normalised workspace path; `preopen` the guest name of a preopened one. */
-export type DirEntry = { kind: "dir"; path: string; preopen: string | null; rights: bigint; inheriting: bigint };
-/** An open regular file. */
-export type FileEntry = {
-  kind: "file";
+/** The preopened directory a directory descriptor descends from: its guest name and workspace folder. */
+export type DirBase = { guest: string; path: string };
+/**
+ * A directory: `path` is its normalised workspace path (paths given with this descriptor may not leave it);
+ * `preopen` the guest name of a preopened one; `base` the preopen it descends from.
+ */
+export type DirEntry = { kind: "dir"; path: string; preopen: string | null; base: DirBase; rights: bigint; inheriting: bigint };
+/** The content of one workspace file node while descriptors are open on it (see the module notes). */
+export type OpenFile = {
+  /** The workspace file node. */
+  ino: number;
+  /** The name it was last known under (a hint for writing back). */
   path: string;
   data: Uint8Array;
   size: number;
-  pos: number;
-  append: boolean;
   dirty: boolean;
-  rights: bigint;
+  /** How many descriptors use it. */
+  refs: number;
 };
+/** An open regular file: a position and flags over a shared {@link OpenFile}. */
+export type FileEntry = { kind: "file"; file: OpenFile; pos: number; fdflags: number; rights: bigint };
 /** One descriptor. */
 export type FdEntry = StdinEntry | OutEntry | DirEntry | FileEntry;
 
@@ -135,6 +145,16 @@ export class FdTable {
   }
 
   /**
+   * Refuse early when no descriptor is free, so that an open fails before it creates or truncates anything.
+   * @returns nothing
+   * @throws WasiErrno `EMFILE` when `MAX_OPEN_FDS` are open
+   * @example fds.reserve()
+   */
+  reserve(): void {
+    if (this.#entries.size >= MAX_OPEN_FDS) throw new WasiErrno(33 /* mfile */, "too many open files");
+  }
+
+  /**
    * Remove a descriptor (no write-back; see `flush`).
    * @param fd the number
    * @returns the removed entry
@@ -158,16 +178,16 @@ export class FdTable {
 }
 
 /**
- * Write a dirty file back to the workspace (WASI `fd_sync`, `fd_close`).
+ * Write a dirty open file back to its workspace file node (WASI `fd_sync`, `fd_close`).
  * @param fs the workspace view
- * @param f the file entry
+ * @param f the open file
  * @returns nothing
  * @throws ReachError from the workspace (mapped to errno by the caller)
- * @example flush(ws, file)
+ * @example flush(ws, entry.file)
  */
-export function flush(fs: WorkspaceView, f: FileEntry): void {
+export function flush(fs: WorkspaceView, f: OpenFile): void {
   if (!f.dirty) return;
-  fs.write(f.path, f.data.subarray(0, f.size));
+  fs.writeNode(f.ino, f.data.subarray(0, f.size), f.path);
   f.dirty = false;
 }
 
@@ -179,7 +199,7 @@ export function flush(fs: WorkspaceView, f: FileEntry): void {
  * @throws WasiErrno `EFBIG` beyond `MAX_OPEN_FILE_BYTES`
  * @example ensureCapacity(file, file.pos + n)
  */
-export function ensureCapacity(f: FileEntry, size: number): void {
+export function ensureCapacity(f: OpenFile, size: number): void {
   if (size > MAX_OPEN_FILE_BYTES) throw new WasiErrno(Errno.FBIG, `file would exceed ${MAX_OPEN_FILE_BYTES} bytes`);
   if (size <= f.data.length) return;
   const next = new Uint8Array(Math.min(MAX_OPEN_FILE_BYTES, Math.max(size, f.data.length * 2, 4096)));
@@ -205,15 +225,18 @@ export function fileTypeOf(e: FdEntry): number {
 }
 
 /**
- * A stable inode number for a workspace path (FNV-1a 64 of its UTF-8 bytes), so `st_ino` is deterministic.
+ * The `st_ino` of an entry: a file's workspace node number (shared by its hard links), else a stable number from
+ * the path (FNV-1a 64 of its UTF-8 bytes, top bit set so it never equals a node number). Deterministic.
  * @param path a normalised workspace path
+ * @param node the file node, or null for a directory or link
  * @returns a u64
- * @example inodeOf("data/a.txt")
+ * @example inodeOf("data", null)
  */
-export function inodeOf(path: string): bigint {
+export function inodeOf(path: string, node: number | null): bigint {
+  if (node !== null) return BigInt(node);
   let h = 0xcbf29ce484222325n;
   for (const b of encoder.encode(path)) h = BigInt.asUintN(64, (h ^ BigInt(b)) * 0x100000001b3n);
-  return h;
+  return h | (1n << 63n);
 }
 
 const encoder = new TextEncoder();

@@ -1,141 +1,90 @@
 /**
- * WASI preview1 path calls (`path_*`) and `fd_readdir`, over the virtual workspace (WASI preview1
- * `wasi_snapshot_preview1.witx`, section "path"). A guest path is always relative to a directory descriptor;
- * absolute paths, `..`, NUL, backslashes and links are refused by `normalizeWorkspacePath` and the workspace with a
- * `RESOURCE_ACCESS` policy violation, which the guest sees as `ENOTCAPABLE` and the runner reports (seed 003 §4.3).
- * Symbolic links are never created, read or followed: `path_symlink` and `path_link` are `EPERM`, `path_readlink`
- * `ENOTSUP`.
+ * WASI preview1 path calls (`path_open`, `path_filestat_*`, `path_create_directory`, `path_remove_directory`,
+ * `path_unlink_file`) and `fd_readdir`, over the virtual workspace (WASI preview1 `wasi_snapshot_preview1.witx`,
+ * section "path"). Every path is resolved beneath its directory descriptor (`_guest-path.ts`); links are followed
+ * there as `lookupflags.symlink_follow` says for the last segment and always before it. The link calls
+ * (`path_symlink`, `path_link`, `path_readlink`, `path_rename`) are in `link-calls.ts`.
  * @module
  */
-import { parentPath, normalizeWorkspacePath, pathViolation } from "../workspace/path.ts";
-import { WorkspaceError } from "../workspace/workspace.ts";
+import { parentPath } from "../workspace/path.ts";
 import type { WorkspaceView } from "../workspace/workspace.ts";
-import { DIR_RIGHTS, Errno, FILE_RIGHTS, FdFlags, FileType, OFlags, Rights, WasiErrno } from "./errno.ts";
+import { DIR_RIGHTS, Errno, FILE_RIGHTS, FileType, LookupFlags, OFlags, Rights, WasiErrno } from "./errno.ts";
 import type { WasiContext } from "./context.ts";
-import { inodeOf } from "./fd-table.ts";
+import { flush, inodeOf } from "./fd-table.ts";
 import type { DirEntry } from "./fd-table.ts";
-import { writeFilestat } from "./fd-calls.ts";
+import { statPath, writeFilestat } from "./filestat.ts";
+import { pathArgs, resolveGuest } from "./_guest-path.ts";
+import { checkFstFlags } from "./open-files.ts";
+import { nanos } from "../../determinism/clock.ts";
 import { u32 } from "./memory.ts";
 
 type Fn = (...args: never[]) => number | void;
-type Kind = "file" | "dir" | "symlink" | null;
 
 /** Rights that mean "this descriptor may change the file". */
 const WRITE_RIGHTS = Rights.FD_WRITE | Rights.FD_FILESTAT_SET_SIZE | Rights.FD_ALLOCATE;
-const LOOKUP_SYMLINK_FOLLOW = 1;
+const enc = new TextEncoder();
 
-/** Kind of an entry without following a link at the end (`lstat`); null when it does not exist. */
-function lkind(fs: WorkspaceView, p: string): Kind {
-  if (p === "") return "dir";
-  const parent = parentPath(p);
-  const name = parent === "" ? p : p.slice(parent.length + 1);
+/** `path_open` of a directory: a new directory descriptor beneath the same preopen. */
+function openDir(ctx: WasiContext, fs: WorkspaceView, d: DirEntry, path: string, base: bigint, inheriting: bigint): number {
+  fs.list(path); // read access check
+  const entry: DirEntry = { kind: "dir", path, preopen: null, base: d.base, rights: base & DIR_RIGHTS & d.inheriting, inheriting: inheriting & d.inheriting };
+  return ctx.fds.add(entry);
+}
+
+/** `path_open` of a regular file (created first when missing and asked for). */
+function openFile(ctx: WasiContext, fs: WorkspaceView, d: DirEntry, path: string, exists: boolean, oflags: number, base: bigint, fdflags: number): number {
+  const trunc = (oflags & OFlags.TRUNC) !== 0;
+  if (!exists) fs.write(path, new Uint8Array(0)); // creates the file; refused on a read-only root (PERMISSION_DENIED)
+  else if ((base & WRITE_RIGHTS) !== 0n || trunc) fs.checkAccess(path, "write"); // a read-only root refuses at open
+  const ino = fs.nodeOf(path)!;
+  const file = ctx.files.open(ino, path, () => ((trunc && (base & Rights.FD_READ) === 0n) || !exists ? new Uint8Array(0) : fs.read(path)));
+  if (trunc && file.size > 0) {
+    file.size = 0;
+    file.dirty = true;
+    flush(fs, file); // written back at once, as O_TRUNC truncates at open
+  }
   try {
-    const hit = fs.list(parent).find((e) => e.name === name);
-    return hit === undefined ? null : hit.type;
+    return ctx.fds.add({ kind: "file", file, pos: 0, fdflags, rights: base & FILE_RIGHTS & d.inheriting });
   } catch (err) {
-    if (err instanceof WorkspaceError && err.errno === "ENOENT") return null;
+    ctx.files.release(null, file);
     throw err;
   }
 }
 
 /**
- * The `path_*` host functions and `fd_readdir`.
+ * The `path_*` host functions that are not about links, and `fd_readdir`.
  * @param ctx the instance state
  * @returns name → implementation (wrapped by the caller)
  */
 export function pathCalls(ctx: WasiContext): Record<string, Fn> {
   const m = ctx.mem;
-  const dirOf = (fd: number, right: bigint): DirEntry => {
-    const d = ctx.fds.get(u32(fd));
-    if (d.kind !== "dir") throw new WasiErrno(Errno.NOTDIR, "not a directory descriptor");
-    if ((d.rights & right) === 0n) throw new WasiErrno(Errno.NOTCAPABLE, "directory lacks the right");
-    return d;
-  };
-  const fsOf = (): WorkspaceView => {
-    if (ctx.fs === null) throw new WasiErrno(Errno.NOTCAPABLE, "no file system");
-    return ctx.fs;
-  };
-  /** Resolve a guest path against a directory descriptor; returns [workspace path, path as given]. */
-  const resolve = (d: DirEntry, ptr: number, len: number, op: string): [string, string] => {
-    const guest = m.string(u32(ptr), u32(len));
-    if (guest.startsWith("/")) throw pathViolation(op, guest, "absolute paths are not allowed");
-    const joined = d.path === "" ? guest : guest === "" ? d.path : `${d.path}/${guest}`;
-    return [normalizeWorkspacePath(joined, { directory: true, operation: op }), guest];
-  };
-  const parentMustBeDir = (fs: WorkspaceView, p: string): void => {
-    const k = lkind(fs, parentPath(p));
-    if (k === null) throw new WasiErrno(Errno.NOENT, "parent missing");
-    if (k !== "dir") throw new WasiErrno(Errno.NOTDIR, "parent is not a directory");
-  };
-  const linkRefused = (op: string, p: string): never => {
-    throw pathViolation(op, p, "symbolic links are never followed inside the workspace");
-  };
+  const { dirOf, fsOf, text } = pathArgs(ctx);
 
   return {
-    path_open: (
-      dirfd: number,
-      dirflags: number,
-      ptr: number,
-      len: number,
-      oflags: number,
-      base: bigint,
-      inheriting: bigint,
-      fdflags: number,
-      out: number,
-    ) => {
+    path_open: (dirfd: number, dirflags: number, ptr: number, len: number, oflags: number, base: bigint, inheriting: bigint, fdflags: number, out: number) => {
       m.check(u32(out), 4, 4);
       const d = dirOf(dirfd, Rights.PATH_OPEN);
       const fs = fsOf();
       if (typeof base !== "bigint" || typeof inheriting !== "bigint") throw new WasiErrno(Errno.INVAL, "rights");
-      if ((oflags & ~0xf) !== 0 || (fdflags & ~0x1f) !== 0 || (dirflags & ~1) !== 0) {
-        throw new WasiErrno(Errno.INVAL, "unknown flag");
-      }
-      const [p, guest] = resolve(d, ptr, len, "fs.open");
-      const k = lkind(fs, p);
-      if (k === "symlink") linkRefused("fs.open", p);
+      if ((oflags & ~0xf) !== 0 || (fdflags & ~0x1f) !== 0 || (dirflags & ~1) !== 0) throw new WasiErrno(Errno.INVAL, "unknown flag");
+      if ((oflags & OFlags.CREAT) !== 0 && (d.rights & Rights.PATH_CREATE_FILE) === 0n) throw new WasiErrno(Errno.NOTCAPABLE, "no path_create_file right");
+      if ((oflags & OFlags.TRUNC) !== 0 && (d.rights & Rights.PATH_FILESTAT_SET_SIZE) === 0n) throw new WasiErrno(Errno.NOTCAPABLE, "no path_filestat_set_size right");
+      ctx.fds.reserve(); // validate before change: never create or truncate and then fail for want of a descriptor
+      const r = resolveGuest(fs, d, text(ptr, len), "fs.open", (dirflags & LookupFlags.SYMLINK_FOLLOW) !== 0);
+      const create = (oflags & OFlags.CREAT) !== 0;
+      if (create && (oflags & OFlags.EXCL) !== 0 && r.kind !== null) throw new WasiErrno(Errno.EXIST, "exists");
+      if (r.kind === "symlink") throw new WasiErrno(Errno.LOOP, "a link at the end, not followed (O_NOFOLLOW)");
       const wantsWrite = (base & WRITE_RIGHTS) !== 0n || (oflags & OFlags.TRUNC) !== 0;
-      if ((oflags & OFlags.CREAT) !== 0 && (oflags & OFlags.EXCL) !== 0 && k !== null) {
-        throw new WasiErrno(Errno.EXIST, "exists");
-      }
-      if (k === "dir" || (oflags & OFlags.DIRECTORY) !== 0) {
-        if (k === null) throw new WasiErrno(Errno.NOENT, "no such directory");
-        if (k !== "dir") throw new WasiErrno(Errno.NOTDIR, "not a directory");
+      let fd: number;
+      if (r.kind === "dir" || (oflags & OFlags.DIRECTORY) !== 0 || r.slash) {
+        if (r.kind === null) throw new WasiErrno(create && (oflags & OFlags.DIRECTORY) === 0 ? Errno.ISDIR : Errno.NOENT, "no such directory");
+        if (r.kind !== "dir") throw new WasiErrno(Errno.NOTDIR, "not a directory");
         if (wantsWrite) throw new WasiErrno(Errno.ISDIR, "a directory cannot be opened for writing");
-        fs.list(p); // read access check
-        const entry: DirEntry = {
-          kind: "dir",
-          path: p,
-          preopen: null,
-          rights: base & DIR_RIGHTS & d.inheriting,
-          inheriting: inheriting & d.inheriting,
-        };
-        m.setU32(u32(out), ctx.fds.add(entry));
-        return;
-      }
-      if (guest.endsWith("/")) throw new WasiErrno(k === null ? Errno.NOENT : Errno.NOTDIR, "trailing slash");
-      let data: Uint8Array;
-      if (k === null) {
-        if ((oflags & OFlags.CREAT) === 0) throw new WasiErrno(Errno.NOENT, "no such file");
-        parentMustBeDir(fs, p);
-        data = new Uint8Array(0);
-        fs.write(p, data); // creates the file; refused on a read-only root (PERMISSION_DENIED)
+        fd = openDir(ctx, fs, d, r.path, base, inheriting);
       } else {
-        const trunc = (oflags & OFlags.TRUNC) !== 0;
-        data = trunc && (base & Rights.FD_READ) === 0n ? new Uint8Array(0) : fs.read(p);
-        if (trunc) data = new Uint8Array(0);
-        // A write-back probe: a read-only root refuses here, at open, not at the first write (seed 003 §4.2).
-        if (wantsWrite) fs.write(p, data);
+        if (r.kind === null && (!create || r.missing > 1)) throw new WasiErrno(Errno.NOENT, "no such file");
+        fd = openFile(ctx, fs, d, r.path, r.kind !== null, oflags, base, fdflags);
       }
-      const fd = ctx.fds.add({
-        kind: "file",
-        path: p,
-        data,
-        size: data.length,
-        pos: 0,
-        append: (fdflags & FdFlags.APPEND) !== 0,
-        dirty: false,
-        rights: base & FILE_RIGHTS & d.inheriting,
-      });
       m.setU32(u32(out), fd);
     },
 
@@ -143,82 +92,55 @@ export function pathCalls(ctx: WasiContext): Record<string, Fn> {
       m.check(u32(out), 64, 8);
       const d = dirOf(dirfd, Rights.PATH_FILESTAT_GET);
       const fs = fsOf();
-      const [p] = resolve(d, ptr, len, "fs.stat");
-      const k = lkind(fs, p);
-      if (k === null) throw new WasiErrno(Errno.NOENT, "no such file");
-      if (k === "symlink") {
-        if ((flags & LOOKUP_SYMLINK_FOLLOW) !== 0) linkRefused("fs.stat", p);
-        writeFilestat(ctx, u32(out), FileType.SYMBOLIC_LINK, inodeOf(p), 0);
-        return;
-      }
-      const st = fs.stat(p);
-      writeFilestat(ctx, u32(out), k === "dir" ? FileType.DIRECTORY : FileType.REGULAR_FILE, inodeOf(p), st.size);
+      const r = resolveGuest(fs, d, text(ptr, len), "fs.stat", (flags & LookupFlags.SYMLINK_FOLLOW) !== 0);
+      if (r.kind === null) throw new WasiErrno(Errno.NOENT, "no such file");
+      writeFilestat(ctx, u32(out), statPath(ctx, fs, r.path));
+    },
+
+    path_filestat_set_times: (dirfd: number, flags: number, ptr: number, len: number, atim: bigint, mtim: bigint, fst: number) => {
+      const d = dirOf(dirfd, Rights.PATH_FILESTAT_SET_TIMES);
+      const fs = fsOf();
+      if (typeof atim !== "bigint" || typeof mtim !== "bigint") throw new WasiErrno(Errno.INVAL, "timestamps");
+      checkFstFlags(fst);
+      const follow = (flags & LookupFlags.SYMLINK_FOLLOW) !== 0;
+      const r = resolveGuest(fs, d, text(ptr, len), "fs.touch", follow);
+      if (r.kind === null) throw new WasiErrno(Errno.NOENT, "no such file");
+      fs.checkAccess(r.path, "write", { follow: false });
+      const ino = fs.lstat(r.path).ino;
+      ctx.files.setTimes(r.path, ino, BigInt.asUintN(64, atim), BigInt.asUintN(64, mtim), fst, () => nanos(ctx.sources.readClockMs()));
     },
 
     path_create_directory: (dirfd: number, ptr: number, len: number) => {
       const d = dirOf(dirfd, Rights.PATH_CREATE_DIRECTORY);
       const fs = fsOf();
-      const [p] = resolve(d, ptr, len, "fs.mkdir");
-      if (lkind(fs, p) !== null) throw new WasiErrno(Errno.EXIST, "exists");
-      parentMustBeDir(fs, p);
-      fs.mkdir(p);
+      const r = resolveGuest(fs, d, text(ptr, len), "fs.mkdir", false, false);
+      if (r.kind !== null) throw new WasiErrno(Errno.EXIST, "exists");
+      if (r.missing > 1) throw new WasiErrno(Errno.NOENT, "the parent directory does not exist");
+      fs.mkdir(r.path);
     },
 
     path_remove_directory: (dirfd: number, ptr: number, len: number) => {
       const d = dirOf(dirfd, Rights.PATH_REMOVE_DIRECTORY);
       const fs = fsOf();
-      const [p] = resolve(d, ptr, len, "fs.remove");
-      const k = lkind(fs, p);
-      if (k === null) throw new WasiErrno(Errno.NOENT, "no such directory");
-      if (k !== "dir") throw new WasiErrno(Errno.NOTDIR, "not a directory");
+      const r = resolveGuest(fs, d, text(ptr, len), "fs.remove", false, false);
+      if (r.kind === null) throw new WasiErrno(Errno.NOENT, "no such directory");
+      if (r.kind !== "dir") throw new WasiErrno(Errno.NOTDIR, "not a directory");
+      if (r.path === d.path) throw new WasiErrno(Errno.INVAL, "cannot remove the descriptor's own directory");
       for (const [, e] of ctx.fds.entries()) {
-        if (e.kind === "dir" && e.preopen !== null && e.path === p) throw new WasiErrno(Errno.ACCES, "a preopen");
+        if (e.kind === "dir" && e.preopen !== null && e.path === r.path) throw new WasiErrno(Errno.ACCES, "a preopen");
       }
-      fs.remove(p);
+      fs.remove(r.path);
     },
 
     path_unlink_file: (dirfd: number, ptr: number, len: number) => {
       const d = dirOf(dirfd, Rights.PATH_UNLINK_FILE);
       const fs = fsOf();
-      const [p, guest] = resolve(d, ptr, len, "fs.remove");
-      const k = lkind(fs, p);
-      if (k === null) throw new WasiErrno(Errno.NOENT, "no such file");
-      if (k === "dir") throw new WasiErrno(Errno.ISDIR, "is a directory");
-      if (guest.endsWith("/")) throw new WasiErrno(Errno.NOTDIR, "trailing slash on a file");
-      fs.remove(p);
+      const r = resolveGuest(fs, d, text(ptr, len), "fs.remove", false, false);
+      if (r.kind === null) throw new WasiErrno(Errno.NOENT, "no such file");
+      if (r.kind === "dir") throw new WasiErrno(Errno.ISDIR, "is a directory");
+      if (r.slash) throw new WasiErrno(Errno.NOTDIR, "trailing slash on a file");
+      fs.remove(r.path);
     },
-
-    path_rename: (fd: number, oldPtr: number, oldLen: number, newFd: number, newPtr: number, newLen: number) => {
-      const from = dirOf(fd, Rights.PATH_RENAME_SOURCE);
-      const to = dirOf(newFd, Rights.PATH_RENAME_TARGET);
-      const fs = fsOf();
-      const [src] = resolve(from, oldPtr, oldLen, "fs.rename");
-      const [dst] = resolve(to, newPtr, newLen, "fs.rename");
-      const ks = lkind(fs, src);
-      if (ks === null) throw new WasiErrno(Errno.NOENT, "no such file");
-      if (ks === "symlink") linkRefused("fs.rename", src);
-      if (ks === "dir") throw new WasiErrno(Errno.NOTSUP, "renaming directories is not supported");
-      const kd = lkind(fs, dst);
-      if (kd === "dir") throw new WasiErrno(Errno.ISDIR, "target is a directory");
-      if (kd === "symlink") linkRefused("fs.rename", dst);
-      if (src === dst) return;
-      parentMustBeDir(fs, dst);
-      const bytes = fs.read(src);
-      const previous = kd === "file" ? fs.read(dst) : null;
-      fs.write(dst, bytes); // "renamed into" a read-only root is refused here
-      try {
-        fs.remove(src);
-      } catch (err) {
-        if (previous !== null) fs.write(dst, previous);
-        else fs.remove(dst);
-        throw err;
-      }
-    },
-
-    path_symlink: () => Errno.PERM,
-    path_link: () => Errno.PERM,
-    path_readlink: () => Errno.NOTSUP,
-    path_filestat_set_times: () => Errno.NOTSUP,
 
     fd_readdir: (fd: number, buf: number, bufLen: number, cookie: bigint, out: number) => {
       m.check(u32(out), 4, 4);
@@ -227,39 +149,36 @@ export function pathCalls(ctx: WasiContext): Record<string, Fn> {
       const target = m.bytes(u32(buf), u32(bufLen));
       if (typeof cookie !== "bigint") throw new WasiErrno(Errno.INVAL, "cookie");
       const list: [string, number, bigint][] = [
-        [".", FileType.DIRECTORY, inodeOf(d.path)],
-        ["..", FileType.DIRECTORY, inodeOf(parentPath(d.path))],
-        ...fs.list(d.path).map((e): [string, number, bigint] => [
-          e.name,
-          e.type === "dir" ? FileType.DIRECTORY : e.type === "file" ? FileType.REGULAR_FILE : FileType.SYMBOLIC_LINK,
-          inodeOf(d.path === "" ? e.name : `${d.path}/${e.name}`),
-        ]),
+        [".", FileType.DIRECTORY, inodeOf(d.path, null)],
+        ["..", FileType.DIRECTORY, inodeOf(parentPath(d.path), null)],
+        ...fs.list(d.path).map((e): [string, number, bigint] => {
+          const path = d.path === "" ? e.name : `${d.path}/${e.name}`;
+          const type = e.type === "dir" ? FileType.DIRECTORY : e.type === "file" ? FileType.REGULAR_FILE : FileType.SYMBOLIC_LINK;
+          return [e.name, type, inodeOf(path, e.type === "file" ? fs.nodeOf(path) : null)];
+        }),
       ];
-      const start = cookie > BigInt(list.length) ? list.length : Number(cookie);
-      const chunks: Uint8Array[] = [];
-      let total = 0;
-      for (let i = start; i < list.length && total < target.length; i++) {
-        const [name, type, ino] = list[i]!;
-        const nameBytes = enc.encode(name);
-        const rec = new Uint8Array(24 + nameBytes.length);
-        const dv = new DataView(rec.buffer);
-        dv.setBigUint64(0, BigInt(i + 1), true); // d_next: the cookie of the next entry
-        dv.setBigUint64(8, ino, true);
-        dv.setUint32(16, nameBytes.length, true);
-        dv.setUint8(20, type);
-        rec.set(nameBytes, 24);
-        chunks.push(rec);
-        total += rec.length;
-      }
-      let at = 0;
-      for (const c of chunks) {
-        const take = Math.min(c.length, target.length - at);
-        target.set(c.subarray(0, take), at);
-        at += take;
-      }
-      m.setU32(u32(out), at);
+      m.setU32(u32(out), writeDirents(target, list, cookie));
     },
   };
 }
 
-const enc = new TextEncoder();
+/** Write dirents (24-byte header + name) from `cookie` on, the last one cut at the buffer's end; returns bytes used. */
+function writeDirents(target: Uint8Array, list: [string, number, bigint][], cookie: bigint): number {
+  const start = cookie > BigInt(list.length) ? list.length : Number(cookie);
+  let at = 0;
+  for (let i = start; i < list.length && at < target.length; i++) {
+    const [name, type, ino] = list[i]!;
+    const nameBytes = enc.encode(name);
+    const rec = new Uint8Array(24 + nameBytes.length);
+    const dv = new DataView(rec.buffer);
+    dv.setBigUint64(0, BigInt(i + 1), true); // d_next: the cookie of the next entry
+    dv.setBigUint64(8, ino, true);
+    dv.setUint32(16, nameBytes.length, true);
+    dv.setUint8(20, type);
+    rec.set(nameBytes, 24);
+    const take = Math.min(rec.length, target.length - at);
+    target.set(rec.subarray(0, take), at);
+    at += take;
+  }
+  return at;
+}

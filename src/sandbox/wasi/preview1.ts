@@ -2,9 +2,10 @@
  * A deterministic WASI preview1 (`wasi_snapshot_preview1`) over the virtual workspace (issue 3 "Determinism and
  * isolation"; ARCHITECTURE "Determinism"): args and environ only as given, `clock_*` and `random_get` from virtual
  * sources, `poll_oneoff` virtual (clock subscriptions complete at once by advancing the virtual clock; fd
- * subscriptions are always ready), the standard streams captured with caps, preopens mapped to workspace folders.
- * Every other preview1 function returns `ENOSYS` (sockets, `proc_raise`: `ENOTSUP`); an import this shim does not
- * know at all is supplied as an `ENOSYS` stub so that instantiation never fails on it.
+ * subscriptions are always ready), the standard streams captured with caps, preopens mapped to workspace folders,
+ * links and renames as in `link-calls.ts`. Every preview1 function is implemented (`proc_raise`: `ENOTSUP`;
+ * `sock_*`: `ENOTSOCK`, as no descriptor is a socket); an import this shim does not know at all is supplied as an
+ * `ENOSYS` stub so that instantiation never fails on it.
  * @module
  */
 import { nanos } from "../../determinism/clock.ts";
@@ -12,7 +13,9 @@ import { ClockId, Errno, WasiErrno } from "./errno.ts";
 import { WasiContext, WasiExit } from "./context.ts";
 import type { WasiOptions } from "./context.ts";
 import { fdCalls } from "./fd-calls.ts";
+import { fdMetaCalls } from "./fd-meta-calls.ts";
 import { flush } from "./fd-table.ts";
+import { linkCalls } from "./link-calls.ts";
 import { u32 } from "./memory.ts";
 import { pathCalls } from "./path-calls.ts";
 
@@ -79,12 +82,6 @@ function baseCalls(ctx: WasiContext): Record<string, Fn> {
     },
     proc_raise: () => Errno.NOTSUP,
     sched_yield: () => Errno.SUCCESS,
-    fd_allocate: () => Errno.NOTSUP,
-    fd_filestat_set_times: () => Errno.NOTSUP,
-    sock_accept: () => Errno.NOTSUP,
-    sock_recv: () => Errno.NOTSUP,
-    sock_send: () => Errno.NOTSUP,
-    sock_shutdown: () => Errno.NOTSUP,
   };
 }
 
@@ -128,7 +125,7 @@ function pollOneoff(ctx: WasiContext, inPtr: number, outPtr: number, n: number, 
       try {
         const e = ctx.fds.get(fd);
         if (tag === 1 && e.kind === "stdin") nbytes = BigInt(e.data.length - e.pos);
-        if (tag === 1 && e.kind === "file") nbytes = BigInt(Math.max(0, e.size - e.pos));
+        if (tag === 1 && e.kind === "file") nbytes = BigInt(Math.max(0, e.file.size - e.pos));
       } catch {
         error = Errno.BADF;
       }
@@ -193,7 +190,8 @@ export class WasiPreview1 {
    */
   constructor(options: WasiOptions) {
     this.ctx = new WasiContext(options);
-    this.#impl = [baseCalls(this.ctx), fdCalls(this.ctx), pathCalls(this.ctx)]; // not merged: spreading ~45 keys costs more than the run of a small tool
+    // not merged: spreading ~45 keys costs more than the run of a small tool
+    this.#impl = [baseCalls(this.ctx), fdCalls(this.ctx), fdMetaCalls(this.ctx), pathCalls(this.ctx), linkCalls(this.ctx)];
   }
 
   #find(name: string): Fn | undefined {
@@ -248,7 +246,7 @@ export class WasiPreview1 {
     for (const [, e] of this.ctx.fds.entries()) {
       if (e.kind !== "file") continue;
       try {
-        flush(this.ctx.fs, e);
+        flush(this.ctx.fs, e.file);
       } catch (err) {
         if (err instanceof Error && "code" in err) this.ctx.remember(err as never);
       }

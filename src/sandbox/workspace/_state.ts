@@ -4,7 +4,7 @@
  */
 import { ReachError } from "../../protocol/errors.ts";
 import { sha256Hex } from "../../canonical/sha256.ts";
-import { displayPath, pathViolation } from "./path.ts";
+import { displayPath } from "./path.ts";
 
 /** Access granted on a workspace root (the pack's `capabilities.permissions` applied to one resource). */
 export type WorkspaceAccess = "read" | "write" | "readwrite";
@@ -23,7 +23,7 @@ export type WorkspaceResource = {
 export type WorkspaceOptions = {
   /** Largest file, in bytes (default 64 MiB). */
   maxFileBytes?: number;
-  /** Largest total of all file sizes, in bytes (default 256 MiB). */
+  /** Largest total of all file sizes (and link targets), in bytes (default 256 MiB). */
   maxTotalBytes?: number;
   /** Most entries (files, directories and links, root excluded) (default 100 000). */
   maxEntries?: number;
@@ -38,8 +38,19 @@ export type WorkspaceEntry = { name: string; type: WorkspaceEntryType; size: num
 /** What `stat` reports. */
 export type WorkspaceStat = { type: "file" | "dir"; size: number };
 
-/** One file of a snapshot. */
-export type SnapshotEntry = { path: string; size: number; sha256: string };
+/**
+ * What `lstat` reports: the entry itself, a link not followed. `size` is the target's UTF-8 length for a link;
+ * `ino` identifies a file's content across its hard links (null for directories and links); `nlink` is the number
+ * of names of a file (1 for directories and links).
+ */
+export type WorkspaceLstat = { type: WorkspaceEntryType; size: number; ino: number | null; nlink: number };
+
+/**
+ * One entry of a snapshot: a regular file (`size` and `sha256` of its bytes), or, only when links are asked for, a
+ * symbolic link (`kind: "symlink"`, its `target`, and `size` and `sha256` of the target's UTF-8 bytes). File entries
+ * carry no `kind`, so snapshots of workspaces without links are exactly what they were before links existed.
+ */
+export type SnapshotEntry = { path: string; size: number; sha256: string; kind?: "symlink"; target?: string };
 
 /** Options of `remove`. */
 export type RemoveOptions = {
@@ -48,7 +59,7 @@ export type RemoveOptions = {
 };
 
 /** POSIX-style reasons for ordinary (non-policy) failures. */
-export type WorkspaceErrno = "ENOENT" | "ENOTDIR" | "EISDIR" | "ENOTEMPTY" | "EEXIST";
+export type WorkspaceErrno = "ENOENT" | "ENOTDIR" | "EISDIR" | "ENOTEMPTY" | "EEXIST" | "ELOOP" | "EINVAL" | "EPERM";
 
 /** Name of the always-`readwrite` root of a confined workspace (seed 002 `write_temp`). */
 export const TEMP_ROOT = "temp";
@@ -84,12 +95,24 @@ export class WorkspaceError extends ReachError {
   }
 }
 
-/** The entry tables. Never mutated once a transaction may share them (see `StepTransaction`). */
+/**
+ * The content of a regular file and how many names it has (hard links share one node). Immutable: a change makes a
+ * new node, so that a transaction can share nodes with the state it was copied from.
+ */
+export type FileNode = { readonly bytes: Uint8Array; readonly nlink: number };
+
+/**
+ * The entry tables. Never mutated once a transaction may share them (see `StepTransaction`). `files` maps each file
+ * name to its node number in `inodes`; node numbers come from `nextIno`, in creation order, so they are the same on
+ * every run that makes the same calls. `totalBytes` counts each node once, and the UTF-8 bytes of each link target.
+ */
 export type FsState = {
-  files: Map<string, Uint8Array>;
+  files: Map<string, number>;
+  inodes: Map<number, FileNode>;
   dirs: Set<string>;
   links: Map<string, string>;
   totalBytes: number;
+  nextIno: number;
 };
 
 export type Mount = { root: string; access: WorkspaceAccess };
@@ -101,11 +124,18 @@ export const encoder = new TextEncoder();
 export const hashCache = new WeakMap<Uint8Array, string>();
 
 export function emptyState(): FsState {
-  return { files: new Map(), dirs: new Set(), links: new Map(), totalBytes: 0 };
+  return { files: new Map(), inodes: new Map(), dirs: new Set(), links: new Map(), totalBytes: 0, nextIno: 1 };
 }
 
 export function cloneState(s: FsState): FsState {
-  return { files: new Map(s.files), dirs: new Set(s.dirs), links: new Map(s.links), totalBytes: s.totalBytes };
+  return {
+    files: new Map(s.files),
+    inodes: new Map(s.inodes),
+    dirs: new Set(s.dirs),
+    links: new Map(s.links),
+    totalBytes: s.totalBytes,
+    nextIno: s.nextIno,
+  };
 }
 
 export function kindOf(s: FsState, path: string): Kind {
@@ -113,6 +143,58 @@ export function kindOf(s: FsState, path: string): Kind {
   if (s.files.has(path)) return "file";
   if (s.links.has(path)) return "symlink";
   return null;
+}
+
+/** The bytes of the file named `path` (which must be a file). */
+export function fileBytes(s: FsState, path: string): Uint8Array {
+  return s.inodes.get(s.files.get(path)!)!.bytes;
+}
+
+/** Set the content of file `path`, keeping its node (and so its other names) when it exists. */
+export function putFile(m: FsState, path: string, bytes: Uint8Array): void {
+  const ino = m.files.get(path);
+  if (ino === undefined) {
+    m.files.set(path, m.nextIno);
+    m.inodes.set(m.nextIno++, { bytes, nlink: 1 });
+    m.totalBytes += bytes.length;
+    return;
+  }
+  const node = m.inodes.get(ino)!;
+  m.totalBytes += bytes.length - node.bytes.length;
+  m.inodes.set(ino, { bytes, nlink: node.nlink });
+}
+
+/** Remove the name `path` of a file; the node goes when its last name does. */
+export function dropFile(m: FsState, path: string): void {
+  const ino = m.files.get(path)!;
+  m.files.delete(path);
+  const node = m.inodes.get(ino)!;
+  if (node.nlink > 1) {
+    m.inodes.set(ino, { bytes: node.bytes, nlink: node.nlink - 1 });
+  } else {
+    m.inodes.delete(ino);
+    m.totalBytes -= node.bytes.length;
+  }
+}
+
+/** Make the link `path` (its target's UTF-8 bytes count towards `totalBytes`). */
+export function putLink(m: FsState, path: string, target: string): void {
+  m.links.set(path, target);
+  m.totalBytes += encoder.encode(target).length;
+}
+
+/** Remove the link `path`. */
+export function dropLink(m: FsState, path: string): void {
+  m.totalBytes -= encoder.encode(m.links.get(path)!).length;
+  m.links.delete(path);
+}
+
+/** Give the file `existing` another name. */
+export function addName(m: FsState, existing: string, path: string): void {
+  const ino = m.files.get(existing)!;
+  const node = m.inodes.get(ino)!;
+  m.inodes.set(ino, { bytes: node.bytes, nlink: node.nlink + 1 });
+  m.files.set(path, ino);
 }
 
 export function entryCount(s: FsState): number {
@@ -150,6 +232,6 @@ export function diskExceeded(op: string, path: string, limit: "file" | "total" |
   );
 }
 
-export function linkViolation(op: string, path: string): ReachError {
-  return pathViolation(op, path, "symbolic links are never followed inside the workspace");
+export function loopError(op: string, path: string, max: number): WorkspaceError {
+  return new WorkspaceError("ELOOP", op, path, `more than ${max} symbolic links on the way; a link points back at itself`);
 }

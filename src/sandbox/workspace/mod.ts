@@ -13,12 +13,14 @@ export {
   normalizeWorkspacePath,
   parentPath,
   pathViolation,
+  splitWorkspacePath,
 } from "./path.ts";
-export type { NormalizeOptions } from "./path.ts";
+export type { NormalizeOptions, SplitOptions } from "./path.ts";
 export {
   DEFAULT_MAX_ENTRIES,
   DEFAULT_MAX_FILE_BYTES,
   DEFAULT_MAX_TOTAL_BYTES,
+  MAX_LINK_EXPANSIONS,
   StepTransaction,
   TEMP_ROOT,
   Workspace,
@@ -27,11 +29,14 @@ export {
 } from "./workspace.ts";
 export type {
   RemoveOptions,
+  ResolveOptions,
+  ResolvedPath,
   SnapshotEntry,
   WorkspaceAccess,
   WorkspaceEntry,
   WorkspaceEntryType,
   WorkspaceErrno,
+  WorkspaceLstat,
   WorkspaceOptions,
   WorkspaceResource,
   WorkspaceStat,

@@ -85,6 +85,33 @@ export function pathViolation(operation: string, path: string, reason: string): 
  * @example normalizeWorkspacePath("./data//in.txt") // "data/in.txt"
  */
 export function normalizeWorkspacePath(p: string, options: NormalizeOptions = {}): string {
+  const { segments, slash } = splitWorkspacePath(p, options);
+  if (slash && segments.length > 0 && options.directory !== true) {
+    throw pathViolation(options.operation ?? "fs.access", p, "a trailing '/' names a directory, but a file was expected");
+  }
+  return segments.join("/");
+}
+
+/** Options of {@link splitWorkspacePath}. */
+export type SplitOptions = {
+  /** Keep `..` segments (for a resolver that confines them itself). Default false: `..` is refused. */
+  dotdot?: boolean;
+  /** The host operation, for the error's `attemptedCapability` (default `"fs.access"`). */
+  operation?: string;
+};
+
+/**
+ * Check a relative path and split it into segments, dropping empty and `.` segments (and, unless `dotdot`, refusing
+ * `..`). The checks are those of {@link normalizeWorkspacePath}, except that the depth limit applies to the segments
+ * kept only when `dotdot` is false (a resolver checks the depth of what a path resolves to).
+ * @param p the path as a tool gave it
+ * @param options `dotdot: true` keeps `..` segments; `operation` names the host call in errors
+ * @returns the segments and whether the path ended with `/` (after at least one segment)
+ * @throws TypeError when `p` is not a string
+ * @throws ReachError `POLICY_VIOLATION` (`RESOURCE_ACCESS`) when the path is refused
+ * @example splitWorkspacePath("a/../b/", { dotdot: true }) // { segments: ["a", "..", "b"], slash: true }
+ */
+export function splitWorkspacePath(p: string, options: SplitOptions = {}): { segments: string[]; slash: boolean } {
   if (typeof p !== "string") throw new TypeError(`"path" expected a string, got ${typeof p}`);
   const op = options.operation ?? "fs.access";
   const refuse = (reason: string): ReachError => pathViolation(op, p, reason);
@@ -101,17 +128,16 @@ export function normalizeWorkspacePath(p: string, options: NormalizeOptions = {}
   const segments: string[] = [];
   for (const segment of p.split("/")) {
     if (segment === "" || segment === ".") continue;
-    if (segment === "..") throw refuse("'..' segments are not allowed");
+    if (segment === ".." && options.dotdot !== true) throw refuse("'..' segments are not allowed");
     if (encoder.encode(segment).length > MAX_SEGMENT_BYTES) {
       throw refuse(`a path segment is longer than ${MAX_SEGMENT_BYTES} bytes`);
     }
     segments.push(segment);
   }
-  if (segments.length > MAX_PATH_DEPTH) throw refuse(`the path is deeper than ${MAX_PATH_DEPTH} segments`);
-  if (p.endsWith("/") && segments.length > 0 && options.directory !== true) {
-    throw refuse("a trailing '/' names a directory, but a file was expected");
+  if (options.dotdot !== true && segments.length > MAX_PATH_DEPTH) {
+    throw refuse(`the path is deeper than ${MAX_PATH_DEPTH} segments`);
   }
-  return segments.join("/");
+  return { segments, slash: p.endsWith("/") && segments.length > 0 };
 }
 
 /**

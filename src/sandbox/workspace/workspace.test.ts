@@ -69,6 +69,7 @@ function isReadable(v: WorkspaceView, p: string): boolean {
 }
 
 describe("path corpus (issue 3): refused with RESOURCE_ACCESS, workspace unchanged", () => {
+  // Links that stay inside the workspace (out/root → "/", loops, temp/dot → ".") are followed: see links.test.ts.
   const corpus = [
     "..",
     "../x",
@@ -84,15 +85,9 @@ describe("path corpus (issue 3): refused with RESOURCE_ACCESS, workspace unchang
     "out/keep.txt/",
     "out/" + "n".repeat(256),
     "out/" + "d/".repeat(64) + "x",
-    "out/root",
     "out/root/etc/passwd",
     "out/up",
     "out/up/x",
-    "out/loop",
-    "out/loop/x",
-    "out/a/x",
-    "out/b",
-    "temp/dot/x",
     "nowhere.txt",
     "etc/passwd",
   ];
@@ -136,7 +131,7 @@ describe("path corpus (issue 3): refused with RESOURCE_ACCESS, workspace unchang
   it("refuses the corpus for every other operation too", () => {
     const ws = runWorkspace();
     const before = fingerprint(ws);
-    for (const path of ["..", "/etc/passwd", "a/../../x", "out/root/x", "out/loop/x", "out\\x", "out/x\u0000"]) {
+    for (const path of ["..", "/etc/passwd", "a/../../x", "out/root/x", "out/up/x", "out\\x", "out/x\u0000"]) {
       for (const [name, op] of ops) {
         const err = caught(() => op(ws, path));
         expect(err.details["violationType"], `${name} ${path}`).toBe("RESOURCE_ACCESS");

@@ -7,14 +7,21 @@
  * - Entries are regular files (bytes), directories and symbolic-link records, keyed by normalised path
  *   (see `path.ts`); the root `""` is always a directory. Stored bytes are never shared with callers: `write`
  *   copies in, `read` copies out.
- * - Symbolic links exist only as records (e.g. copied in from a host directory or made by a WASI guest). They are
- *   never followed: any operation whose path passes through a link, or ends at one (except `remove`, which removes
- *   the link itself), is a `RESOURCE_ACCESS` violation. This refuses links to `/`, links that leave the workspace
- *   and link loops alike, without having to resolve them.
+ * - Symbolic links are followed, confined (`_resolve.ts`): the walk from a path to its entry stays inside the
+ *   workspace (or, for a WASI guest, inside the directory descriptor the path is relative to); a relative target is
+ *   read from the link's directory, an absolute one from the workspace root (`/`); a walk that would leave the
+ *   workspace is `RESOURCE_ACCESS`, more than 40 links on one walk (a loop) is `ELOOP`. Access is checked on the
+ *   resolved path, so a link never widens access: a link in a writable root pointing into a read-only one cannot be
+ *   written through, a link into an undeclared folder is `RESOURCE_ACCESS`. `remove`, `rename`, `link`, `lstat`
+ *   and `readlink` act on a link itself (links before the last segment are still followed).
+ * - Hard links share one file node (`link`): a write through either name is seen through both, each name counts
+ *   as an entry and the bytes count once. Since the new name can change the file, linking needs write access to
+ *   both names. A snapshot lists each name as a regular file with the same content (the sharing is not recorded).
  * - A workspace made by {@link Workspace.fromResources} is confined to its declared roots, each with an access of
  *   `read`, `write` or `readwrite`, plus a `temp` root that is always `readwrite` (seed 002 `write_temp`). A path
  *   outside every root is `RESOURCE_ACCESS`; an operation the root's access does not grant is `PERMISSION_DENIED`.
- *   Reading covers `read`, `list`, `stat` and `exists`; writing covers `write`, `mkdir`, `remove` and `symlink`.
+ *   Reading covers `read`, `list`, `stat`, `lstat`, `readlink` and `exists`; writing covers `write`, `mkdir`,
+ *   `remove`, `symlink`, `link` and `rename`.
  *   When roots nest, the longest matching root decides. The directories above a root (the workspace root
  *   included) can be listed and stat'ed, never written; a root itself cannot be removed. `new Workspace()` makes an
  *   unconfined workspace (everything `readwrite`), used by `reach-wasm wasi --dir` and by tests.
@@ -32,10 +39,13 @@
  * cannot be committed: the step must halt and roll back (§4.3).
  *
  * Snapshot and digest: `snapshot()` lists regular files only — `{ path, size, sha256 }`, sorted by path in
- * UTF-16 code-unit order — because capsules hold regular files only (ARCHITECTURE "Capsule"); empty directories
- * and link records are not part of it. `digest()` is `sha256Hex(utf8(L))` where `L` is the concatenation, in
- * snapshot order, of `path + "\0" + sha256hex + "\n"` per file (paths cannot contain NUL or newline, so the
- * listing is unambiguous). The digest of an empty workspace is the SHA-256 of the empty string.
+ * UTF-16 code-unit order — because capsules hold regular files only (ARCHITECTURE "Capsule"); `snapshot({ links:
+ * true })` adds `{ path, size, sha256, kind: "symlink", target }` per link (size and hash of the target's UTF-8
+ * bytes). Empty directories are not part of either. `digest()` is `sha256Hex(utf8(L))` where `L` is the
+ * concatenation, in `snapshot({ links: true })` order, of `path + "\0" + sha256hex + "\n"` per file and
+ * `path + "\0symlink\0" + target + "\n"` per link (paths and targets cannot contain NUL or newline, and a file's
+ * second field is 64 hex digits, so the listing is unambiguous). A workspace without links has the digest it had
+ * before links were followed; the digest of an empty workspace is the SHA-256 of the empty string.
  * @module
  */
 import { ReachError } from "../../protocol/errors.ts";
@@ -45,7 +55,9 @@ import type { Config, FsState, Mount, WorkspaceOptions, WorkspaceResource } from
 import { WorkspaceView } from "./view.ts";
 
 export { DEFAULT_MAX_ENTRIES, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, TEMP_ROOT, WorkspaceError } from "./_state.ts";
-export type { RemoveOptions, SnapshotEntry, WorkspaceAccess, WorkspaceEntry, WorkspaceEntryType, WorkspaceErrno, WorkspaceOptions, WorkspaceResource, WorkspaceStat } from "./_state.ts";
+export type { RemoveOptions, SnapshotEntry, WorkspaceAccess, WorkspaceEntry, WorkspaceEntryType, WorkspaceErrno, WorkspaceLstat, WorkspaceOptions, WorkspaceResource, WorkspaceStat } from "./_state.ts";
+export type { ResolveOptions, ResolvedPath } from "./_view-base.ts";
+export { MAX_LINK_EXPANSIONS } from "./_resolve.ts";
 export { WorkspaceView } from "./view.ts";
 
 const INSTALL = Symbol("install");
