@@ -4,7 +4,7 @@
 // capsule refused without a hang.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Ajv2020Module from "ajv/dist/2020.js";
@@ -149,7 +149,7 @@ describe("single-byte damage is found and located (exit 1)", () => {
     expect(rp.json!["matches"]).toBe(false);
   });
 
-  it("a tape record: verify names tape.jsonl (exit 1); a consistently re-hashed forgery passes verify but replay is a REPLAY_DIVERGENCE naming the step and event", async () => {
+  it("a tape record: verify names it (exit 1); a consistently re-hashed forgery is caught by the run hash's commitments too, by verify and by the standalone verifier, and replay names the step", async () => {
     const r = await cli(["run", "packs/notes", "--unrestricted", "--json", "--out", join(scratch, "tape")]);
     const capsule = r.json!["capsule"] as string;
     const recordOf = (text: string) => text.split("\n").findIndex((l) => l.includes('"op":"fs.read"'));
@@ -161,9 +161,9 @@ describe("single-byte damage is found and located (exit 1)", () => {
     }, true);
     const v = await cli(["verify", naive, "--json"]);
     expect(v.code, v.stderr).toBe(1);
-    expect((v.json!["checks"] as { ok: boolean; name: string }[]).filter((c) => !c.ok).map((c) => c.name)).toEqual(["tape"]);
+    expect((v.json!["checks"] as { ok: boolean; name: string }[]).filter((c) => !c.ok).map((c) => c.name)).toEqual(["contents", "tape"]);
     expect((await cli(["replay", naive])).code).toBe(1);
-    // a forger who re-hashes the record: the response claims other file bytes
+    // a forger who re-hashes the record and patches capsule.json: the response claims other file bytes
     const forged = tamper(capsule, "tape.jsonl", (b) => {
       const lines = dec.decode(b).split("\n");
       const i = recordOf(lines.join("\n"));
@@ -173,14 +173,16 @@ describe("single-byte damage is found and located (exit 1)", () => {
       lines[i] = canonicalize(rec);
       return enc.encode(lines.join("\n"));
     }, true);
-    expect((await cli(["verify", forged])).code).toBe(0); // consistent: only re-execution can tell
+    const fv = await cli(["verify", forged, "--json"]);
+    expect(fv.code).toBe(1); // the run hash commits the tape: the invocation's hostCalls and the body's contents
+    expect((fv.json!["checks"] as { ok: boolean; name: string }[]).filter((c) => !c.ok).map((c) => c.name)).toEqual(["contents", "tape"]);
+    const standalone = spawnSync(process.execPath, [join(root, "conformance/verifier/verify-capsule.mjs"), forged], { encoding: "utf8" });
+    expect(standalone.status, standalone.stdout + standalone.stderr).toBe(1);
     const rp = await cli(["replay", forged, "--json"]);
     expect(rp.code, rp.stderr).toBe(1);
-    const div = rp.json!["divergence"] as { code: string; stepId: string; eventIndex: number; field: string };
+    const div = rp.json!["divergence"] as { code: string; message: string; field: string };
     expect(div.code).toBe("REPLAY_DIVERGENCE");
-    expect(div.stepId).toBe("save");
-    expect(div.eventIndex).toBeGreaterThan(0);
-    expect(rp.stderr).toMatch(/step "save"/);
+    expect(div.message).toMatch(/damaged before replay: contents/); // found by hashing, before any tool runs
   });
 
   it("a blob: verify names the blob", async () => {
@@ -277,7 +279,7 @@ describe("malicious and broken capsules are refused with exit 2", () => {
 
   it("truncating a real capsule at every offset is refused every time, quickly", () => {
     const folder = join(root, "conformance/capsules/hello");
-    const bytes = readFileSync(join(folder, `16bc66782b50ae6ea557a504d03e447be52dbf943ba2ebc5cc6751e946efe5fe.capsule.tar.gz`));
+    const bytes = readFileSync(join(folder, readdirSync(folder)[0]!));
     const started = performance.now();
     for (let n = 0; n < bytes.length; n++) {
       let code = "accepted";
@@ -294,7 +296,7 @@ describe("malicious and broken capsules are refused with exit 2", () => {
   it("flipping any single byte of a real capsule is refused or detected, never a crash", async () => {
     const { verifyRunCapsule } = await import("../src/capsule/verify.ts");
     const folder = join(root, "conformance/capsules/hello");
-    const bytes = new Uint8Array(readFileSync(join(folder, `16bc66782b50ae6ea557a504d03e447be52dbf943ba2ebc5cc6751e946efe5fe.capsule.tar.gz`)));
+    const bytes = new Uint8Array(readFileSync(join(folder, readdirSync(folder)[0]!)));
     const original = readArchive(bytes);
     const same = (m: Map<string, Uint8Array>): boolean => m.size === original.size && [...m].every(([p, b]) => original.has(p) && sha(original.get(p)!) === sha(b));
     let unchanged = 0;

@@ -8,6 +8,10 @@
 // capsuleIndexDigest}) and each step proof over JCS({type:"reach-wasm/step-proof", runHash, stepId, firstEventIndex,
 // lastEventIndex, firstEventHash, lastEventHash}); capsuleIndexDigest = SHA-256(JCS(capsule.json without "proof",
 // without the proof.json entry and without "proof" in manifest.contents)).
+// The run hash commits to every other entry: the terminal event's payload.contents is
+//   contents = hex(SHA-256(⨁ over body entries in byte order of path: path + "\0" + hex(SHA-256(bytes)) + "\0" + size + "\n"))
+// where the body is every entry but capsule.json, events.jsonl, proof.json and federation.jsonl; and each
+// tool.completed / tool.failed commits hostCalls = {count, hash}: the hash of that invocation's tape.jsonl lines.
 // Usage: node conformance/verifier/verify-capsule.mjs X.capsule.tar.gz   → exit 0 valid, 1 invalid, 2 unreadable.
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
@@ -74,6 +78,22 @@ export function verifyCapsule(bytes) {
   check("events.chain", broken < 0, broken < 0 ? `${lines.length} events chained` : `event ${broken} is broken`);
   const runHash = sha(hashes.join(""));
   check("events.runHash", runHash === index.runHash, `run hash ${runHash}`);
+
+  // Every other entry is committed by the run hash: the body's digest in the terminal event's payload.contents.
+  const events = lines.map((l) => JSON.parse(l));
+  const body = [...files.keys()].filter((p) => !["capsule.json", "events.jsonl", "proof.json", "federation.jsonl"].includes(p)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const contents = sha(body.map((p) => `${p}\0${sha(files.get(p))}\0${files.get(p).length}\n`).join(""));
+  const committed = events.at(-1)?.payload?.contents;
+  check("contents", committed === contents, committed === contents ? `${body.length} entries committed by the run hash` : `the entries hash to ${contents}, the terminal event commits ${committed}`);
+  // Each invocation's host calls: the hash of its tape lines.
+  const tape = new TextDecoder().decode(files.get("tape.jsonl") ?? new Uint8Array()).split("\n").filter((l) => l !== "");
+  for (const e of events) {
+    const hc = e.payload?.hostCalls;
+    if ((e.type !== "tool.completed" && e.type !== "tool.failed") || hc === undefined) continue;
+    const mine = tape.filter((l) => JSON.parse(l).invocationId === e.payload.invocationId);
+    const h = sha(mine.map((l) => `${l}\n`).join(""));
+    check(`tape ${e.payload.invocationId}`, hc.count === mine.length && hc.hash === h, `${mine.length} host calls`);
+  }
 
   const proofBytes = files.get("proof.json");
   if (proofBytes !== undefined) {

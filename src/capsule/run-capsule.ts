@@ -10,13 +10,18 @@
  * | `pack/<path>` | the pack as run: `reach.json`, plan or planner, tool code, workspace seeds, `.reach/signature` |
  * | `request.json` | what the run was asked: input, seed, approval and limits (replay re-runs exactly this) |
  * | `plan.json`, `EXECUTION_HEADER.json`, `result.json` | the approved plan, the execution header, the result |
- * | `workspace/before/<path>`, `workspace/after/<path>` | the workspace at the start and at the end |
+ * | `workspace/before/<path>`, `workspace/after/<path>` | the workspace at the start and at the end (a symbolic link: its target text) |
+ * | `workspace/links.json` | which of those entries are symbolic links (`{"before": [paths], "after": [paths]}`), when any are |
  * | `artifacts/<invocationId>/<name>` | committed artifacts |
  * | `proof.json` | run and step proofs, when the run was signed |
  *
  * Everything is a pure function of the run: no wall-clock time, no host path, timestamps are virtual (offsets from
  * the run's epoch). `capsuleIndexDigest` = SHA-256 of the canonical index without its `proof` field and without
  * the `proof.json` entry — what the run proof signs, so the proof can be added to the index it attests.
+ *
+ * The run hash commits to every entry (ARCHITECTURE "Hashing"): the run's terminal event carries `contents`, the
+ * {@link contentsDigest} of the capsule's body — every entry but `capsule.json`, `events.jsonl`, `proof.json` and
+ * `federation.jsonl` (which hold or follow the events) — so a changed byte anywhere changes a hash the chain covers.
  * @module
  */
 import { hashCanonical } from "../canonical/jcs.ts";
@@ -47,27 +52,24 @@ export const AFTER_PREFIX = "workspace/after/";
 export const ARTIFACT_PREFIX = "artifacts/";
 /** The federation annex (`src/engine/annex.ts`): present only in a capsule of a delegated run. */
 export const FEDERATION_ENTRY = "federation.jsonl";
+/** Which `workspace/before|after` entries are symbolic links (present only when some are). */
+export const LINKS_ENTRY = "workspace/links.json";
 
-/** Everything a run capsule is made of (already serialised where it is a document). */
+/** Entries that are not part of the body the run hash commits to through `contents`. */
+const NOT_BODY: ReadonlySet<string> = new Set(["capsule.json", "events.jsonl", "proof.json", "federation.jsonl"]);
+
+/** Everything a run capsule is made of: the body (built by the engine before the terminal event) and the events. */
 export type RunCapsuleContents = {
   runId: string;
   runHash: string;
   /** The run's virtual epoch (ISO): the capsule's `createdAt`. */
   createdAt: string;
   packDigest: string;
-  /** Pack files by path (including `.reach/signature` when present). */
+  /** Pack files by path (including `.reach/signature` when present), for the index's `packArchive` listing. */
   packFiles: ReadonlyMap<string, Uint8Array>;
+  /** The body: every entry but `capsule.json`, `events.jsonl`, `proof.json` and `federation.jsonl`. */
+  body: ReadonlyMap<string, Uint8Array>;
   events: Uint8Array;
-  tape: Uint8Array;
-  blobs: readonly (readonly [string, Uint8Array])[];
-  request: unknown;
-  header: unknown;
-  plan: unknown;
-  result: unknown;
-  workspaceBefore: ReadonlyMap<string, Uint8Array>;
-  workspaceAfter: ReadonlyMap<string, Uint8Array>;
-  /** Artifacts by their path (`artifacts/<invocationId>/<name>`). */
-  artifacts: ReadonlyMap<string, Uint8Array>;
   /** The federation annex as JSONL (delegated runs only). */
   federation?: Uint8Array;
 };
@@ -75,8 +77,66 @@ export type RunCapsuleContents = {
 /** A signer: given the run hash and the index digest, returns the proof document and its attestation. */
 export type CapsuleSigner = (runHash: string, capsuleIndexDigest: string) => { proofJson: string; publicKey: string; signature: string };
 
+/** What a run capsule's body is built from (documents already in their final form). */
+export type CapsuleBodyParts = {
+  packFiles: ReadonlyMap<string, Uint8Array>;
+  request: unknown;
+  header: unknown;
+  plan: unknown;
+  result: unknown;
+  tape: Uint8Array;
+  blobs: readonly (readonly [string, Uint8Array])[];
+  workspaceBefore: { files: ReadonlyMap<string, Uint8Array>; links: ReadonlyMap<string, string> };
+  workspaceAfter: { files: ReadonlyMap<string, Uint8Array>; links: ReadonlyMap<string, string> };
+  /** Artifacts by their path (`artifacts/<invocationId>/<name>`). */
+  artifacts: ReadonlyMap<string, Uint8Array>;
+};
+
 function doc(value: unknown): Uint8Array {
   return utf8(canonicalize(value) + "\n");
+}
+
+/**
+ * The body of a capsule: every entry the run hash commits to through `contents`.
+ * @param c the parts
+ * @returns path → bytes
+ * @example const body = capsuleBody(parts); const contents = contentsDigest(body);
+ */
+export function capsuleBody(c: CapsuleBodyParts): Map<string, Uint8Array> {
+  const e = new Map<string, Uint8Array>();
+  e.set(TAPE_ENTRY, c.tape);
+  for (const [hash, bytes] of c.blobs) e.set(`${BLOB_PREFIX}${hash}`, bytes);
+  for (const [path, bytes] of c.packFiles) e.set(`${PACK_PREFIX}${path}`, bytes);
+  e.set(REQUEST_ENTRY, doc(c.request));
+  e.set(HEADER_ENTRY, doc(c.header));
+  if (c.plan !== null && c.plan !== undefined) e.set(PLAN_ENTRY, doc(c.plan));
+  e.set(RESULT_ENTRY, doc(c.result));
+  const enc = new TextEncoder();
+  for (const [prefix, ws] of [[BEFORE_PREFIX, c.workspaceBefore], [AFTER_PREFIX, c.workspaceAfter]] as const) {
+    for (const [path, bytes] of ws.files) e.set(`${prefix}${path}`, bytes);
+    for (const [path, target] of ws.links) e.set(`${prefix}${path}`, enc.encode(target));
+  }
+  if (c.workspaceBefore.links.size + c.workspaceAfter.links.size > 0) {
+    e.set(LINKS_ENTRY, doc({ after: [...c.workspaceAfter.links.keys()], before: [...c.workspaceBefore.links.keys()] }));
+  }
+  for (const [path, bytes] of c.artifacts) e.set(path.startsWith(ARTIFACT_PREFIX) ? path : `${ARTIFACT_PREFIX}${path}`, bytes);
+  return e;
+}
+
+/**
+ * The digest of a capsule's body, which the run's terminal event commits as `contents`: SHA-256 of
+ * `path \0 sha256hex \0 size \n` per body entry in path order (entries that are not body are skipped).
+ * @param entries capsule entries (the body alone, or the whole capsule)
+ * @returns 64 lowercase hex digits
+ * @example contentsDigest(new Map()) // SHA-256 of the empty string
+ */
+export function contentsDigest(entries: ReadonlyMap<string, Uint8Array>): string {
+  let listing = "";
+  for (const path of [...entries.keys()].filter((p) => !NOT_BODY.has(p)).sort(byPath)) {
+    const bytes = entries.get(path)!;
+    listing += `${path}\0${sha256Hex(bytes)}\0${bytes.length}\n`;
+  }
+  return sha256Hex(listing);
 }
 
 /**
@@ -85,18 +145,8 @@ function doc(value: unknown): Uint8Array {
  * @returns path → bytes
  */
 export function capsuleEntries(c: RunCapsuleContents): Map<string, Uint8Array> {
-  const e = new Map<string, Uint8Array>();
+  const e = new Map<string, Uint8Array>(c.body);
   e.set(EVENTS_ENTRY, c.events);
-  e.set(TAPE_ENTRY, c.tape);
-  for (const [hash, bytes] of c.blobs) e.set(`${BLOB_PREFIX}${hash}`, bytes);
-  for (const [path, bytes] of c.packFiles) e.set(`${PACK_PREFIX}${path}`, bytes);
-  e.set(REQUEST_ENTRY, doc(c.request));
-  e.set(HEADER_ENTRY, doc(c.header));
-  if (c.plan !== null && c.plan !== undefined) e.set(PLAN_ENTRY, doc(c.plan));
-  e.set(RESULT_ENTRY, doc(c.result));
-  for (const [path, bytes] of c.workspaceBefore) e.set(`${BEFORE_PREFIX}${path}`, bytes);
-  for (const [path, bytes] of c.workspaceAfter) e.set(`${AFTER_PREFIX}${path}`, bytes);
-  for (const [path, bytes] of c.artifacts) e.set(path.startsWith(ARTIFACT_PREFIX) ? path : `${ARTIFACT_PREFIX}${path}`, bytes);
   if (c.federation !== undefined) e.set(FEDERATION_ENTRY, c.federation);
   return e;
 }

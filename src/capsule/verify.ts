@@ -20,7 +20,12 @@ import { TapePlayer } from "../record/player.ts";
 import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignature } from "../trust/pack-signature.ts";
 import { parseProof, verifyProof } from "../trust/proofs.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
-import { BLOB_PREFIX, capsuleIndexDigest, entriesUnder, EVENTS_ENTRY, PACK_PREFIX, PLAN_ENTRY, PROOF_ENTRY, TAPE_ENTRY } from "./run-capsule.ts";
+import { AFTER_PREFIX, BEFORE_PREFIX, BLOB_PREFIX, capsuleIndexDigest, contentsDigest, entriesUnder, EVENTS_ENTRY, LINKS_ENTRY, PACK_PREFIX, PLAN_ENTRY, PROOF_ENTRY, REQUEST_ENTRY, TAPE_ENTRY } from "./run-capsule.ts";
+import { sha256Hex } from "../canonical/sha256.ts";
+import { tapeToJsonl } from "../record/tape.ts";
+import type { TapeRecord } from "../record/tape.ts";
+import { snapshotDigest } from "../sandbox/workspace/workspace.ts";
+import type { SnapshotEntry } from "../sandbox/workspace/workspace.ts";
 import type { RunCapsule } from "./run-capsule.ts";
 
 /** One check of `verify`. */
@@ -64,25 +69,11 @@ export function verifyRunCapsule(capsule: RunCapsule, trustStore?: TrustStore): 
     }
   }
 
-  // outputs
-  if (events.length > 0) {
-    const problems: VerifyCheck[] = [];
-    const stepTypes = new Map<string, string>();
-    const outputs: Record<string, unknown> = {};
-    events.forEach((e, i) => {
-      const p = e.payload;
-      if (e.type === "run.step.started") stepTypes.set(String(p["stepId"]), String(p["stepType"]));
-      if (e.type === "tool.completed" && hashCanonical(p["result"]) !== p["outputHash"]) {
-        problems.push({ name: "outputs", ok: false, message: `event ${i} (tool.completed): the result does not hash to its outputHash`, location: { entry: EVENTS_ENTRY, eventIndex: i, field: "payload.outputHash" } });
-      }
-      if (e.type === "run.step.completed" && stepTypes.get(String(p["stepId"])) === "tool") outputs[String(p["stepId"])] = p["result"];
-      if (e.type === "run.completed" && hashCanonical(outputs) !== p["outputHash"]) {
-        problems.push({ name: "outputs", ok: false, message: `event ${i} (run.completed): outputHash is not the hash of the completed steps' outputs`, location: { entry: EVENTS_ENTRY, eventIndex: i, field: "payload.outputHash" } });
-      }
-    });
-    if (problems.length === 0) add("outputs", true, "every recorded output matches its hash");
-    checks.push(...problems);
-  }
+  // outputs: each tool.completed output hashes to its outputHash; a completed step refers to its tool's output by
+  // hash; run.completed's outputHash is the hash of the completed steps' outputs.
+  if (events.length > 0) checks.push(...outputChecks(events));
+  // commitments: everything else in the capsule is committed by hashes the chain covers
+  if (events.length > 0) checks.push(...commitmentChecks(events, entries));
 
   // tape and blobs
   try {
@@ -98,6 +89,8 @@ export function verifyRunCapsule(capsule: RunCapsule, trustStore?: TrustStore): 
       blobOf(r.request);
       blobOf(r.response);
     }
+    const tapeProblem = invocationTapeProblem(events, records);
+    if (tapeProblem !== null) throw new ReachError("REPLAY_CAPSULE_INVALID", tapeProblem);
     const missing = [...referenced].filter((h) => !blobs.has(h));
     if (missing.length > 0) add("tape", false, `the tape refers to blob ${missing[0]}, which is not in the capsule`, { entry: `${BLOB_PREFIX}${missing[0]}` });
     else add("tape", true, `${records.length} host calls, ${blobs.size} blobs, all hashes match`);
@@ -159,4 +152,98 @@ export function verifyRunCapsule(capsule: RunCapsule, trustStore?: TrustStore): 
     add("proof", false, "capsule.json declares a proof but proof.json is missing", { entry: PROOF_ENTRY });
   }
   return { valid: checks.every((c) => c.ok), runHash: index.runHash, checks, signer };
+}
+
+function check(name: string, ok: boolean, message: string, location?: Record<string, unknown>): VerifyCheck {
+  return location === undefined || ok ? { name, ok, message } : { name, ok, message, location };
+}
+
+/** Outputs are stored once (tool.completed) and referenced by hash elsewhere; every hash must hold. */
+function outputChecks(events: readonly Ev[]): VerifyCheck[] {
+  const problems: VerifyCheck[] = [];
+  const stepTypes = new Map<string, string>();
+  const stepOf = new Map<string, string>(); // invocationId → stepId
+  const lastOutput = new Map<string, unknown>(); // stepId → its tool's output
+  const outputs: Record<string, unknown> = {};
+  const bad = (i: number, message: string): void => void problems.push({ name: "outputs", ok: false, message: `event ${i} (${events[i]!.type}): ${message}`, location: { entry: EVENTS_ENTRY, eventIndex: i, field: "payload.outputHash" } });
+  events.forEach((e, i) => {
+    const p = e.payload;
+    if (e.type === "run.step.started") stepTypes.set(String(p["stepId"]), String(p["stepType"]));
+    else if (e.type === "tool.invoked") stepOf.set(String(p["invocationId"]), String(p["stepId"]));
+    else if (e.type === "tool.completed") {
+      if (hashCanonical(p["result"]) !== p["outputHash"]) bad(i, "the result does not hash to its outputHash");
+      lastOutput.set(stepOf.get(String(p["invocationId"])) ?? "", p["result"]);
+    } else if (e.type === "run.step.completed" && stepTypes.get(String(p["stepId"])) === "tool") {
+      const stepId = String(p["stepId"]);
+      const ref = (p["result"] as { outputHash?: unknown } | undefined)?.outputHash;
+      if (!lastOutput.has(stepId) || ref !== hashCanonical(lastOutput.get(stepId))) bad(i, "the step's outputHash is not the hash of its tool's output");
+      outputs[stepId] = lastOutput.get(stepId);
+    } else if (e.type === "run.completed" && hashCanonical(outputs) !== p["outputHash"]) bad(i, "outputHash is not the hash of the completed steps' outputs");
+  });
+  return problems.length === 0 ? [check("outputs", true, "every recorded output matches its hash")] : problems;
+}
+
+/** The workspace listing a capsule holds under `prefix` (links named by `workspace/links.json`). */
+function workspaceListing(entries: ReadonlyMap<string, Uint8Array>, prefix: string, side: "before" | "after"): SnapshotEntry[] {
+  let links: Set<string> = new Set();
+  const raw = entries.get(LINKS_ENTRY);
+  if (raw !== undefined) {
+    const doc = JSON.parse(dec.decode(raw)) as Record<string, unknown>;
+    const list = doc[side];
+    if (!Array.isArray(list) || !list.every((x) => typeof x === "string")) throw new Error(`${LINKS_ENTRY} is malformed`);
+    links = new Set(list as string[]);
+  }
+  const out: SnapshotEntry[] = [];
+  for (const [path, bytes] of entriesUnder(entries, prefix)) {
+    out.push(links.has(path) ? { path, size: bytes.length, sha256: sha256Hex(bytes), kind: "symlink", target: dec.decode(bytes) } : { path, size: bytes.length, sha256: sha256Hex(bytes) });
+  }
+  return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** The body digest, the request and the workspaces against what run.started and the terminal event commit. */
+function commitmentChecks(events: readonly Ev[], entries: ReadonlyMap<string, Uint8Array>): VerifyCheck[] {
+  const started = events[0]!.type === "run.started" ? events[0]!.payload : {};
+  const last = events[events.length - 1]!.payload;
+  const out: VerifyCheck[] = [];
+  const contents = contentsDigest(entries);
+  out.push(check("contents", last["contents"] === contents, last["contents"] === contents ? "every capsule entry is committed by the run hash (contents)" : `the capsule's entries hash to ${contents}; the terminal event commits ${String(last["contents"])} — an entry was changed, added or removed`, { entry: EVENTS_ENTRY, eventIndex: events.length - 1, field: "payload.contents" }));
+  const request = entries.get(REQUEST_ENTRY);
+  let requestHash = "(missing)";
+  try {
+    if (request !== undefined) requestHash = hashCanonical(JSON.parse(dec.decode(request)));
+  } catch {
+    requestHash = "(not JSON)";
+  }
+  out.push(check("request", requestHash === started["requestHash"], requestHash === started["requestHash"] ? "request.json is the request run.started commits" : `request.json hashes to ${requestHash}; run.started commits ${String(started["requestHash"])}`, { entry: REQUEST_ENTRY }));
+  for (const [side, prefix, committed] of [["before", BEFORE_PREFIX, started["workspaceBefore"]], ["after", AFTER_PREFIX, last["workspaceAfter"]]] as const) {
+    let digest: string;
+    try {
+      digest = snapshotDigest(workspaceListing(entries, prefix, side));
+    } catch (err) {
+      digest = `(${(err as Error).message})`;
+    }
+    out.push(check("workspace", digest === committed, digest === committed ? `the workspace ${side} the run matches its digest` : `workspace/${side}/ has digest ${digest}; the run commits ${String(committed)}`, { entry: prefix }));
+  }
+  return out;
+}
+
+/** Each invocation's tape lines against the hostCalls its tool.completed / tool.failed commits; null when they agree. */
+function invocationTapeProblem(events: readonly Ev[], records: readonly TapeRecord[]): string | null {
+  const byInvocation = new Map<string, TapeRecord[]>();
+  for (const r of records) {
+    const list = byInvocation.get(r.invocationId) ?? [];
+    list.push(r);
+    byInvocation.set(r.invocationId, list);
+  }
+  for (const [i, e] of events.entries()) {
+    if (e.type !== "tool.completed" && e.type !== "tool.failed") continue;
+    const committed = e.payload["hostCalls"] as { count?: unknown; hash?: unknown } | undefined;
+    if (committed === undefined) continue; // a tool.failed that closes an interrupted step
+    const mine = byInvocation.get(String(e.payload["invocationId"])) ?? [];
+    const hash = sha256Hex(tapeToJsonl(mine));
+    if (committed.count !== mine.length || committed.hash !== hash) {
+      return `event ${i} (${e.type}) commits ${String(committed.count)} host calls with hash ${String(committed.hash)}; the tape holds ${mine.length} for that invocation, hashing to ${hash}`;
+    }
+  }
+  return null;
 }

@@ -4,7 +4,6 @@
  * digest, one step proof per step over its event range).
  * @module
  */
-import { utf8 } from "../canonical/sha256.ts";
 import { toJsonlBytes } from "../ledger/jsonl.ts";
 import { writeRunCapsule } from "../capsule/run-capsule.ts";
 import type { CapsuleSigner, RunCapsuleContents } from "../capsule/run-capsule.ts";
@@ -12,7 +11,6 @@ import type { CapsuleIndex } from "../protocol/capsule.ts";
 import { formatProof, signProof } from "../trust/proofs.ts";
 import type { StepProofStatement } from "../trust/proofs.ts";
 import type { LoadedPack } from "./pack.ts";
-import { runResult } from "./run-files.ts";
 import type { RunRecord, RunRequest } from "./types.ts";
 import type { RecordedEvent } from "../ledger/event-log.ts";
 import { chainAnnex } from "./annex.ts";
@@ -72,25 +70,15 @@ export function stepRanges(events: readonly Pick<RecordedEvent, "type" | "payloa
  * @param annex federation events to chain onto the run in `federation.jsonl` (optional; the run hash is unchanged)
  * @returns the `.tar.gz` bytes and the index
  */
-export function buildRunCapsule(record: RunRecord, loaded: LoadedPack, request: CapsuleRequest, privateKey?: Uint8Array, annex?: readonly AnnexEvent[]): { bytes: Uint8Array; index: CapsuleIndex } {
-  const before = new Map<string, Uint8Array>();
-  for (const [root, files] of Object.entries(loaded.workspaceFiles)) for (const [p, b] of Object.entries(files)) before.set(`${root}/${p}`, b);
+export function buildRunCapsule(record: RunRecord, loaded: LoadedPack, _request?: CapsuleRequest, privateKey?: Uint8Array, annex?: readonly AnnexEvent[]): { bytes: Uint8Array; index: CapsuleIndex } {
   const contents: RunCapsuleContents = {
     runId: record.runId,
     runHash: record.runHash,
     createdAt: record.header.epoch,
     packDigest: loaded.packDigest,
     packFiles: loaded.files,
+    body: record.body,
     events: toJsonlBytes(record.events),
-    tape: utf8(record.tape.toJsonl()),
-    blobs: record.tape.blobEntries(),
-    request,
-    header: record.header,
-    plan: record.plan,
-    result: runResult(record),
-    workspaceBefore: before,
-    workspaceAfter: record.workspaceFiles,
-    artifacts: new Map(record.artifacts.map((a) => [a.info.path, a.bytes])),
   };
   if (annex !== undefined && annex.length > 0) {
     const last = record.events[record.events.length - 1]!;

@@ -32,7 +32,7 @@ import { createHost } from "../sandbox/host/host.ts";
 import { invocationStops } from "../sandbox/stops.ts";
 import type { FetchLike } from "../sandbox/host/http.ts";
 import type { MemoryStore } from "../sandbox/host/memory-store.ts";
-import type { JsonObject, JsonValue, ToolRunner } from "../sandbox/types.ts";
+import type { JsonObject, JsonValue, ModuleIdentity, ToolRunner } from "../sandbox/types.ts";
 import type { StepTransaction, Workspace } from "../sandbox/workspace/workspace.ts";
 import type { PackTool } from "./pack.ts";
 import { compileSchema } from "./schema-check.ts";
@@ -91,6 +91,10 @@ export type StepExecution = {
   readonly artifacts: readonly ArtifactInfo[];
   readonly log: string;
   readonly fuelUsed: bigint;
+  /** What ran (the tool's code and the instrumented module), when the tool got as far as running. */
+  readonly module: ModuleIdentity | null;
+  /** The invocation's host calls on the tape: how many, and the hash of their tape lines. */
+  readonly hostCalls: { count: number; hash: string };
   readonly durationMs: number;
 };
 
@@ -148,15 +152,15 @@ export async function executeEnvelope(
   invocationId: string,
 ): Promise<StepExecution> {
   const started = performance.now(); // wall clock: evidence only, never hashed
-  const base = { invocationId, toolOutput: null, toolError: null, violation: null, artifacts: [], log: "", fuelUsed: 0n };
-  const finish = (x: Omit<StepExecution, "durationMs" | "result">, output?: JsonValue): StepExecution => {
+  const base = { invocationId, toolOutput: null, toolError: null, violation: null, artifacts: [], log: "", fuelUsed: 0n, module: null };
+  const finish = (x: Omit<StepExecution, "durationMs" | "result" | "hostCalls">, output?: JsonValue): StepExecution => {
     const durationMs = Math.max(0, Math.round(performance.now() - started));
     const metrics = { duration_ms: durationMs, fuel_used: Number(x.fuelUsed) };
     let result: ExecutionResult;
     if (x.stepError === null) result = { envelope_id: envelope.id, status: "success", output, artifacts: [...x.artifacts], metrics };
     else if (x.stepError.code === "EXEC_INSUFFICIENT") result = { envelope_id: envelope.id, status: "insufficient", output, error: x.stepError.toDetails(), metrics };
     else result = { envelope_id: envelope.id, status: x.toolError === null && x.violation === null ? "failure" : "error", error: x.stepError.toDetails(), metrics };
-    return { ...x, result, durationMs };
+    return { ...x, result, durationMs, hostCalls: state.tape.invocationDigest(invocationId) };
   };
 
   const inputSchema = tool.definition.inputSchema;
@@ -211,7 +215,7 @@ export async function executeEnvelope(
       meter,
       memoryLimitBytes: STEP_MEMORY_BYTES,
     });
-    const common = { ...base, log: outcome.log, fuelUsed: outcome.fuelUsed };
+    const common = { ...base, log: outcome.log, fuelUsed: outcome.fuelUsed, module: outcome.module ?? null };
     const violation = host.violation ?? step.violation();
     if (violation !== null) {
       return finish({ ...common, violation, toolError: violation, stepError: violation, schemaValidation: "fail" });

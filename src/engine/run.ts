@@ -31,7 +31,11 @@ import { MemoryStore } from "../sandbox/host/memory-store.ts";
 import { DEFAULT_TIMEOUT_MS } from "../sandbox/types.ts";
 import type { JsonObject, JsonValue } from "../sandbox/types.ts";
 import { Workspace } from "../sandbox/workspace/workspace.ts";
+import { snapshotDigest } from "../sandbox/workspace/workspace.ts";
 import type { SnapshotEntry } from "../sandbox/workspace/workspace.ts";
+import { capsuleBody, contentsDigest } from "../capsule/run-capsule.ts";
+import { utf8 } from "../canonical/sha256.ts";
+import type { CapsuleRequest } from "./capsule.ts";
 import { resolveArguments } from "./arguments.ts";
 import { executeEnvelope, FUEL_PER_MS, invocationIdOf } from "./executor.ts";
 import type { ExecutorRunState, StepExecution } from "./executor.ts";
@@ -98,6 +102,8 @@ export class Run {
   readonly policy: CapabilityPolicy;
   readonly workspace: Workspace;
   readonly workspaceBefore: SnapshotEntry[];
+  /** `request.json`: what the run was asked (replay asks it again); its hash is in `run.started`. */
+  readonly requestDoc: CapsuleRequest;
   readonly tape = new TapeRecorder();
   readonly memory = new MemoryStore();
   readonly artifacts = new ArtifactSink();
@@ -137,6 +143,14 @@ export class Run {
     const resources = workspaceResources(this.policy, loaded.workspaceFiles).map((r) => (readOnly ? { ...r, access: "read" as const } : r));
     this.workspace = Workspace.fromResources(resources);
     this.workspaceBefore = this.workspace.snapshot();
+    this.requestDoc = {
+      input: this.input,
+      seed: this.seed,
+      approve: request.approve === true,
+      restricted: this.restricted,
+      maxSteps: request.maxSteps ?? null,
+      stepTimeoutMs: request.stepTimeoutMs ?? null,
+    };
     const filesystem = this.policy.permissions.has("filesystem");
     this.#runners = runRunners(request.env, filesystem ? this.policy.workspaceRoots.map((r) => r.root) : null);
     this.maxSteps = request.maxSteps ?? loaded.pack.run?.maxSteps ?? DEFAULT_MAX_STEPS;
@@ -250,6 +264,8 @@ export class Run {
       seed: this.seed,
       epoch: this.epoch,
       capabilities: { restricted: this.restricted, permissions: [...loaded.pack.manifest.capabilities.permissions], tools: [...loaded.tools.keys()] },
+      requestHash: hashCanonical(this.requestDoc),
+      workspaceBefore: snapshotDigest(this.workspaceBefore),
     };
     if (gated !== null) {
       started["planId"] = gated.plan.plan_id;
@@ -332,34 +348,63 @@ export class Run {
    */
   finish(err: unknown): RunRecord {
     const { loaded } = this.#request;
-    let status: RunStatus = "COMPLETED";
-    let error: ReachError | null = null;
-    const stops = this.stops.length === 0 ? {} : { stops: this.stops.map((s) => ({ ...s })) };
-    if (err === null) {
-      const committed = this.artifacts.artifacts.map((a) => a.info);
-      this.log.append("run.completed", { runId: this.runId, status: "success", outputHash: hashCanonical(this.outputs), ...(committed.length > 0 ? { artifacts: committed } : {}), ...stops });
-    } else {
+    const stops: Record<string, unknown> = this.stops.length === 0 ? {} : { stops: this.stops.map((s) => ({ ...s })) };
+    if (err !== null) {
       // Close whatever is open so that the terminal event is legal (seed 003 §3.2: termination comes last).
       if (this.log.events.length === 0) this.start(null);
-      const aborted = err instanceof Aborted;
-      error = aborted ? this.abortError() : toReachError(err, "EXEC_TOOL_FAILED");
+      const error = err instanceof Aborted ? this.abortError() : toReachError(err, "EXEC_TOOL_FAILED");
       if (this.log.openInvocation !== null) this.log.append("tool.failed", { invocationId: this.log.openInvocation, error: error.toDetails() });
       if (this.log.openStep !== null) {
         this.failedStep = this.log.openStep;
         this.log.append("run.step.failed", { stepId: this.log.openStep, result: { status: "error", reason: terminalReason(error) }, error: error.toDetails() });
       }
-      if (aborted) {
-        status = "ABORTED";
-        const at = err.at === null ? {} : { abortedAt: err.at };
-        this.log.append("run.aborted", { runId: this.runId, status: "failure", reason: "aborted", signal: this.signalName(), error: error.toDetails(), ...at, ...stops });
-      } else {
-        status = "FAILED";
-        this.log.append("run.failed", { runId: this.runId, status: "failure", error: error.toDetails(), reason: terminalReason(error), ...(this.failedStep === undefined ? {} : { failedStep: this.failedStep }), ...stops });
-      }
+      return this.#terminate(err instanceof Aborted ? "ABORTED" : "FAILED", error, err instanceof Aborted ? err.at : null, stops);
     }
-    this.phases.push(status);
     if (hashCanonical(loaded.pack.manifest) !== loaded.manifestHash) throw new Error("internal: the locked manifest changed during the run");
-    return this.record(status, error);
+    return this.#terminate("COMPLETED", null, null, stops);
+  }
+
+  /**
+   * Build the capsule body (everything but the events), then append the terminal event, which commits the body's
+   * digest (`contents`) and the workspace's digest: the run hash covers every entry of the capsule.
+   */
+  #terminate(status: RunStatus, error: ReachError | null, at: AbortPoint | null, stops: Record<string, unknown>): RunRecord {
+    this.phases.push(status);
+    const body = this.#body(status, error);
+    const committed = { workspaceAfter: this.workspace.digest(), contents: contentsDigest(body), ...stops };
+    if (status === "COMPLETED") {
+      const artifacts = this.artifacts.artifacts.map((a) => a.info);
+      this.log.append("run.completed", { runId: this.runId, status: "success", outputHash: hashCanonical(this.outputs), ...(artifacts.length > 0 ? { artifacts } : {}), ...committed });
+    } else if (status === "ABORTED") {
+      this.log.append("run.aborted", { runId: this.runId, status: "failure", reason: "aborted", signal: this.signalName(), error: error!.toDetails(), ...(at === null ? {} : { abortedAt: at }), ...committed });
+    } else {
+      this.log.append("run.failed", { runId: this.runId, status: "failure", error: error!.toDetails(), reason: terminalReason(error!), ...(this.failedStep === undefined ? {} : { failedStep: this.failedStep }), ...committed });
+    }
+    return this.record(status, error, body);
+  }
+
+  /** The capsule's body (`capsuleBody`): pack, request, header, plan, result, tape, blobs, workspaces, artifacts. */
+  #body(status: RunStatus, error: ReachError | null): Map<string, Uint8Array> {
+    const { loaded } = this.#request;
+    const before = new Map<string, Uint8Array>();
+    for (const [root, files] of Object.entries(loaded.workspaceFiles)) for (const [p, b] of Object.entries(files)) before.set(`${root}/${p}`, b);
+    const outputs: Record<string, string> = {};
+    for (const [stepId, output] of Object.entries(this.outputs)) outputs[stepId] = hashCanonical(output);
+    const result: Record<string, unknown> = { runId: this.runId, status, planHash: this.gated?.planHash ?? null, outputs, artifacts: this.artifacts.artifacts.map((a) => a.info) };
+    if (status === "COMPLETED") result["outputHash"] = hashCanonical(this.outputs);
+    if (error !== null) result["error"] = error.toDetails();
+    return capsuleBody({
+      packFiles: loaded.files,
+      request: this.requestDoc,
+      header: this.#header(),
+      plan: this.gated?.plan ?? null,
+      result,
+      tape: utf8(this.tape.toJsonl()),
+      blobs: this.tape.blobEntries(),
+      workspaceBefore: { files: before, links: new Map() },
+      workspaceAfter: this.workspace.contents(),
+      artifacts: new Map(this.artifacts.artifacts.map((a) => [a.info.path, a.bytes])),
+    });
   }
 
   /** The signal an abort came from (recorded; a replay repeats the recorded one). */
@@ -391,10 +436,9 @@ export class Run {
     };
   }
 
-  record(status: RunStatus, error: ReachError | null): RunRecord {
-    const files = new Map<string, Uint8Array>();
+  record(status: RunStatus, error: ReachError | null, body: Map<string, Uint8Array>): RunRecord {
     const after = this.workspace.snapshot();
-    for (const e of after) files.set(e.path, this.workspace.read(e.path));
+    const files = this.workspace.contents().files;
     return {
       runId: this.runId,
       status,
@@ -415,6 +459,7 @@ export class Run {
       workspaceAfter: after,
       workspaceFiles: files,
       warnings: [...this.#request.loaded.warnings],
+      body,
     };
   }
 }

@@ -31,6 +31,11 @@ export function terminalReason(error: ReachError): string {
   return "tool_failed";
 }
 
+/** A bigint as a JSON value: a number when exact, else a decimal string. */
+function jsonInt(n: bigint): number | string {
+  return n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n.toString();
+}
+
 /**
  * Append the events of an executed step after `tool.invoked`.
  * @param log the run's log (the step and its invocation are open)
@@ -50,13 +55,18 @@ export function recordStep(log: EventLog, step: PlanStep, exec: StepExecution, d
       stepId: step.id,
     });
   }
+  // What the tool saw and what ran are committed here: its host calls (their tape lines' hash), its fuel, its module.
+  const ran: JsonObject = { fuel: jsonInt(exec.fuelUsed), hostCalls: exec.hostCalls, ...(exec.module === null ? {} : { module: exec.module }) };
+  let outputHash: string | null = null;
   if (exec.toolOutput !== null) {
-    log.append("tool.completed", { invocationId: exec.invocationId, result: exec.toolOutput, outputHash: hashCanonical(exec.toolOutput) });
+    outputHash = hashCanonical(exec.toolOutput);
+    log.append("tool.completed", { invocationId: exec.invocationId, result: exec.toolOutput, outputHash, ...ran });
   } else {
-    log.append("tool.failed", { invocationId: exec.invocationId, error: (exec.toolError ?? exec.stepError)!.toDetails() });
+    log.append("tool.failed", { invocationId: exec.invocationId, error: (exec.toolError ?? exec.stepError)!.toDetails(), ...ran });
   }
   if (exec.stepError === null) {
-    const payload: JsonObject = { stepId: step.id, result: exec.toolOutput! };
+    // The output is stored once, in tool.completed; the step refers to it by hash.
+    const payload: JsonObject = { stepId: step.id, result: { outputHash: outputHash! } };
     if (exec.artifacts.length > 0) payload["artifacts"] = exec.artifacts as unknown as JsonObject[];
     log.append("run.step.completed", payload);
   } else {

@@ -106,4 +106,6 @@ export type RunRecord = {
   /** Workspace file contents (after the run) by path. */
   workspaceFiles: Map<string, Uint8Array>;
   warnings: string[];
+  /** The capsule's body (every entry but the events, index, proof and annex); its digest is the terminal event's `contents`. */
+  body: Map<string, Uint8Array>;
 };

@@ -61,6 +61,8 @@ export const RunStartedPayloadSchema = strictObject("run.started payload", {
   /** The approved plan's id and canonical hash (seed 001 §6 plan lock); absent when planning failed. */
   planId: identifier().optional(),
   planHash: sha256Hex().optional(),
+  requestHash: sha256Hex().optional(),
+  workspaceBefore: sha256Hex().optional(),
 }).meta({ id: "RunStartedPayload", description: "run.started (upstream RunStartedPayload)" });
 
 /**
@@ -90,17 +92,32 @@ export const ToolInvokedPayloadSchema = strictObject("tool.invoked payload", {
   stepId: identifier(),
 }).meta({ id: "ToolInvokedPayload", description: "tool.invoked (upstream ToolInvokedPayload)" });
 
-/** `tool.completed`: the tool returned; `outputHash` is the SHA-256 of the canonical result. */
+/** A fuel count: a JSON number, or a decimal string above 2^53 − 1. */
+const fuelCount = () => z.union([z.int().min(0), z.string().regex(/^\d{1,20}$/)]);
+
+/** What an invocation saw and what ran, committed by the run hash (ARCHITECTURE "Hashing"). */
+const invocationCommitments = {
+  /** Fuel the invocation used (deterministic). */
+  fuel: fuelCount().optional(),
+  /** Its host calls on the tape: how many, and the SHA-256 of their tape lines. */
+  hostCalls: strictObject("hostCalls", { count: z.int().min(0), hash: sha256Hex() }).optional(),
+  /** The tool's code and the instrumented module that ran it. */
+  module: strictObject("module", { sha256: sha256Hex(), metered: sha256Hex().nullable() }).optional(),
+};
+
+/** `tool.completed`: the tool returned; `outputHash` is the SHA-256 of the canonical result (stored only here). */
 export const ToolCompletedPayloadSchema = strictObject("tool.completed payload", {
   invocationId: nonEmpty(),
   result: jsonObject(),
   outputHash: sha256Hex(),
+  ...invocationCommitments,
 }).meta({ id: "ToolCompletedPayload", description: "tool.completed (upstream ToolCompletedPayload)" });
 
 /** `tool.failed`: the tool call failed. */
 export const ToolFailedPayloadSchema = strictObject("tool.failed payload", {
   invocationId: nonEmpty(),
   error: ErrorDetailsSchema,
+  ...invocationCommitments,
 }).meta({ id: "ToolFailedPayload", description: "tool.failed (upstream ToolFailedPayload)" });
 
 /** `run.step.completed`: the step's output, validated against its `return_spec`. */
@@ -123,12 +140,23 @@ export const StepFailedPayloadSchema = strictObject("run.step.failed payload", {
   error: ErrorDetailsSchema,
 }).meta({ id: "StepFailedPayload", description: "run.step.failed (matches upstream StepCompletedPayload)" });
 
+/** A stop a signal or the watchdog made outside the deterministic budgets, and where (replay follows it). */
+const StopSchema = strictObject("stop", { invocationId: nonEmpty(), reason: z.enum(["abort", "watchdog"]), fuel: fuelCount() });
+
+/** What every terminal event commits: the workspace after the run and the capsule body (ARCHITECTURE "Hashing"). */
+const terminalCommitments = {
+  workspaceAfter: sha256Hex().optional(),
+  contents: sha256Hex().optional(),
+  stops: z.array(StopSchema).optional(),
+};
+
 /** `run.completed`: all steps succeeded; the output hash is committed (seed 003 §3.1). */
 export const RunCompletedPayloadSchema = strictObject("run.completed payload", {
   runId: uuid(),
   status: z.literal("success"),
   outputHash: sha256Hex(),
   artifacts: z.array(ArtifactInfoSchema).optional(),
+  ...terminalCommitments,
 }).meta({ id: "RunCompletedPayload", description: "run.completed (upstream RunCompletedPayload)" });
 
 /** `run.failed`: the run halted on an error or a policy violation (seed 003 §3.1). */
@@ -138,6 +166,7 @@ export const RunFailedPayloadSchema = strictObject("run.failed payload", {
   error: ErrorDetailsSchema,
   failedStep: identifier().optional(),
   reason: z.string().min(1),
+  ...terminalCommitments,
 }).meta({ id: "RunFailedPayload", description: "run.failed (upstream RunFailedPayload)" });
 
 /** `run.aborted`: terminated by an external signal (seed 003 §3.1); shaped as upstream RunFailedPayload. */
@@ -147,6 +176,11 @@ export const RunAbortedPayloadSchema = strictObject("run.aborted payload", {
   reason: z.literal("aborted"),
   signal: z.string().min(1).optional(),
   error: ErrorDetailsSchema,
+  abortedAt: z.union([
+    strictObject("abortedAt", { phase: z.literal("planning"), attempt: z.int().min(0) }),
+    strictObject("abortedAt", { phase: z.literal("executing"), stepIndex: z.int().min(0) }),
+  ]).optional(),
+  ...terminalCommitments,
 }).meta({ id: "RunAbortedPayload", description: "run.aborted (matches upstream RunFailedPayload)" });
 
 /** Policy denial kinds (seed 003 §4.3, plus upstream's `TIMEOUT_EXCEEDED`). */

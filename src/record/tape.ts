@@ -24,6 +24,7 @@
  * @module
  */
 import { canonicalize } from "../canonical/jcs.ts";
+import { sha256Hex } from "../canonical/sha256.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { ErrorDetails } from "../protocol/errors.ts";
 import { clipOp, flatCanonical, MAX_INLINE_REFUSED_BYTES, NO_BLOBS, outcomeText, oversize, storedRequest, stripData, textHash } from "./_stored-form.ts";
@@ -198,6 +199,18 @@ export class TapeRecorder {
     else rec.error = out as unknown as ErrorDetails;
     this.#records[seq] = rec;
     return rec;
+  }
+
+  /**
+   * The host calls one invocation made, as the run's events commit them: how many, and the SHA-256 of their tape
+   * lines (each record's canonical JSON + "\n", in seq order), blob references included.
+   * @param invocationId the invocation
+   * @returns `{count, hash}` (the hash of the empty string when it made none)
+   * @example tape.invocationDigest(invocationId) // { count: 2, hash: "…" }
+   */
+  invocationDigest(invocationId: string): { count: number; hash: string } {
+    const mine = this.records.filter((r) => r.invocationId === invocationId);
+    return { count: mine.length, hash: sha256Hex(tapeToJsonl(mine)) };
   }
 
   /** Records made so far, in seq order (reserved but unfinished calls are skipped). */

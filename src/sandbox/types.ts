@@ -100,10 +100,18 @@ export type ToolInvocation = {
   memoryLimitBytes: number;
 };
 
+/**
+ * What ran: the SHA-256 of the tool's code as the pack holds it, and of the fuel-instrumented module that executed
+ * it (the tool's own module, the QuickJS engine, or a component's core modules), null when it ran unmetered.
+ * Recorded in the run's events, so a replay on another machine, which instruments again, compares them.
+ */
+export type ModuleIdentity = { sha256: string; metered: string | null };
+
 /** What a runner returns. Runners never throw for tool misbehaviour: they report it here. */
-export type ToolOutcome =
+export type ToolOutcome = (
   | { status: "success"; output: JsonValue; log: string; fuelUsed: bigint }
-  | { status: "error"; error: ReachError; log: string; fuelUsed: bigint };
+  | { status: "error"; error: ReachError; log: string; fuelUsed: bigint }
+) & { module?: ModuleIdentity };
 
 /** A tool runner for one kind. */
 export interface ToolRunner {

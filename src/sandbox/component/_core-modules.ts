@@ -19,10 +19,15 @@ import type { TranspiledComponent } from "./transpiled.ts";
 export type CompiledCore = { module: WebAssembly.Module; metered: boolean; snapshotable: boolean };
 
 /** A component's compiled core modules by the names the glue asks for, and the cache key they were compiled under. */
-export type CompiledCores = { key: string; modules: Map<string, CompiledCore> };
+export type CompiledCores = {
+  key: string;
+  modules: Map<string, CompiledCore>;
+  /** SHA-256 over `name:sha256(bytes)\n` of every compiled core module, in name order: what runs (ModuleIdentity). */
+  meteredDigest: string;
+};
 
 /** Compiled modules, shared by all runners: key `sha256/maxPages/meter`. Small: each entry holds a ~12 MB module. */
-const compiled = new Map<string, Map<string, CompiledCore>>();
+const compiled = new Map<string, { modules: Map<string, CompiledCore>; meteredDigest: string }>();
 /** Fuel-instrumented bytes by the sha256 of the original core module (instrumenting 12 MB takes ~10-30 s). */
 const instrumented = new Map<string, Promise<Uint8Array<ArrayBuffer>>>();
 const INSTRUMENTED_CACHE_ENTRIES = 2;
@@ -78,10 +83,11 @@ export async function compileCoreModules(
   if (hit !== undefined) {
     compiled.delete(key); // refresh its place (LRU)
     compiled.set(key, hit);
-    return { key, modules: hit };
+    return { key, ...hit };
   }
   const embedded = coreModulesOf(code);
   const out = new Map<string, CompiledCore>();
+  const digests: string[] = [];
   for (const [name, source] of Object.entries(component.coreModules)) {
     let bytes: Uint8Array;
     if ("embedded" in source) {
@@ -98,12 +104,15 @@ export async function compileCoreModules(
     // Export every memory, table and mutable global so that an instance can be reset to its initial state.
     const state = exportState(bytes);
     if (state !== null) bytes = state.bytes;
-    const module = await WebAssembly.compile(capMemory(bytes, maxPages) as Uint8Array<ArrayBuffer>);
+    const final = capMemory(bytes, maxPages);
+    digests.push(`${name}:${sha256Hex(final)}\n`);
+    const module = await WebAssembly.compile(final as Uint8Array<ArrayBuffer>);
     out.set(name, { module, metered: meter, snapshotable: state !== null });
   }
-  compiled.set(key, out);
+  const meteredDigest = sha256Hex(digests.sort().join(""));
+  compiled.set(key, { modules: out, meteredDigest });
   while (compiled.size > COMPILED_CACHE_ENTRIES) compiled.delete(compiled.keys().next().value!);
-  return { key, modules: out };
+  return { key, modules: out, meteredDigest };
 }
 
 /** Fuel-instrumented bytes of a core module, instrumented once per digest (bounded cache). */

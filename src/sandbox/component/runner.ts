@@ -19,7 +19,7 @@
  * @module
  */
 import { ReachError, toReachError } from "../../protocol/errors.ts";
-import type { JsonValue, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
+import type { JsonValue, ModuleIdentity, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
 import { FuelMeter, meterError } from "../fuel/mod.ts";
 import { WASI_CALL_FUEL } from "../wasi/runner.ts";
 import { compileCoreModules, componentDigest } from "./_core-modules.ts";
@@ -141,6 +141,7 @@ export class ComponentRunner implements ToolRunner {
     });
     const log = (): string => (wasi === undefined ? "" : new TextDecoder("utf-8", { fatal: false }).decode(wasi.output().log));
     const exhausted = (): boolean => meter.outcome !== null;
+    let identity: ModuleIdentity | undefined;
     let instances: WebAssembly.Instance[] = [];
     // The instance set of this invocation, and whether it returned cleanly (only then may it serve another).
     let set: InstanceSet | undefined;
@@ -165,12 +166,13 @@ export class ComponentRunner implements ToolRunner {
           );
         }
       }
-      return { status: "error", error: err, log: log(), fuelUsed: meter.release() };
+      return { status: "error", error: err, log: log(), fuelUsed: meter.release(), ...(identity === undefined ? {} : { module: identity }) };
     };
 
     try {
       const component = this.#lookup(invocation);
-      const { key, modules } = await compileCoreModules(invocation.code, component, invocation.memoryLimitBytes, this.#meterFuel);
+      const { key, modules, meteredDigest } = await compileCoreModules(invocation.code, component, invocation.memoryLimitBytes, this.#meterFuel);
+      identity = { sha256: component.componentSha256, metered: this.#meterFuel ? meteredDigest : null };
       poolKey = key;
       const imports: ImportObject = {
         ...(component.importNames.some((n) => n.startsWith("wasi:")) ? (wasi = makeWasi()).imports : {}),
@@ -235,7 +237,7 @@ export class ComponentRunner implements ToolRunner {
           }),
         );
       }
-      return { status: "success", output, log: log(), fuelUsed: meter.release() };
+      return { status: "success", output, log: log(), fuelUsed: meter.release(), ...(identity === undefined ? {} : { module: identity }) };
     } catch (err) {
       if (halted !== null) return fail(halted);
       return fail(err instanceof ReachError ? err : guestError(invocation.toolName, err));

@@ -3,18 +3,20 @@
  * @module
  */
 import { sha256Hex } from "../../canonical/sha256.ts";
-import { FUEL_EXPORT, instrumentFuel } from "./instrument.ts";
+import { FUEL_EXPORT, instrumentFuel, REFILL_FIELD, REFILL_MODULE } from "./instrument.ts";
 import type { InstrumentFuelOptions } from "./instrument.ts";
 
 /** How many compiled metered modules the cache keeps (least recently used first out). */
 export const METERED_CACHE_SIZE = 32;
 
-/** A compiled metered module and the digest of the bytes it was made from. */
+/** A compiled metered module, the digest of the bytes it was made from, and the digest of what runs. */
 export type MeteredModule = {
   /** The compiled instrumented module; instantiate it afresh for every invocation. */
   module: WebAssembly.Module;
   /** Lowercase hex SHA-256 of the original (uninstrumented) bytes. */
   digest: string;
+  /** Lowercase hex SHA-256 of the instrumented bytes (recorded in a run's events: what actually ran). */
+  meteredDigest: string;
 };
 
 const cache = new Map<string, Promise<MeteredModule>>();
@@ -42,18 +44,24 @@ export function setMeteredModuleStore(next: MeteredModuleStore | null): void {
   store = next;
 }
 
-function hasFuelExport(module: WebAssembly.Module): boolean {
-  return WebAssembly.Module.exports(module).some((e) => e.name === FUEL_EXPORT && e.kind === "global");
+/** What an instrumented module must look like: the original's imports plus the refill, its exports plus the counter. */
+function isInstrumentationOf(module: WebAssembly.Module, original: WebAssembly.Module): boolean {
+  const imports = (m: WebAssembly.Module) => WebAssembly.Module.imports(m).map((i) => `${i.module}\0${i.name}\0${i.kind}`).sort().join("\n");
+  const exports = (m: WebAssembly.Module) => WebAssembly.Module.exports(m).map((e) => `${e.name}\0${e.kind}`).sort().join("\n");
+  const wantImports = [...WebAssembly.Module.imports(original).map((i) => `${i.module}\0${i.name}\0${i.kind}`), `${REFILL_MODULE}\0${REFILL_FIELD}\0function`].sort().join("\n");
+  const wantExports = [...WebAssembly.Module.exports(original).map((e) => `${e.name}\0${e.kind}`), `${FUEL_EXPORT}\0global`].sort().join("\n");
+  return imports(module) === wantImports && exports(module) === wantExports;
 }
 
-async function instrumentedBytes(copy: Uint8Array, key: string, options: InstrumentFuelOptions): Promise<WebAssembly.Module> {
+async function instrumentedBytes(copy: Uint8Array, key: string, options: InstrumentFuelOptions): Promise<{ module: WebAssembly.Module; meteredDigest: string }> {
   const s = store;
   if (s !== null) {
+    // The store authenticates its entries (src/platform/fuel-store.ts); the shape is checked here as well.
     const hit = await s.get(key).catch(() => null);
     if (hit !== null) {
       try {
         const module = await WebAssembly.compile(hit as Uint8Array<ArrayBuffer>);
-        if (hasFuelExport(module)) return module;
+        if (isInstrumentationOf(module, await WebAssembly.compile(copy as Uint8Array<ArrayBuffer>))) return { module, meteredDigest: sha256Hex(hit) };
       } catch {
         // a damaged entry: instrument again and overwrite it
       }
@@ -62,7 +70,7 @@ async function instrumentedBytes(copy: Uint8Array, key: string, options: Instrum
   const bytes = await instrumentFuel(copy, options);
   const module = await WebAssembly.compile(bytes);
   if (s !== null) await s.set(key, bytes).catch(() => {});
-  return module;
+  return { module, meteredDigest: sha256Hex(bytes) };
 }
 
 /**
@@ -89,7 +97,7 @@ export async function getMeteredModule(wasm: Uint8Array, options: InstrumentFuel
   }
   const copy = wasm.slice(); // the caller may reuse its buffer while we wait for binaryen
   const entry = (async (): Promise<MeteredModule> => {
-    return { module: await instrumentedBytes(copy, `${INSTRUMENTATION_VERSION}-${key.replace(":", "-")}`, options), digest };
+    return { ...(await instrumentedBytes(copy, `${INSTRUMENTATION_VERSION}-${key.replace(":", "-")}`, options)), digest };
   })();
   cache.set(key, entry);
   while (cache.size > METERED_CACHE_SIZE) cache.delete(cache.keys().next().value!);

@@ -15,7 +15,7 @@
  * `http.fetch` calls run one at a time (queued in call order), so the tape's order never depends on the network.
  * @module
  */
-import { canonicalize } from "../../canonical/jcs.ts";
+import { canonicalize, sortKeys } from "../../canonical/jcs.ts";
 import type { VirtualClock } from "../../determinism/clock.ts";
 import type { RandomStream } from "../../determinism/prng.ts";
 import type { CapabilityPolicy } from "../../policy/capabilities.ts";
@@ -36,6 +36,17 @@ import { DEFAULT_OP_LIMITS, runSyncOp } from "./_ops.ts";
 import type { OpContext, OpLimits } from "./_ops.ts";
 import { invalid } from "./_assert.ts";
 import { haltsTool } from "../halting.ts";
+
+/** A copy of a JSON object whose keys, at every depth, are in canonical (RFC 8785) order. */
+function keysInOrder<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(keysInOrder) as T;
+  if (value === null || typeof value !== "object") return value;
+  const keys = Object.keys(value);
+  sortKeys(keys);
+  const out: Record<string, unknown> = {};
+  for (const k of keys) out[k] = keysInOrder((value as Record<string, unknown>)[k]);
+  return out as T;
+}
 
 /** Fuel charged for each host call (the host's own work, which the tool's metered code does not count). */
 export const HOST_CALL_FUEL = 1_000;
@@ -273,7 +284,7 @@ class InvocationHost implements Host {
       // Replay: the URL checks still run (a violation must recur), then the tape answers; no network.
       checkFetchUrl(ctx.policy, req.url, req.method);
       if ("error" in b.played.outcome) throw errorFromDetails(b.played.outcome.error);
-      return b.played.outcome.response as JsonObject;
+      return keysInOrder(b.played.outcome.response as JsonObject);
     }
     if (ctx.fetch === undefined) {
       throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", "http.fetch: this host has no fetch; the runner must inject one",
@@ -285,7 +296,9 @@ class InvocationHost implements Host {
     const early = stopped();
     if (early !== null) throw early;
     try {
-      return await performFetch(req, ctx.policy, ctx.fetch, limits, ctx.signal);
+      // The tool sees the response with its keys in canonical order, live and in replay alike (a server's header
+      // order must not change what the tool computes, nor its fuel).
+      return keysInOrder(await performFetch(req, ctx.policy, ctx.fetch, limits, ctx.signal));
     } catch (err) {
       throw stopped() ?? err;
     }

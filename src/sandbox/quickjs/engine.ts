@@ -41,6 +41,8 @@ export type QuickJsEngine = {
   readonly metered: boolean;
   /** The refill import of a metered engine (bind an invocation's `FuelMeter` to it), else null. */
   readonly slot: FuelSlot | null;
+  /** SHA-256 of the instrumented engine module (what runs every tool), null when unmetered. */
+  readonly meteredDigest: string | null;
   /** The most the linear memory may grow to, in bytes (see `engineMemoryCap`). */
   readonly memoryCapBytes: number;
   /** Where its memory keeps static data, stack and heap (`null`: unknown, so sandboxes are never snapshotted). */
@@ -179,7 +181,7 @@ export function engineMemoryCap(memoryLimitBytes: number): number {
 export class EngineHost {
   readonly #source: EngineWasmSource;
   readonly #metered: boolean;
-  #compiled: Promise<{ module: WebAssembly.Module; layout: MemoryLayout | null }> | undefined;
+  #compiled: Promise<{ module: WebAssembly.Module; layout: MemoryLayout | null; meteredDigest: string | null }> | undefined;
 
   /**
    * @param source the engine's WebAssembly bytes, or a loader for them
@@ -192,12 +194,13 @@ export class EngineHost {
   }
 
   /** Compile (and instrument) the engine module once; read its memory layout from the original bytes. */
-  #compile(): Promise<{ module: WebAssembly.Module; layout: MemoryLayout | null }> {
+  #compile(): Promise<{ module: WebAssembly.Module; layout: MemoryLayout | null; meteredDigest: string | null }> {
     this.#compiled ??= (async () => {
       const bytes = typeof this.#source === "function" ? await this.#source() : this.#source;
       if (!(bytes instanceof Uint8Array)) throw new TypeError(`"engineWasm" expected Uint8Array bytes of the QuickJS engine`);
-      const module = this.#metered ? (await getMeteredModule(bytes)).module : await WebAssembly.compile(bytes as Uint8Array<ArrayBuffer>);
-      return { module, layout: memoryLayout(bytes) };
+      if (!this.#metered) return { module: await WebAssembly.compile(bytes as Uint8Array<ArrayBuffer>), layout: memoryLayout(bytes), meteredDigest: null };
+      const metered = await getMeteredModule(bytes);
+      return { module: metered.module, layout: memoryLayout(bytes), meteredDigest: metered.meteredDigest };
     })().catch((err: unknown) => {
       this.#compiled = undefined;
       throw err;
@@ -214,7 +217,7 @@ export class EngineHost {
    */
   async instantiate(memoryLimitBytes: number): Promise<QuickJsEngine> {
     const memoryCapBytes = engineMemoryCap(memoryLimitBytes);
-    const { module: compiled, layout } = await this.#compile();
+    const { module: compiled, layout, meteredDigest } = await this.#compile();
     const wasmMemory = new WebAssembly.Memory({ initial: ENGINE_BASE_BYTES / PAGE, maximum: memoryCapBytes / PAGE });
     let instance: WebAssembly.Instance | undefined;
     let memory: WebAssembly.Memory | undefined;
@@ -264,6 +267,6 @@ export class EngineHost {
     const brk = layout === null ? 0 : currentBreak(memory, layout);
     const fits = layout !== null && brk >= layout.stackTop && brk <= memory.buffer.byteLength;
     setup.release();
-    return { module, instance, memory, metered: this.#metered, slot, memoryCapBytes, layout: fits ? layout : null };
+    return { module, instance, memory, metered: this.#metered, slot, meteredDigest, memoryCapBytes, layout: fits ? layout : null };
   }
 }

@@ -20,6 +20,7 @@
  * @module
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
+import { sha256Hex } from "../../canonical/sha256.ts";
 import { ReachError } from "../../protocol/errors.ts";
 import { FuelMeter, meterError } from "../fuel/mod.ts";
 import type { JsonValue, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
@@ -147,9 +148,10 @@ export class QuickJsRunner implements ToolRunner {
     // Kept only in its snapshot's state; otherwise dropped, and the next invocation gets a fresh engine.
     if (keep) this.#warm = warm;
     const log = state.log.length === 0 ? "" : state.log.join("\n") + "\n";
+    const module = { sha256: sourceDigest(inv.code), metered: engine.meteredDigest };
     return "output" in finish
-      ? { status: "success", output: finish.output, log, fuelUsed: used }
-      : { status: "error", error: finish.error, log, fuelUsed: used };
+      ? { status: "success", output: finish.output, log, fuelUsed: used, module }
+      : { status: "error", error: finish.error, log, fuelUsed: used, module };
   }
 
   /**
@@ -230,6 +232,14 @@ export class QuickJsRunner implements ToolRunner {
       return fail("returned output that is not valid JSON");
     }
   }
+}
+
+/** SHA-256 of a tool's source, once per code array (the engine hands the same, never-mutated array every time). */
+const digests = new WeakMap<Uint8Array, string>();
+function sourceDigest(code: Uint8Array): string {
+  let d = digests.get(code);
+  if (d === undefined) digests.set(code, (d = sha256Hex(code)));
+  return d;
 }
 
 function checkInvocation(inv: ToolInvocation): void {

@@ -22,7 +22,8 @@ import { canonicalBytes } from "../../canonical/jcs.ts";
 import { base64ToBytes } from "../../canonical/hex.ts";
 import { ReachError, toReachError } from "../../protocol/errors.ts";
 import { FuelMeter, FuelSlot, getMeteredModule, meterError } from "../fuel/mod.ts";
-import type { JsonValue, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
+import type { JsonValue, ModuleIdentity, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
+import { sha256Hex } from "../../canonical/sha256.ts";
 import type { WorkspaceView } from "../workspace/workspace.ts";
 import { WasiExit, WasiHalt } from "./context.ts";
 import type { Preopen, WasiSources } from "./context.ts";
@@ -60,7 +61,7 @@ type Compiled = { promise: Promise<ModuleInfo>; ready: ModuleInfo | null };
  * What the runner needs to know about a compiled module (worked out once, not per invocation). `memories` is set
  * when the module's one memory was turned into an import (`memory-pool.ts`): invocations then reuse memories.
  */
-type ModuleInfo = { module: WebAssembly.Module; isCommand: boolean; importsReach: boolean; memories: MemoryPool | null };
+type ModuleInfo = { module: WebAssembly.Module; isCommand: boolean; importsReach: boolean; memories: MemoryPool | null; identity: ModuleIdentity };
 
 function compiled(code: Uint8Array, limit: number): Compiled {
   let byLimit = modules.get(code);
@@ -71,13 +72,15 @@ function compiled(code: Uint8Array, limit: number): Compiled {
     entry.promise = (async () => {
       const capped = limitMemory(code, limit);
       const pooled = importOwnMemory(capped);
-      const module = (await getMeteredModule(pooled?.bytes ?? capped)).module;
+      const metered = await getMeteredModule(pooled?.bytes ?? capped);
+      const module = metered.module;
       const exports = WebAssembly.Module.exports(module);
       const info: ModuleInfo = {
         module,
         memories: pooled === null ? null : new MemoryPool(pooled.initialPages, pooled.maximumPages),
         isCommand: exports.some((e) => e.name === "_start" && e.kind === "function") && exports.some((e) => e.name === "memory" && e.kind === "memory"),
         importsReach: WebAssembly.Module.imports(module).some((i) => i.module === REACH_MODULE),
+        identity: { sha256: sha256Hex(code), metered: metered.meteredDigest },
       };
       entry.ready = info;
       return info;
@@ -234,15 +237,16 @@ export class WasmToolRunner implements ToolRunner {
       }
       return null;
     })();
-    if (error !== null) return { status: "error", error, log, fuelUsed: used };
+    const identity = info.identity;
+    if (error !== null) return { status: "error", error, log, fuelUsed: used, module: identity };
     const text = decoder.decode(ctx.stdout.bytes());
     let output: JsonValue;
     try {
       output = JSON.parse(text) as JsonValue;
     } catch {
       const shown = text.length > 200 ? text.slice(0, 200) + "…" : text;
-      return { status: "error", error: fail("EXEC_TOOL_FAILED", `tool "${invocation.toolName}" did not print one JSON value on stdout (got ${JSON.stringify(shown)})`, { reason: "output" }), log, fuelUsed: used };
+      return { status: "error", error: fail("EXEC_TOOL_FAILED", `tool "${invocation.toolName}" did not print one JSON value on stdout (got ${JSON.stringify(shown)})`, { reason: "output" }), log, fuelUsed: used, module: identity };
     }
-    return { status: "success", output, log, fuelUsed: used };
+    return { status: "success", output, log, fuelUsed: used, module: identity };
   }
 }

@@ -287,8 +287,23 @@ export abstract class WorkspaceReader {
    * @example ws.digest() === before // nothing changed
    */
   digest(): string {
-    const lines = this.snapshot({ links: true }).map((e) => (e.kind === "symlink" ? `${e.path}\0symlink\0${e.target!}\n` : `${e.path}\0${e.sha256}\n`));
-    return sha256Hex(lines.join(""));
+    return snapshotDigest(this.snapshot({ links: true }));
+  }
+
+  /**
+   * Every regular file's bytes and every link's target, without access checks (for the run's own record: a
+   * capsule holds the whole workspace, write-only roots included). The bytes are the stored ones: do not mutate.
+   * @returns files by path and link targets by path
+   * @throws ReachError `PROTO_SEQUENCE_ERROR` on a closed transaction
+   * @example const { files, links } = ws.contents();
+   */
+  contents(): { files: Map<string, Uint8Array>; links: Map<string, string> } {
+    return this._guard(() => {
+      const s = this._state();
+      const files = new Map<string, Uint8Array>();
+      for (const path of [...s.files.keys()].sort(byCodeUnits)) files.set(path, fileBytes(s, path));
+      return { files, links: new Map([...s.links].sort((a, b) => byCodeUnits(a[0], b[0]))) };
+    });
   }
 
   /**
@@ -299,4 +314,15 @@ export abstract class WorkspaceReader {
   bytesUsed(): number {
     return this._state().totalBytes;
   }
+}
+
+/**
+ * The digest of a workspace listing (`Workspace.digest`): SHA-256 of `path \0 sha256hex \n` per file and
+ * `path \0 "symlink" \0 target \n` per link, in the order given (sorted by path in UTF-16 code units).
+ * @param entries a snapshot with links (`snapshot({ links: true })`), or one rebuilt from a capsule
+ * @returns 64 lowercase hex digits
+ * @example snapshotDigest([]) // SHA-256 of the empty string
+ */
+export function snapshotDigest(entries: readonly SnapshotEntry[]): string {
+  return sha256Hex(entries.map((e) => (e.kind === "symlink" ? `${e.path}\0symlink\0${e.target!}\n` : `${e.path}\0${e.sha256}\n`)).join(""));
 }

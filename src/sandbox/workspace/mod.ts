@@ -26,6 +26,7 @@ export {
   Workspace,
   WorkspaceError,
   WorkspaceView,
+  snapshotDigest,
 } from "./workspace.ts";
 export type {
   RemoveOptions,

@@ -57,6 +57,7 @@ import { WorkspaceView } from "./view.ts";
 export { DEFAULT_MAX_ENTRIES, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, TEMP_ROOT, WorkspaceError } from "./_state.ts";
 export type { RemoveOptions, SnapshotEntry, WorkspaceAccess, WorkspaceEntry, WorkspaceEntryType, WorkspaceErrno, WorkspaceLstat, WorkspaceOptions, WorkspaceResource, WorkspaceStat } from "./_state.ts";
 export type { ResolveOptions, ResolvedPath } from "./_view-base.ts";
+export { snapshotDigest } from "./_view-base.ts";
 export { MAX_LINK_EXPANSIONS } from "./_resolve.ts";
 export { WorkspaceView } from "./view.ts";
 
