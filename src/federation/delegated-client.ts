@@ -5,7 +5,7 @@
  * @module
  */
 import { z } from "zod";
-import { base64ToBytes, bytesToBase64 } from "../canonical/hex.ts";
+import { decodeBase64, encodeBase64 } from "./_base64.ts";
 import type { Delegation, NodeIdentity } from "../protocol/delegation.ts";
 import { ENTRY_PATH_RE, SHA256_HEX_RE, UUID_RE } from "../protocol/_common.ts";
 import { ReachError } from "../protocol/errors.ts";
@@ -43,11 +43,7 @@ const ResultBodySchema = z.strictObject({
 });
 
 function bytesOf(text: string, what: string): Uint8Array {
-  try {
-    return base64ToBytes(text);
-  } catch {
-    throw new ReachError("PROTO_INVALID_MESSAGE", `the delegate's run result: ${what} is not padded base64`);
-  }
+  return decodeBase64(text, `the delegate's run result: ${what}`);
 }
 
 /**
@@ -61,7 +57,7 @@ function bytesOf(text: string, what: string): Uint8Array {
  * @example const run = await requestDelegatedRun(ctx, peer, { archive, input: {}, approve: false, restricted: true, chain });
  */
 export async function requestDelegatedRun(ctx: ClientContext, delegate: NodeIdentity, req: DelegatedRunRequest): Promise<DelegatedRun> {
-  const body: Record<string, unknown> = { pack: bytesToBase64(req.archive), input: req.input, approve: req.approve, restricted: req.restricted, chain: req.chain };
+  const body: Record<string, unknown> = { pack: encodeBase64(req.archive), input: req.input, approve: req.approve, restricted: req.restricted, chain: req.chain };
   if (req.seed !== undefined) body["seed"] = req.seed;
   if (req.maxSteps !== undefined) body["maxSteps"] = req.maxSteps;
   if (req.stepTimeoutMs !== undefined) body["stepTimeoutMs"] = req.stepTimeoutMs;

@@ -10,8 +10,8 @@
  * @module
  */
 import { z } from "zod";
-import { base64ToBytes, bytesToBase64 } from "../canonical/hex.ts";
 import { readArchive } from "../capsule/archive.ts";
+import { decodeBase64, encodeBase64 } from "./_base64.ts";
 import { parseSeed } from "../determinism/prng.ts";
 import { MAX_PACK_BYTES } from "../engine/engine.ts";
 import { policyViolation, ReachError } from "../protocol/errors.ts";
@@ -79,12 +79,7 @@ function checkWithinScope(pack: Pack, scope: readonly string[]): void {
 
 function parseBody(msg: Message): RunRequestBody & { archive: Uint8Array; seedText?: string } {
   const body = parseOrThrow(RunRequestBodySchema, msg.body, "PROTO_INVALID_MESSAGE", "the run request");
-  let archive: Uint8Array;
-  try {
-    archive = base64ToBytes(body.pack);
-  } catch {
-    throw new ReachError("PROTO_INVALID_MESSAGE", "the run request: pack is not padded base64");
-  }
+  const archive = decodeBase64(body.pack, "the run request: pack");
   let seedText: string | undefined;
   if (body.seed !== undefined) {
     try {
@@ -124,6 +119,6 @@ export async function executeRunRequest(ctx: DelegateContext, msg: Message): Pro
     annex: (r) => delegationAnnex(chain, r, msg.from),
   });
   const out: Record<string, string> = {};
-  for (const [path, bytes] of run.files) out[path] = bytesToBase64(bytes);
-  return { runId: run.runId, runHash: run.runHash, status: run.status, capsule: bytesToBase64(run.capsule.bytes), files: out };
+  for (const [path, bytes] of run.files) out[path] = encodeBase64(bytes);
+  return { runId: run.runId, runHash: run.runHash, status: run.status, capsule: encodeBase64(run.capsule.bytes), files: out };
 }

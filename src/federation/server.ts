@@ -154,9 +154,9 @@ export function createNodeApp(opts: NodeServerOptions): Hono {
         raw = await readJson(c);
         const view = await nodeView(opts.state, opts.self);
         const msg = openMessage(raw, { self, now: opts.now(), keyOf: view.keyOf, nonces: opts.nonces });
+        // the in-memory book refuses replays at once; the saved copy (for restarts) follows without delaying the reply
         const book = opts.nonces.toJSON();
         saving = saving.then(() => opts.state.saveNonces(book)).catch((err: unknown) => opts.log?.(`cannot save nonces: ${(err as Error).message}`));
-        await saving;
         const [type, body] = await dispatch(opts, view, msg);
         return reply(c, 200, type, msg.from, msg.nonce, body);
       } catch (err) {
