@@ -70,7 +70,7 @@ function nodeHttps(ca: string[]): PeerFetch {
         fetch(url, init).then(resolve, reject);
         return;
       }
-      const req = httpsRequest(u, { method: init.method, headers: { ...init.headers, "content-length": String(init.body.length) }, ca, agent: false }, (res) => {
+      const req = httpsRequest(u, { method: init.method, headers: { ...init.headers, "content-length": String(init.body.length) }, ca, agent: false, ...(init.signal === undefined ? {} : { signal: init.signal }) }, (res) => {
         resolve(new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, { status: res.statusCode ?? 502 }));
       });
       req.on("error", reject);

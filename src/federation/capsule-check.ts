@@ -1,19 +1,18 @@
 /**
  * The requesting node's check of a delegated run's capsule, before anything is written (seed 003 §6.3 "Inter-node:
- * verify all signatures"): the capsule verifies on its own (`verifyRunCapsule`: entries, hash chain, outputs, tape,
+ * verify all signatures"): the capsule verifies on its own (`verifyCapsule` in `engine-adapter.ts`: entries, hash chain, outputs, tape,
  * pack, plan, proofs), its run proof is signed by the delegate's registered node key, it is the run the reply names,
  * its federation annex is exactly the one the chain implies (rebuilt here and compared byte for byte), and every run
  * file that has a counterpart in the capsule matches it.
  * @module
  */
 import { canonicalize } from "../canonical/jcs.ts";
-import { FEDERATION_ENTRY, readRunCapsule, RESULT_ENTRY } from "../capsule/run-capsule.ts";
-import { verifyRunCapsule } from "../capsule/verify.ts";
-import { chainAnnex } from "../engine/annex.ts";
-import { readJsonl, toJsonlBytes } from "../ledger/jsonl.ts";
+import { FEDERATION_ENTRY, RESULT_ENTRY } from "../capsule/run-capsule.ts";
+import { readJsonl } from "../ledger/jsonl.ts";
 import type { Delegation, NodeIdentity } from "../protocol/delegation.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { delegationAnnex } from "./annex.ts";
+import { annexJsonl, verifyCapsule } from "./engine-adapter.ts";
 import { publicKeyHex } from "./identity.ts";
 
 /** What the reply promised. */
@@ -59,7 +58,7 @@ function checkAnnex(entries: ReadonlyMap<string, Uint8Array>, claim: DelegatedRu
   const last = events[events.length - 1]?.timestamp;
   const annex = entries.get(FEDERATION_ENTRY);
   if (typeof last !== "string" || annex === undefined) throw untrusted(`has no ${FEDERATION_ENTRY} annex`);
-  const expected = toJsonlBytes(chainAnnex(claim.runId, claim.runHash, last, delegationAnnex(claim.chain, claim, claim.requester)));
+  const expected = annexJsonl(claim.runId, claim.runHash, last, delegationAnnex(claim.chain, claim, claim.requester));
   if (!sameBytes(annex, expected)) throw untrusted(`has a ${FEDERATION_ENTRY} that is not the one its delegation chain implies`);
 }
 
@@ -73,13 +72,13 @@ function checkAnnex(entries: ReadonlyMap<string, Uint8Array>, claim: DelegatedRu
  * @example checkDelegatedCapsule(capsule, files, { runId, runHash, status, delegate, requester, chain });
  */
 export function checkDelegatedCapsule(bytes: Uint8Array, files: ReadonlyMap<string, Uint8Array>, claim: DelegatedRunClaim): void {
-  let capsule;
+  let checked;
   try {
-    capsule = readRunCapsule(bytes);
+    checked = verifyCapsule(bytes);
   } catch (err) {
     throw untrusted(`cannot be read (${(err as Error).message})`);
   }
-  const v = verifyRunCapsule(capsule);
+  const { capsule, verification: v } = checked;
   const failed = v.checks.filter((c) => !c.ok);
   if (!v.valid) throw untrusted(`does not verify: ${failed.map((c) => `${c.name}: ${c.message}`).join("; ")}`, { failed });
   if (v.signer === null || v.signer.publicKey !== publicKeyHex(claim.delegate)) throw untrusted(`is not signed by the delegate node ${claim.delegate.nodeId}'s key`);

@@ -17,6 +17,10 @@ export type PeerFetch = (url: string, init: { method: "POST"; headers: Record<st
 /** What a node needs to talk to its peers. */
 export type ClientContext = { self: NodeSelf; now: () => number; fetch: PeerFetch };
 
+/** How long a node may take to answer a revocation push or pull (ms). */
+export const EXCHANGE_TIMEOUT_MS = 20_000;
+/** How long a delegate may take to run a pack and answer (ms). */
+export const RUN_TIMEOUT_MS = 30 * 60_000;
 /** The largest reply read (a run result carries the capsule and the run files in base64). */
 export const MAX_REPLY_BYTES = 512 * 1024 * 1024;
 
@@ -66,20 +70,27 @@ function assertTransport(endpoint: string): void {
  * @param fetch the transport
  * @param endpoint the node's endpoint
  * @param msg the signed envelope (or anything, for tests of refusals)
+ * @param timeoutMs how long to wait for the whole reply
  * @param maxBytes the reply limit
  * @returns the HTTP status and the parsed reply
- * @throws ReachError `FED_NODE_UNREACHABLE` when the node cannot be reached or does not answer JSON
+ * @throws ReachError `FED_NODE_UNREACHABLE` when the node cannot be reached, does not answer in time or not in JSON
  * @example const { status, value } = await postEnvelope(fetch, peer.endpoint, msg);
  */
-export async function postEnvelope(fetch: PeerFetch, endpoint: string, msg: unknown, maxBytes = MAX_REPLY_BYTES): Promise<{ status: number; value: unknown }> {
+export async function postEnvelope(fetch: PeerFetch, endpoint: string, msg: unknown, timeoutMs = EXCHANGE_TIMEOUT_MS, maxBytes = MAX_REPLY_BYTES): Promise<{ status: number; value: unknown }> {
   assertTransport(endpoint);
+  const signal = AbortSignal.timeout(timeoutMs);
+  const unreachable = (err: unknown): ReachError =>
+    signal.aborted
+      ? new ReachError("FED_NODE_UNREACHABLE", `the node at ${endpoint} did not answer within ${timeoutMs / 1000} s`, { retryAfter: 5000, cause: err })
+      : new ReachError("FED_NODE_UNREACHABLE", `cannot reach the node at ${endpoint} (${(err as Error).message}); check that it is serving, the address, and its TLS certificate (--ca)`, { retryAfter: 5000, cause: err });
   let res: Response;
+  let bytes: Uint8Array;
   try {
-    res = await fetch(`${endpoint}${MESSAGES_PATH}`, { method: "POST", headers: { "content-type": "application/json" }, body: enc.encode(JSON.stringify(msg)) });
+    res = await fetch(`${endpoint}${MESSAGES_PATH}`, { method: "POST", headers: { "content-type": "application/json" }, body: enc.encode(JSON.stringify(msg)), signal });
+    bytes = await readLimited(res, maxBytes);
   } catch (err) {
-    throw new ReachError("FED_NODE_UNREACHABLE", `cannot reach the node at ${endpoint} (${(err as Error).message}); check that it is serving, the address, and its TLS certificate (--ca)`, { retryAfter: 5000, cause: err });
+    throw err instanceof ReachError ? err : unreachable(err);
   }
-  const bytes = await readLimited(res, maxBytes);
   try {
     return { status: res.status, value: JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)) };
   } catch {
@@ -103,15 +114,16 @@ function remoteError(reply: Message, peer: NodeIdentity): ReachError {
  * @param type the request type
  * @param body the request body
  * @param expect the reply type expected
+ * @param timeoutMs how long to wait for the reply
  * @returns the reply envelope (signed by `peer`, addressed to us, in reply to our nonce)
  * @throws ReachError the peer's refusal with its code; `FED_NODE_UNREACHABLE`; `FED_SIGNATURE_*` /
  *   `FED_TRUST_VIOLATION` / `FED_MESSAGE_STALE` for a reply that does not authenticate
  * @example const reply = await exchange(ctx, peer, "revocation.pull", {}, "revocation.list");
  */
-export async function exchange(ctx: ClientContext, peer: NodeIdentity, type: MessageType, body: Record<string, unknown>, expect: MessageType): Promise<Message> {
+export async function exchange(ctx: ClientContext, peer: NodeIdentity, type: MessageType, body: Record<string, unknown>, expect: MessageType, timeoutMs = EXCHANGE_TIMEOUT_MS): Promise<Message> {
   const self = ctx.self.identity.nodeId;
   const msg = signMessage({ type, from: self, to: peer.nodeId, body }, ctx.self.keys.privateKey, ctx.now());
-  const { value } = await postEnvelope(ctx.fetch, peer.endpoint, msg);
+  const { value } = await postEnvelope(ctx.fetch, peer.endpoint, msg, timeoutMs);
   const reply = openMessage(value, { self, now: ctx.now(), keyOf: (id) => (id === peer.nodeId ? peer.publicKey : undefined) });
   if (reply.inReplyTo !== msg.nonce) throw new ReachError("FED_TRUST_VIOLATION", `node ${peer.nodeId} replied to another message (inReplyTo ${String(reply.inReplyTo)}, sent ${msg.nonce}); refused`);
   if (reply.type === "error") throw remoteError(reply, peer);

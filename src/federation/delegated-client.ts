@@ -12,7 +12,7 @@ import { ReachError } from "../protocol/errors.ts";
 import { parseOrThrow } from "../protocol/parse.ts";
 import type { JsonValue } from "../sandbox/types.ts";
 import { checkDelegatedCapsule } from "./capsule-check.ts";
-import { exchange } from "./client.ts";
+import { exchange, RUN_TIMEOUT_MS } from "./client.ts";
 import type { ClientContext } from "./client.ts";
 import { parseDelegation } from "./delegation.ts";
 import { MAX_CHAIN_LENGTH } from "./chain.ts";
@@ -61,7 +61,7 @@ export async function requestDelegatedRun(ctx: ClientContext, delegate: NodeIden
   if (req.seed !== undefined) body["seed"] = req.seed;
   if (req.maxSteps !== undefined) body["maxSteps"] = req.maxSteps;
   if (req.stepTimeoutMs !== undefined) body["stepTimeoutMs"] = req.stepTimeoutMs;
-  const reply = await exchange(ctx, delegate, "run.request", body, "run.result");
+  const reply = await exchange(ctx, delegate, "run.request", body, "run.result", RUN_TIMEOUT_MS);
   const result = parseOrThrow(ResultBodySchema, reply.body, "PROTO_INVALID_MESSAGE", "the delegate's run result");
   const capsule = bytesOf(result.capsule, "capsule");
   const files = new Map<string, Uint8Array>();

@@ -1,11 +1,18 @@
 /**
- * The one place where federation uses the engine (ARCHITECTURE "Faces over one engine call"): a delegated run is
- * `runEngine` with the pack as archive bytes, the node key as the proof key and the federation annex. Everything
- * else in `src/federation/` goes through {@link runDelegatedPack}, so that the engine can be swapped (for example
- * for one isolated in a worker) here alone.
+ * The one place where federation uses the engine and capsule verification (ARCHITECTURE "Faces over one engine
+ * call"): a delegated run is `runEngine` with the pack as archive bytes, the node key as the proof key and the
+ * federation annex ({@link runDelegatedPack}); a returned capsule is read and verified by {@link verifyCapsule}; the
+ * annex a chain implies is rebuilt by {@link annexJsonl}. Nothing else in `src/federation/` imports the engine or the
+ * verifier, so either can be swapped (an engine isolated in a worker, a moved `verify`) here alone.
  * @module
  */
+import { readRunCapsule } from "../capsule/run-capsule.ts";
+import type { RunCapsule } from "../capsule/run-capsule.ts";
+import { verifyRunCapsule } from "../capsule/verify.ts";
+import type { CapsuleVerification } from "../capsule/verify.ts";
+import { chainAnnex } from "../engine/annex.ts";
 import { runEngine } from "../engine/engine.ts";
+import { toJsonlBytes } from "../ledger/jsonl.ts";
 import type { EngineRun } from "../engine/engine.ts";
 import type { AnnexEvent } from "../engine/annex.ts";
 import type { EngineEnvironment } from "../engine/runners.ts";
@@ -59,4 +66,30 @@ export async function runDelegatedPack(host: EngineHost, req: DelegatedEngineReq
     ...(host.fetch === undefined ? {} : { fetch: host.fetch }),
     annex: req.annex,
   });
+}
+
+/**
+ * Read and verify a capsule without executing it (the checks of `reach-wasm verify`).
+ * @param bytes the capsule `.tar.gz`
+ * @returns the capsule and every check
+ * @throws ReachError `REPLAY_CAPSULE_INVALID` / `REPLAY_CAPSULE_TOO_LARGE` for an archive that cannot be read
+ * @example const { verification } = verifyCapsule(bytes); verification.valid // true
+ */
+export function verifyCapsule(bytes: Uint8Array): { capsule: RunCapsule; verification: CapsuleVerification } {
+  const capsule = readRunCapsule(bytes);
+  return { capsule, verification: verifyRunCapsule(capsule) };
+}
+
+/**
+ * The bytes of the `federation.jsonl` annex that `events` chained onto a run produce.
+ * @param runId the run
+ * @param runHash the run hash (the annex's anchor)
+ * @param timestamp the run's last event timestamp
+ * @param events the annex events
+ * @returns the JSONL bytes, as the engine writes them
+ * @throws TypeError when a payload is not canonical JSON
+ * @example annexJsonl(runId, runHash, lastTimestamp, delegationAnnex(chain, run, requester))
+ */
+export function annexJsonl(runId: string, runHash: string, timestamp: string, events: readonly AnnexEvent[]): Uint8Array {
+  return toJsonlBytes(chainAnnex(runId, runHash, timestamp, events));
 }

@@ -22,7 +22,7 @@ export { DEFAULT_PULL_INTERVAL_MS, isGenuine, MAX_PULL_INTERVAL_MS, parseRevocat
 export type { Revocation } from "./revocation.ts";
 export { NodeState } from "./state.ts";
 export type { NodeFiles } from "./state.ts";
-export { runDelegatedPack } from "./engine-adapter.ts";
+export { annexJsonl, runDelegatedPack, verifyCapsule } from "./engine-adapter.ts";
 export type { DelegatedEngineRequest, EngineHost } from "./engine-adapter.ts";
 export { delegationAnnex } from "./annex.ts";
 export { executeRunRequest, MAX_PACK_ARCHIVE_BYTES, RunRequestBodySchema } from "./run-request.ts";

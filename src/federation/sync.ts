@@ -13,6 +13,12 @@ import { isGenuine, MAX_PULL_INTERVAL_MS, MAX_REVOCATIONS_PER_MESSAGE, parseRevo
 import type { Revocation } from "./revocation.ts";
 import type { NodeState } from "./state.ts";
 
+/**
+ * How long one pull may wait for a peer (ms). Rounds never overlap and the next starts at most 30 s after the last
+ * ended, so two contacts with a reachable peer are at most 10 + 30 s apart: within the 60 s of seed 003 §6.3.
+ */
+export const PULL_TIMEOUT_MS = 10_000;
+
 /** The outcome for one peer. */
 export type PeerOutcome = { nodeId: string; endpoint: string; ok: boolean; count: number; error?: { code: string; message: string } };
 
@@ -41,7 +47,7 @@ export async function pushRevocations(ctx: ClientContext, peers: readonly NodeId
 }
 
 /**
- * Pull every revocation the registered peers know and keep the genuine new ones.
+ * Pull every revocation the registered peers know, from all of them at once, and keep the genuine new ones.
  * @param ctx this node, its clock and transport
  * @param state the node directory (registry and revocations)
  * @returns one outcome per peer, `count` = revocations newly recorded from it
@@ -52,10 +58,9 @@ export async function pullRevocations(ctx: ClientContext, state: NodeState): Pro
   const peers = await state.peers();
   const keys = new Map(peers.map((p) => [p.nodeId, p.publicKey]));
   keys.set(ctx.self.identity.nodeId, ctx.self.identity.publicKey);
-  const out: PeerOutcome[] = [];
-  for (const p of peers) {
+  return await Promise.all(peers.map(async (p): Promise<PeerOutcome> => {
     try {
-      const reply = await exchange(ctx, p, "revocation.pull", {}, "revocation.list");
+      const reply = await exchange(ctx, p, "revocation.pull", {}, "revocation.list", PULL_TIMEOUT_MS);
       const list = reply.body["revocations"];
       let count = 0;
       if (Array.isArray(list)) {
@@ -64,13 +69,12 @@ export async function pullRevocations(ctx: ClientContext, state: NodeState): Pro
           if (isGenuine(r, (id) => keys.get(id)) && (await state.addRevocation(r))) count++;
         }
       }
-      out.push({ nodeId: p.nodeId, endpoint: p.endpoint, ok: true, count });
+      return { nodeId: p.nodeId, endpoint: p.endpoint, ok: true, count };
     } catch (err) {
       const e = toReachError(err, "FED_NODE_UNREACHABLE");
-      out.push({ nodeId: p.nodeId, endpoint: p.endpoint, ok: false, count: 0, error: { code: e.code, message: e.message } });
+      return { nodeId: p.nodeId, endpoint: p.endpoint, ok: false, count: 0, error: { code: e.code, message: e.message } };
     }
-  }
-  return out;
+  }));
 }
 
 /**
