@@ -19,6 +19,7 @@ import { ReachError } from "../protocol/errors.ts";
 /**
  * The wall clock of a federation node (message timestamps, expiry; never a hashed path).
  * @returns ms since the epoch
+ * @throws never
  * @example wallClock() // 1767225600000
  */
 export function wallClock(): number {
@@ -29,6 +30,7 @@ export function wallClock(): number {
  * The node directory `dir` as `NodeFiles`.
  * @param dir the host directory
  * @returns file access rooted at `dir`
+ * @throws never (each access throws `PROTO_INVALID_ARGUMENT` when a file cannot be read or written)
  * @example const state = new NodeState(nodeFiles("./node-a"));
  */
 export function nodeFiles(dir: string): NodeFiles {
@@ -54,6 +56,7 @@ export function nodeFiles(dir: string): NodeFiles {
  * The node directory as `NodeState`.
  * @param dir the `--dir` value
  * @returns the state
+ * @throws never
  * @example const state = nodeState(args.dir);
  */
 export function nodeState(dir: string): NodeState {

@@ -96,6 +96,8 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
  * Read the run input (`--input FILE|-`; default `{}`).
  * @param path the file, `-` for stdin, or null
  * @returns the parsed JSON
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when it cannot be read or is not UTF-8 JSON
+ * @example const input = await readInput("in.json");
  */
 export async function readInput(path: string | null): Promise<JsonValue> {
   if (path === null) return {};

@@ -13,6 +13,9 @@ import { signDocument, verifyDocument } from "./_signed.ts";
 import { randomUuidV4 } from "./identity.ts";
 import { assertScope } from "./scope.ts";
 
+/** The most entries a scope may have. */
+export const MAX_SCOPE_ENTRIES = 256;
+
 /** What a delegator decides; the id and signature are added by {@link signDelegation}. */
 export type DelegationDraft = {
   delegator: string;
@@ -33,6 +36,7 @@ export type DelegationDraft = {
  */
 export function parseDelegation(value: unknown, what: string): Delegation {
   const d = parseOrThrow(DelegationSchema, value, "FED_DELEGATION_INVALID", what);
+  if (d.scope.length > MAX_SCOPE_ENTRIES) throw new ReachError("FED_DELEGATION_INVALID", `${what}: scope has ${d.scope.length} entries; at most ${MAX_SCOPE_ENTRIES}`);
   assertScope(d.scope, `${what}: scope`);
   return d;
 }

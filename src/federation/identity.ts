@@ -10,6 +10,7 @@ import type { NodeIdentity } from "../protocol/delegation.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { parseOrThrow } from "../protocol/parse.ts";
 import { generateKeyPair } from "../trust/keys.ts";
+import { publicKeyProblem } from "../trust/verify.ts";
 import type { KeyPair } from "../trust/keys.ts";
 
 /** A node's own identity with its key pair. */
@@ -94,7 +95,8 @@ export function createNode(endpoint: string, random?: Uint8Array): NodeSelf {
  */
 export function parseNodeIdentity(value: unknown, what: string): NodeIdentity {
   const doc = parseOrThrow(NodeIdentitySchema, value, "PROTO_SCHEMA_VIOLATION", what);
-  if (base64ToBytes(doc.publicKey).length !== 32) throw new ReachError("PROTO_SCHEMA_VIOLATION", `${what}: publicKey is not 32 bytes`);
+  const problem = publicKeyProblem(base64ToBytes(doc.publicKey));
+  if (problem !== undefined) throw new ReachError("PROTO_SCHEMA_VIOLATION", `${what}: publicKey ${problem}`);
   return { ...doc, endpoint: normalizeEndpoint(doc.endpoint) };
 }
 

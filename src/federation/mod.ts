@@ -10,7 +10,7 @@ export { createNode, isLoopbackHost, normalizeEndpoint, parseNodeIdentity, publi
 export type { NodeSelf } from "./identity.ts";
 export { assertScope, entryCovers, packDeclarations, packExcess, scopeEntryProblem, scopeExcess } from "./scope.ts";
 export type { ScopeKind } from "./scope.ts";
-export { expiryFrom, parseDelegation, signDelegation, verifyDelegation } from "./delegation.ts";
+export { expiryFrom, MAX_SCOPE_ENTRIES, parseDelegation, signDelegation, verifyDelegation } from "./delegation.ts";
 export type { DelegationDraft } from "./delegation.ts";
 export { CLOCK_WINDOW_MS, MAX_CHAIN_LENGTH, validateChain } from "./chain.ts";
 export type { ChainContext, ValidChain } from "./chain.ts";
