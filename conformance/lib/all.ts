@@ -6,6 +6,7 @@ import { capsuleArchiveCases } from "./capsule-archive-cases.ts";
 import { capsuleCases } from "./capsule-cases.ts";
 import { chainCases } from "./chain-cases.ts";
 import { determinismCases } from "./determinism-cases.ts";
+import { federationCases } from "./federation-cases.ts";
 import { jcsCases } from "./jcs-cases.ts";
 import { toolCases } from "./tool-cases.ts";
 import { trustCases } from "./trust-cases.ts";
@@ -30,6 +31,7 @@ export function allSuites(io: ConformanceIO): Suite[] {
     { suite: "capsule-archive", cases: capsuleArchiveCases(io) },
     { suite: "capsules", cases: capsuleCases(io) },
     { suite: "wasi-fs", cases: wasiFsCases(io) },
+    { suite: "federation", cases: federationCases(io) },
   ];
 }
 

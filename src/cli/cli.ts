@@ -15,9 +15,12 @@ type Handler = (argv: readonly string[], io: CliIO) => Promise<number>;
  * module is imported only when it runs, so that `reach-wasm run` does not load what `verify` needs and the other way round.
  */
 const HANDLERS: Readonly<Record<string, () => Promise<Handler>>> = {
+  delegate: async () => (await import("./delegate.ts")).runDelegateCommand,
   keygen: async () => (await import("./keygen.ts")).runKeygenCommand,
+  node: async () => (await import("./node.ts")).runNodeCommand,
   pack: async () => (await import("./pack.ts")).runPackCommand,
   replay: async () => (await import("./capsule-commands.ts")).runReplayCommand,
+  revoke: async () => (await import("./delegate.ts")).runRevokeCommand,
   run: async () => (await import("./run.ts")).runRunCommand,
   verify: async () => (await import("./capsule-commands.ts")).runVerifyCommand,
   wasi: async () => (await import("./wasi.ts")).runWasiCommand,

@@ -92,7 +92,14 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
   return out;
 }
 
-async function readInput(path: string | null): Promise<JsonValue> {
+/**
+ * Read the run input (`--input FILE|-`; default `{}`).
+ * @param path the file, `-` for stdin, or null
+ * @returns the parsed JSON
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when it cannot be read or is not UTF-8 JSON
+ * @example const input = await readInput("in.json");
+ */
+export async function readInput(path: string | null): Promise<JsonValue> {
   if (path === null) return {};
   const bytes = path === "-" ? await readStdin() : await readHostFile(path, 64 * 1024 * 1024);
   try {
@@ -139,6 +146,8 @@ export async function loadHostPack(path: string): Promise<LoadedPack> {
  * @returns the exit code
  */
 export async function runRunCommand(argv: readonly string[], io: CliIO): Promise<number> {
+  // a delegated run (--on NODE --delegation FILE --dir NODE_DIR) is its own client: src/cli/delegated-run.ts
+  if (argv.some((a) => a === "--on" || a === "--delegation" || a === "--dir")) return await (await import("./delegated-run.ts")).runDelegatedRunCommand(argv, io);
   const args = parseRunArgs(argv);
   const env: EngineEnvironment = { quickjsEngine: readQuickJsEngineWasm };
   const loaded = await loadHostPack(args.pack);

@@ -4,7 +4,8 @@
  * Codes follow `CATEGORY_DETAIL`. The upstream enums of `error.schema.json` are all here; reach-wasm adds a
  * few where its seeds need them (`PLAN_*` for seed 001's plan gate, `REPLAY_*` for seed 003 §3.4, and
  * `EXEC_RESOURCE_EXHAUSTED`, `EXEC_ABORTED`, `EXEC_OUTPUT_INVALID`, `EXEC_INSUFFICIENT`, `PROTO_CHAIN_BROKEN`,
- * `PROTO_INVALID_ARGUMENT`, `FED_DELEGATION_REVOKED`).
+ * `PROTO_INVALID_ARGUMENT`, `FED_DELEGATION_REVOKED`, and for signed federation messages (seed 003 §6.1 "All federation
+ * messages MUST be signed") `FED_SIGNATURE_MISSING`, `FED_MESSAGE_REPLAYED`, `FED_MESSAGE_STALE`).
  * @module
  */
 
@@ -49,6 +50,9 @@ export const ERROR_CODES = {
     "FED_DELEGATION_REVOKED",
     "FED_SIGNATURE_INVALID",
     "FED_TRUST_VIOLATION",
+    "FED_SIGNATURE_MISSING",
+    "FED_MESSAGE_REPLAYED",
+    "FED_MESSAGE_STALE",
   ],
   PACK: [
     "PACK_NOT_FOUND",

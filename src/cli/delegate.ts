@@ -1,0 +1,143 @@
+/**
+ * `reach-wasm delegate` and `reach-wasm revoke` (seed 003 §6.2, §6.3): grant a peer a signed, scoped, expiring
+ * delegation (optionally re-delegating part of one this node holds), and withdraw one, pushing the revocation to
+ * every registered peer.
+ * @module
+ */
+import { readdir } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { resolveChain } from "../federation/delegated-client.ts";
+import { expiryFrom, parseDelegation, signDelegation, verifyDelegation } from "../federation/delegation.ts";
+import { signRevocation } from "../federation/revocation.ts";
+import { assertScope, scopeExcess } from "../federation/scope.ts";
+import type { NodeState } from "../federation/state.ts";
+import { pushRevocations } from "../federation/sync.ts";
+import { readHostFile } from "../platform/files.ts";
+import { writeFileAtomic } from "../platform/write.ts";
+import type { Delegation } from "../protocol/delegation.ts";
+import { ReachError } from "../protocol/errors.ts";
+import type { CliIO } from "./cli.ts";
+import { nodeState, parseOptions, peerFetch, readJsonFile, required, wallClock } from "./federation-host.ts";
+
+const DELEGATE_USAGE = "reach-wasm delegate --dir DIR --to NODE_ID --scope CAP[,CAP...] --expires DURATION|ISO [--parent DELEGATION_FILE] --out FILE [--json]";
+const REVOKE_USAGE = "reach-wasm revoke --dir DIR DELEGATION_FILE [--no-push] [--ca FILE] [--json]";
+const MAX_BESIDE = 1000;
+
+/**
+ * Read a delegation file.
+ * @param path the file
+ * @returns the delegation
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when unreadable, `FED_DELEGATION_INVALID` when not a delegation
+ * @example const d = await readDelegationFile("a-to-b.json");
+ */
+export async function readDelegationFile(path: string): Promise<Delegation> {
+  return parseDelegation(await readJsonFile(path, "delegation file"), path);
+}
+
+async function besides(file: string): Promise<Map<string, Delegation>> {
+  const dir = dirname(resolve(file));
+  const out = new Map<string, Delegation>();
+  const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith(".json")).sort().slice(0, MAX_BESIDE);
+  for (const name of names) {
+    try {
+      const text = new TextDecoder("utf-8", { fatal: true }).decode(await readHostFile(join(dir, name), 64 * 1024));
+      const d = parseDelegation(JSON.parse(text), name);
+      out.set(d.delegationId, d);
+    } catch {
+      // not a delegation: ignore
+    }
+  }
+  return out;
+}
+
+/**
+ * The chain of a delegation file, root first: parents are looked up in the node directory's `delegations/`, then
+ * among the `.json` files beside the file.
+ * @param state the node directory
+ * @param leaf the delegation
+ * @param file the file it came from
+ * @returns the chain
+ * @throws ReachError `FED_DELEGATION_INVALID` when a parent cannot be found
+ * @example const chain = await chainOf(state, leaf, "b-to-c.json");
+ */
+export async function chainOf(state: NodeState, leaf: Delegation, file: string): Promise<Delegation[]> {
+  let beside: Map<string, Delegation> | undefined;
+  return await resolveChain(leaf, async (id) => {
+    const kept = await state.delegation(id);
+    if (kept !== undefined) return kept;
+    beside ??= await besides(file);
+    return beside.get(id);
+  });
+}
+
+async function checkParent(state: NodeState, self: string, parent: Delegation, scope: readonly string[], expiresAt: string): Promise<void> {
+  if (parent.delegate !== self) throw new ReachError("FED_TRUST_VIOLATION", `--parent: delegation ${parent.delegationId} was granted to ${parent.delegate}, not to this node (${self}); only its delegate can re-delegate it`);
+  const key = (await state.peers()).find((p) => p.nodeId === parent.delegator)?.publicKey;
+  if (key === undefined) throw new ReachError("FED_NODE_UNAUTHORIZED", `--parent: its delegator ${parent.delegator} is not registered here; register it with \`reach-wasm node trust\``);
+  if (!verifyDelegation(parent, key)) throw new ReachError("FED_SIGNATURE_INVALID", `--parent: delegation ${parent.delegationId} is not signed by its delegator's registered key`);
+  if ((await state.revocations()).some((r) => r.delegationId === parent.delegationId && r.delegator === parent.delegator)) throw new ReachError("FED_DELEGATION_REVOKED", `--parent: delegation ${parent.delegationId} has been revoked`);
+  if (Date.parse(parent.expiresAt) <= wallClock()) throw new ReachError("FED_DELEGATION_EXPIRED", `--parent: delegation ${parent.delegationId} expired at ${parent.expiresAt}`);
+  const excess = scopeExcess(scope, parent.scope);
+  if (excess.length > 0) throw new ReachError("FED_DELEGATION_INVALID", `--scope ${excess.join(", ")} is not within the parent's scope [${parent.scope.join(", ")}]; a re-delegation may only narrow it (seed 003 §6.2 rule 2)`, { details: { excess } });
+  if (expiresAt > parent.expiresAt) throw new ReachError("FED_DELEGATION_INVALID", `--expires ${expiresAt} is after the parent's expiry ${parent.expiresAt}; choose an earlier expiry`);
+}
+
+/**
+ * The `delegate` command.
+ * @param argv arguments after `delegate`
+ * @param io output streams
+ * @returns the exit code
+ * @throws ReachError for a bad invocation or a delegation that may not be granted
+ * @example await runDelegateCommand(["--dir", "a", "--to", id, "--scope", "tool:wordcount", "--expires", "1h", "--out", "a-b.json"], io)
+ */
+export async function runDelegateCommand(argv: readonly string[], io: CliIO): Promise<number> {
+  const o = parseOptions(argv, { "--dir": "value", "--to": "value", "--scope": "value", "--expires": "value", "--parent": "value", "--out": "value", "--json": "switch" }, DELEGATE_USAGE);
+  if (o.positional.length > 0) throw new ReachError("PROTO_INVALID_ARGUMENT", `delegate: unexpected argument ${JSON.stringify(o.positional[0])}; usage: ${DELEGATE_USAGE}`);
+  const state = nodeState(required(o, "--dir", DELEGATE_USAGE));
+  const self = await state.self();
+  const to = required(o, "--to", DELEGATE_USAGE);
+  if (!(await state.peers()).some((p) => p.nodeId === to)) throw new ReachError("FED_NODE_UNAUTHORIZED", `--to ${to} is not a registered peer; register it first with \`reach-wasm node trust --dir DIR PEER_NODE_JSON\``);
+  const scope = assertScope(required(o, "--scope", DELEGATE_USAGE).split(",").map((s) => s.trim()).filter((s) => s !== ""), "--scope");
+  if (scope.length === 0) throw new ReachError("PROTO_INVALID_ARGUMENT", `--scope needs at least one capability; usage: ${DELEGATE_USAGE}`);
+  const now = wallClock();
+  const expiresAt = expiryFrom(required(o, "--expires", DELEGATE_USAGE), now);
+  const parentFile = o.values.get("--parent");
+  let parent: Delegation | undefined;
+  if (parentFile !== undefined) {
+    parent = await readDelegationFile(parentFile);
+    await checkParent(state, self.identity.nodeId, parent, scope, expiresAt);
+    for (const d of await chainOf(state, parent, parentFile).catch(() => [parent!])) await state.storeDelegation(d);
+  }
+  const d = signDelegation({ delegator: self.identity.nodeId, delegate: to, scope, issuedAt: new Date(now).toISOString(), expiresAt, ...(parent === undefined ? {} : { parent: parent.delegationId }) }, self.keys.privateKey);
+  const out = required(o, "--out", DELEGATE_USAGE);
+  await writeFileAtomic(out, new TextEncoder().encode(JSON.stringify(d, null, 2) + "\n"));
+  await state.storeDelegation(d);
+  io.stderr(`reach-wasm: delegation ${d.delegationId}: ${self.identity.nodeId} → ${to}, scope [${scope.join(", ")}], until ${expiresAt}${parent === undefined ? "" : `, under ${parent.delegationId}`}; written to ${resolve(out)}\n`);
+  if (o.values.has("--json")) io.stdout(JSON.stringify({ delegation: d, out: resolve(out) }) + "\n");
+  return 0;
+}
+
+/**
+ * The `revoke` command: record a signed revocation and push it to every registered peer.
+ * @param argv arguments after `revoke`
+ * @param io output streams
+ * @returns 0 once recorded (failed pushes are reported; peers pull within 30 s)
+ * @throws ReachError `FED_TRUST_VIOLATION` when this node did not grant the delegation
+ * @example await runRevokeCommand(["--dir", "a", "a-b.json"], io)
+ */
+export async function runRevokeCommand(argv: readonly string[], io: CliIO): Promise<number> {
+  const o = parseOptions(argv, { "--dir": "value", "--no-push": "switch", "--ca": "value", "--json": "switch" }, REVOKE_USAGE);
+  if (o.positional.length !== 1) throw new ReachError("PROTO_INVALID_ARGUMENT", `revoke needs exactly one DELEGATION_FILE; usage: ${REVOKE_USAGE}`);
+  const state = nodeState(required(o, "--dir", REVOKE_USAGE));
+  const self = await state.self();
+  const d = await readDelegationFile(o.positional[0]!);
+  const r = signRevocation(d, self.identity.nodeId, self.keys.privateKey, wallClock());
+  const fresh = await state.addRevocation(r);
+  io.stderr(`reach-wasm: delegation ${d.delegationId} ${fresh ? "revoked" : "was already revoked"}\n`);
+  const peers = o.values.has("--no-push") ? [] : await state.peers();
+  const pushed = await pushRevocations({ self, now: wallClock, fetch: await peerFetch(o.values.get("--ca")) }, peers, [r]);
+  for (const p of pushed) io.stderr(`reach-wasm:   ${p.ok ? "pushed to" : "could not push to"} ${p.nodeId} (${p.endpoint})${p.error === undefined ? "" : `: ${p.error.code}: ${p.error.message}`}\n`);
+  if (pushed.some((p) => !p.ok) || o.values.has("--no-push")) io.stderr("reach-wasm: peers that missed the push pull it within 30 s while they serve\n");
+  if (o.values.has("--json")) io.stdout(JSON.stringify({ revocation: r, pushed }) + "\n");
+  return 0;
+}

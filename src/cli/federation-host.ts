@@ -1,0 +1,170 @@
+/**
+ * The host side of a federation node for the CLI: the node directory on disk (`NodeFiles`, atomic writes through
+ * `src/platform/write.ts`), the transport to peers (`PeerFetch`, trusting extra CA certificates from `--ca FILE` on
+ * Node through `node:https` and on Deno through `Deno.createHttpClient`), the wall clock, and a small option parser
+ * shared by the federation commands.
+ * @module
+ */
+import { lstat, readdir, rm } from "node:fs/promises";
+import { request as httpsRequest } from "node:https";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { rootCertificates } from "node:tls";
+import type { NodeFiles, PeerFetch } from "../federation/mod.ts";
+import { NodeState } from "../federation/state.ts";
+import { readHostFile } from "../platform/files.ts";
+import { writeFileAtomic } from "../platform/write.ts";
+import { ReachError } from "../protocol/errors.ts";
+
+/**
+ * The wall clock of a federation node (message timestamps, expiry; never a hashed path).
+ * @returns ms since the epoch
+ * @throws never
+ * @example wallClock() // 1767225600000
+ */
+export function wallClock(): number {
+  return Date.now();
+}
+
+/**
+ * The node directory `dir` as `NodeFiles`.
+ * @param dir the host directory
+ * @returns file access rooted at `dir`
+ * @throws never (each access throws `PROTO_INVALID_ARGUMENT` when a file cannot be read or written)
+ * @example const state = new NodeState(nodeFiles("./node-a"));
+ */
+export function nodeFiles(dir: string): NodeFiles {
+  const at = (p: string): string => join(dir, ...p.split("/"));
+  return {
+    read: async (p, maxBytes) => {
+      const st = await lstat(at(p)).catch(() => null);
+      if (st === null) return null;
+      return await readHostFile(at(p), maxBytes);
+    },
+    write: (p, bytes, mode) => writeFileAtomic(at(p), bytes, mode),
+    list: async (p) => (await readdir(at(p)).catch(() => [] as string[])).sort(),
+    remove: async (p) => {
+      const st = await lstat(at(p)).catch(() => null);
+      if (st === null) return false;
+      await rm(at(p));
+      return true;
+    },
+  };
+}
+
+/**
+ * The node directory as `NodeState`.
+ * @param dir the `--dir` value
+ * @returns the state
+ * @throws never
+ * @example const state = nodeState(args.dir);
+ */
+export function nodeState(dir: string): NodeState {
+  return new NodeState(nodeFiles(dir));
+}
+
+type DenoHttp = { createHttpClient(o: { caCerts: string[] }): unknown };
+
+function nodeHttps(ca: string[]): PeerFetch {
+  return (url, init) =>
+    new Promise<Response>((resolve, reject) => {
+      const u = new URL(url);
+      if (u.protocol !== "https:") {
+        fetch(url, init).then(resolve, reject);
+        return;
+      }
+      const req = httpsRequest(u, { method: init.method, headers: { ...init.headers, "content-length": String(init.body.length) }, ca, agent: false, ...(init.signal === undefined ? {} : { signal: init.signal }) }, (res) => {
+        resolve(new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, { status: res.statusCode ?? 502 }));
+      });
+      req.on("error", reject);
+      req.end(init.body);
+    });
+}
+
+/**
+ * The transport to peers: the runtime's `fetch`, trusting the extra CA certificates of `caFile` (PEM) when given.
+ * @param caFile a PEM file of CA certificates to trust besides the system's (`--ca FILE`)
+ * @returns the transport
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when the file cannot be read or holds no certificate
+ * @example const fetch = await peerFetch(args.ca);
+ */
+export async function peerFetch(caFile?: string): Promise<PeerFetch> {
+  if (caFile === undefined) return (url, init) => fetch(url, init);
+  const pem = new TextDecoder().decode(await readHostFile(caFile, 1024 * 1024));
+  if (!pem.includes("-----BEGIN CERTIFICATE-----")) throw new ReachError("PROTO_INVALID_ARGUMENT", `--ca ${JSON.stringify(caFile)} holds no PEM certificate ("-----BEGIN CERTIFICATE-----")`);
+  const deno = (globalThis as { Deno?: DenoHttp }).Deno;
+  if (deno !== undefined) {
+    const client = deno.createHttpClient({ caCerts: [pem] });
+    return (url, init) => fetch(url, { ...init, client } as RequestInit);
+  }
+  return nodeHttps([...rootCertificates, pem]);
+}
+
+/** An option's kind: takes a value, or is a switch. */
+export type OptionKinds = Readonly<Record<string, "value" | "switch">>;
+
+/** Parsed options: values by flag, switches as "true", and the positional arguments. */
+export type ParsedOptions = { values: Map<string, string>; positional: string[] };
+
+/**
+ * Parse `--flag value` / `--switch` options.
+ * @param argv the arguments
+ * @param kinds the accepted flags
+ * @param usage the usage line for errors
+ * @returns the values and positional arguments
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` for an unknown flag, a missing value, or a flag given twice
+ * @example parseOptions(["--dir", "a", "x"], { "--dir": "value" }, "usage") // { values: {--dir: a}, positional: [x] }
+ */
+export function parseOptions(argv: readonly string[], kinds: OptionKinds, usage: string): ParsedOptions {
+  const values = new Map<string, string>();
+  const positional: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (!a.startsWith("--")) {
+      positional.push(a);
+      continue;
+    }
+    const kind = Object.hasOwn(kinds, a) ? kinds[a] : undefined;
+    if (kind === undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `unknown option ${a}; usage: ${usage}`);
+    if (values.has(a)) throw new ReachError("PROTO_INVALID_ARGUMENT", `${a} is given twice; usage: ${usage}`);
+    if (kind === "switch") values.set(a, "true");
+    else {
+      const v = argv[++i];
+      if (v === undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `${a} needs a value; usage: ${usage}`);
+      values.set(a, v);
+    }
+  }
+  return { values, positional };
+}
+
+/**
+ * A required option's value.
+ * @param o the parsed options
+ * @param flag the flag
+ * @param usage the usage line for errors
+ * @returns the value
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when it is missing
+ * @example required(o, "--dir", USAGE)
+ */
+export function required(o: ParsedOptions, flag: string, usage: string): string {
+  const v = o.values.get(flag);
+  if (v === undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `${flag} is required; usage: ${usage}`);
+  return v;
+}
+
+/**
+ * Read a JSON file given on the command line.
+ * @param path the file
+ * @param what how to name it
+ * @returns the parsed JSON
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when it cannot be read or is not JSON
+ * @example const doc = await readJsonFile("peer.json", "PEER_NODE_JSON");
+ */
+export async function readJsonFile(path: string, what: string): Promise<unknown> {
+  const bytes = await readHostFile(path, 4 * 1024 * 1024);
+  try {
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch {
+    throw new ReachError("PROTO_INVALID_ARGUMENT", `${what} ${JSON.stringify(path)} is not UTF-8 JSON`);
+  }
+}

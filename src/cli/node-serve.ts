@@ -1,0 +1,127 @@
+/**
+ * `reach-wasm node serve --dir DIR [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--insecure-loopback]
+ * [--ca FILE] [--pull-interval SECONDS] [--json]`: serve a federation node (seed 003 §6) until SIGINT or SIGTERM.
+ * HTTPS with the given certificate; plain HTTP only on a loopback address and only with `--insecure-loopback`.
+ * Revocations are pulled from every registered peer every `--pull-interval` seconds (default 30, at most 30).
+ * @module
+ */
+import { resolve } from "node:path";
+import { createNodeApp } from "../federation/server.ts";
+import type { ClientContext } from "../federation/client.ts";
+import { isLoopbackHost } from "../federation/identity.ts";
+import type { NodeSelf } from "../federation/identity.ts";
+import { NonceBook } from "../federation/nonces.ts";
+import { DEFAULT_PULL_INTERVAL_MS, MAX_PULL_INTERVAL_MS } from "../federation/revocation.ts";
+import type { NodeState } from "../federation/state.ts";
+import { pullRevocations, startRevocationSync } from "../federation/sync.ts";
+import { readHostFile } from "../platform/files.ts";
+import { serveHttp } from "../platform/http-server.ts";
+import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { abortOnSignals } from "../platform/write.ts";
+import { ReachError } from "../protocol/errors.ts";
+import type { CliIO } from "./cli.ts";
+import { nodeState, parseOptions, peerFetch, required, wallClock } from "./federation-host.ts";
+
+const USAGE = "reach-wasm node serve --dir DIR [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--insecure-loopback] [--ca FILE] [--pull-interval SECONDS] [--json]";
+
+/** How to serve a node. */
+export type StartNodeOptions = {
+  dir: string;
+  /** `HOST:PORT` (default: the host and port of the node's endpoint). */
+  listen?: string;
+  tls?: { cert: string; key: string };
+  insecureLoopback?: boolean;
+  /** PEM file of extra CA certificates trusted for peers. */
+  ca?: string;
+  pullIntervalMs?: number;
+  log?: (line: string) => void;
+};
+
+/** A running node. */
+export type RunningNode = { url: string; self: NodeSelf; state: NodeState; close(): Promise<void> };
+
+function listenAddress(text: string | undefined, endpoint: string): { hostname: string; port: number } {
+  if (text === undefined) {
+    const u = new URL(endpoint);
+    return { hostname: u.hostname.replace(/^\[|\]$/g, ""), port: u.port === "" ? (u.protocol === "https:" ? 443 : 80) : Number(u.port) };
+  }
+  const m = /^(\[[0-9a-fA-F:.]+\]|[^:\s]+):(\d{1,5})$/.exec(text);
+  if (m === null || Number(m[2]) > 65535) throw new ReachError("PROTO_INVALID_ARGUMENT", `--listen ${JSON.stringify(text)}: expected HOST:PORT such as 127.0.0.1:8443 or [::1]:8443`);
+  return { hostname: m[1]!.replace(/^\[|\]$/g, ""), port: Number(m[2]) };
+}
+
+/**
+ * Start serving a node.
+ * @param opts directory, address, TLS, peer CA and pull interval
+ * @returns the running node
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` for plain HTTP off loopback or without `--insecure-loopback`, a bad
+ *   address, a pull interval over 30 s, or a directory that is not a node
+ * @example const node = await startNode({ dir: "node-a", tls: { cert, key } }); await node.close();
+ */
+export async function startNode(opts: StartNodeOptions): Promise<RunningNode> {
+  const state = nodeState(opts.dir);
+  const self = await state.self();
+  const addr = listenAddress(opts.listen, self.identity.endpoint);
+  if (opts.tls === undefined) {
+    if (opts.insecureLoopback !== true) throw new ReachError("PROTO_INVALID_ARGUMENT", "node serve needs --tls-cert FILE and --tls-key FILE (federation runs over HTTPS); for a test on this machine only, add --insecure-loopback and listen on a loopback address");
+    if (!isLoopbackHost(addr.hostname)) throw new ReachError("PROTO_INVALID_ARGUMENT", `--insecure-loopback serves plain HTTP only on a loopback address, not on ${addr.hostname}; use 127.0.0.1 or give --tls-cert and --tls-key`);
+  } else if (opts.insecureLoopback === true) throw new ReachError("PROTO_INVALID_ARGUMENT", "give either --tls-cert/--tls-key or --insecure-loopback, not both");
+  const interval = opts.pullIntervalMs ?? DEFAULT_PULL_INTERVAL_MS;
+  if (!Number.isSafeInteger(interval) || interval < 1 || interval > MAX_PULL_INTERVAL_MS) throw new ReachError("PROTO_INVALID_ARGUMENT", `--pull-interval must be 0.001..${MAX_PULL_INTERVAL_MS / 1000} seconds so that revocations are honoured within 60 s`);
+  const nonces = new NonceBook(wallClock, await state.nonces());
+  const app = createNodeApp({ state, self, now: wallClock, nonces, host: { env: { quickjsEngine: readQuickJsEngineWasm }, fetch: (url, init) => fetch(url, init) }, ...(opts.log === undefined ? {} : { log: opts.log }) });
+  const server = await serveHttp(app.fetch, { ...addr, ...(opts.tls === undefined ? {} : { tls: opts.tls }) });
+  const ctx: ClientContext = { self, now: wallClock, fetch: await peerFetch(opts.ca) };
+  const sync = startRevocationSync(interval, async () => {
+    for (const o of await pullRevocations(ctx, state)) {
+      if (o.count > 0) opts.log?.(`pulled ${o.count} revocation${o.count === 1 ? "" : "s"} from ${o.nodeId}`);
+    }
+  });
+  return {
+    url: server.url,
+    self,
+    state,
+    close: async () => {
+      await sync.stop();
+      await server.close();
+    },
+  };
+}
+
+function seconds(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+(\.\d{1,3})?$/.test(text)) throw new ReachError("PROTO_INVALID_ARGUMENT", `--pull-interval ${JSON.stringify(text)}: expected seconds such as 30 or 0.5`);
+  return Math.round(Number(text) * 1000);
+}
+
+/**
+ * The `node serve` command: serves until SIGINT or SIGTERM.
+ * @param argv arguments after `node serve`
+ * @param io output streams
+ * @returns 0 after a clean shutdown
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` for a bad invocation
+ * @example await runNodeServe(["--dir", "node-a", "--tls-cert", "cert.pem", "--tls-key", "key.pem"], io)
+ */
+export async function runNodeServe(argv: readonly string[], io: CliIO): Promise<number> {
+  const o = parseOptions(argv, { "--dir": "value", "--listen": "value", "--tls-cert": "value", "--tls-key": "value", "--insecure-loopback": "switch", "--ca": "value", "--pull-interval": "value", "--json": "switch" }, USAGE);
+  if (o.positional.length > 0) throw new ReachError("PROTO_INVALID_ARGUMENT", `node serve: unexpected argument ${JSON.stringify(o.positional[0])}; usage: ${USAGE}`);
+  const cert = o.values.get("--tls-cert");
+  const key = o.values.get("--tls-key");
+  if ((cert === undefined) !== (key === undefined)) throw new ReachError("PROTO_INVALID_ARGUMENT", `--tls-cert and --tls-key go together; usage: ${USAGE}`);
+  const dec = new TextDecoder();
+  const tls = cert === undefined || key === undefined ? undefined : { cert: dec.decode(await readHostFile(cert, 1024 * 1024)), key: dec.decode(await readHostFile(key, 1024 * 1024)) };
+  const interval = seconds(o.values.get("--pull-interval"));
+  const log = (line: string): void => io.stderr(`reach-wasm: ${line}\n`);
+  const signals = abortOnSignals();
+  try {
+    const node = await startNode({ dir: required(o, "--dir", USAGE), ...(o.values.has("--listen") ? { listen: o.values.get("--listen")! } : {}), ...(tls === undefined ? {} : { tls }), insecureLoopback: o.values.has("--insecure-loopback"), ...(o.values.has("--ca") ? { ca: o.values.get("--ca")! } : {}), ...(interval === undefined ? {} : { pullIntervalMs: interval }), log });
+    log(`node ${node.self.identity.nodeId} listening on ${node.url} (endpoint ${node.self.identity.endpoint}, dir ${resolve(required(o, "--dir", USAGE))}); Ctrl-C stops it`);
+    if (o.values.has("--json")) io.stdout(JSON.stringify({ nodeId: node.self.identity.nodeId, url: node.url, endpoint: node.self.identity.endpoint }) + "\n");
+    await new Promise<void>((done) => signals.signal.addEventListener("abort", () => done(), { once: true }));
+    log("stopping");
+    await node.close();
+    return 0;
+  } finally {
+    signals.dispose();
+  }
+}

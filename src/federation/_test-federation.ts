@@ -1,0 +1,80 @@
+/**
+ * Test helpers for federation (not part of the build): in-memory node directories, nodes with fixed keys, and a
+ * transport that routes requests to in-process node apps by endpoint, so that the whole protocol runs without sockets.
+ * @module
+ */
+import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import type { NodeIdentity } from "../protocol/delegation.ts";
+import type { ClientContext, PeerFetch } from "./client.ts";
+import { createNode } from "./identity.ts";
+import type { NodeSelf } from "./identity.ts";
+import { NonceBook } from "./nonces.ts";
+import { createNodeApp } from "./server.ts";
+import { NodeState } from "./state.ts";
+import type { NodeFiles } from "./state.ts";
+
+/** `NodeFiles` over a map. */
+export function memoryFiles(store = new Map<string, Uint8Array>()): NodeFiles & { store: Map<string, Uint8Array> } {
+  return {
+    store,
+    read: async (p, max) => {
+      const b = store.get(p);
+      if (b !== undefined && b.length > max) throw new Error(`${p} too large`);
+      return b ?? null;
+    },
+    write: async (p, bytes) => void store.set(p, bytes.slice()),
+    list: async (dir) => [...store.keys()].filter((k) => k.startsWith(`${dir}/`)).map((k) => k.slice(dir.length + 1)).sort(),
+    remove: async (p) => store.delete(p),
+  };
+}
+
+/** A test node: state, identity, its app, and a clock the test controls. */
+export type TestNode = { self: NodeSelf; id: string; state: NodeState; nonces: NonceBook; app: { fetch(r: Request): Response | Promise<Response> }; logs: string[] };
+
+/** The shared clock of a test network (ms); tests move `clock.now`. */
+export type TestClock = { now: number };
+
+/** A network of in-process nodes. */
+export class TestNetwork {
+  readonly clock: TestClock = { now: Date.UTC(2026, 0, 1) };
+  readonly nodes = new Map<string, TestNode>();
+  /** Endpoints whose requests are dropped (a lost push). */
+  readonly blocked = new Set<string>();
+
+  /** Add a node with a fixed key (n = 1, 2, …). */
+  async add(n: number): Promise<TestNode> {
+    const random = new Uint8Array(48).fill(n);
+    const self = createNode(`https://node-${n}.test`, random);
+    const state = new NodeState(memoryFiles());
+    await state.init(self);
+    const now = (): number => this.clock.now;
+    const nonces = new NonceBook(now);
+    const logs: string[] = [];
+    const app = createNodeApp({ state, self, now, nonces, host: { env: { quickjsEngine: readQuickJsEngineWasm } }, log: (l) => void logs.push(l) });
+    const node: TestNode = { self, id: self.identity.nodeId, state, nonces, app, logs };
+    this.nodes.set(self.identity.endpoint, node);
+    return node;
+  }
+
+  /** Register every node at every other. */
+  async meshAll(): Promise<void> {
+    for (const a of this.nodes.values()) {
+      const peers: NodeIdentity[] = [...this.nodes.values()].filter((b) => b !== a).map((b) => b.self.identity);
+      await a.state.savePeers(peers);
+    }
+  }
+
+  /** The in-process transport. */
+  readonly fetch: PeerFetch = async (url, init) => {
+    const origin = new URL(url).origin;
+    if (this.blocked.has(origin)) throw new TypeError(`fetch failed: ${origin} is blocked`);
+    const node = this.nodes.get(origin);
+    if (node === undefined) throw new TypeError(`fetch failed: no node at ${origin}`);
+    return await node.app.fetch(new Request(url, init));
+  };
+
+  /** A client context for `node`. */
+  client(node: TestNode): ClientContext {
+    return { self: node.self, now: () => this.clock.now, fetch: this.fetch };
+  }
+}

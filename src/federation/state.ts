@@ -1,0 +1,219 @@
+/**
+ * A node's directory (`--dir DIR`): everything a node keeps across restarts, each concern in its own file so that a
+ * CLI command and a serving node can write at the same time without losing each other's update. Every write is
+ * atomic (the files adapter writes a temporary file and renames it).
+ *
+ * | path | content | written by |
+ * |---|---|---|
+ * | `node.json` | the public identity (seed 003 §6.1) | `node init` |
+ * | `node.key` | the node's private key file (`src/trust/keys.ts`), mode 0600 | `node init` |
+ * | `peers.json` | `{"version":1,"peers":[node.json …]}`: the federation registry | `node trust` / `node forget` |
+ * | `delegations/<id>.json` | delegations this node granted or re-delegated from, to resolve chains | `delegate` |
+ * | `revocations/<delegationId>.json` | signed revocations, own and received | `revoke`, `node serve` |
+ * | `nonces.json` | nonces seen within the clock window | `node serve` |
+ * @module
+ */
+import { z } from "zod";
+import { bytesToHex } from "../canonical/hex.ts";
+import { utf8 } from "../canonical/sha256.ts";
+import { NodeIdentitySchema } from "../protocol/delegation.ts";
+import type { Delegation, NodeIdentity } from "../protocol/delegation.ts";
+import { ReachError } from "../protocol/errors.ts";
+import { parseOrThrow } from "../protocol/parse.ts";
+import { formatKeyFiles, parsePrivateKeyFile } from "../trust/keys.ts";
+import { parseDelegation } from "./delegation.ts";
+import { parseNodeIdentity, publicKeyHex } from "./identity.ts";
+import type { NodeSelf } from "./identity.ts";
+import { NonceFileSchema } from "./nonces.ts";
+import type { NonceFile } from "./nonces.ts";
+import { parseRevocation } from "./revocation.ts";
+import type { Revocation } from "./revocation.ts";
+
+/** File access rooted at the node directory (supplied by the CLI; paths are relative and `/`-separated). */
+export type NodeFiles = {
+  /** The file's bytes, or null when it does not exist. */
+  read(path: string, maxBytes: number): Promise<Uint8Array | null>;
+  /** Write atomically with `mode` (default 0644), creating parent directories. */
+  write(path: string, bytes: Uint8Array, mode?: number): Promise<void>;
+  /** File names inside a directory, sorted; [] when it does not exist. */
+  list(dir: string): Promise<string[]>;
+  /** Delete a file; false when it did not exist. */
+  remove(path: string): Promise<boolean>;
+};
+
+export const NODE_FILE = "node.json";
+export const KEY_FILE = "node.key";
+export const PEERS_FILE = "peers.json";
+export const NONCES_FILE = "nonces.json";
+export const DELEGATIONS_DIR = "delegations";
+export const REVOCATIONS_DIR = "revocations";
+
+const PeersFileSchema = z.strictObject({ version: z.literal(1), peers: z.array(NodeIdentitySchema).max(10_000) });
+const SMALL = 1024 * 1024;
+const dec = new TextDecoder("utf-8", { fatal: true });
+
+function json(value: unknown): Uint8Array {
+  return utf8(JSON.stringify(value, null, 2) + "\n");
+}
+
+function idFile(dir: string, id: string): string {
+  if (!/^[0-9a-f-]{36}$/.test(id)) throw new TypeError(`"id" expected a lowercase UUID, got ${JSON.stringify(id)}`);
+  return `${dir}/${id}.json`;
+}
+
+/** The node directory. */
+export class NodeState {
+  readonly files: NodeFiles;
+
+  /** @param files file access rooted at the directory */
+  constructor(files: NodeFiles) {
+    this.files = files;
+  }
+
+  async #json(path: string, what: string, maxBytes = SMALL): Promise<unknown> {
+    const bytes = await this.files.read(path, maxBytes);
+    if (bytes === null) return undefined;
+    try {
+      return JSON.parse(dec.decode(bytes));
+    } catch {
+      throw new ReachError("PROTO_INVALID_ARGUMENT", `${what} is not UTF-8 JSON; restore it from a backup or re-create the node with \`reach-wasm node init\``);
+    }
+  }
+
+  /**
+   * Create the node's files; refuses when the directory already holds a node.
+   * @param self the identity and key pair from `createNode`
+   * @returns nothing
+   * @throws ReachError `PROTO_INVALID_ARGUMENT` when `node.json` or `node.key` exists
+   * @example await state.init(createNode("https://127.0.0.1:8443"));
+   */
+  async init(self: NodeSelf): Promise<void> {
+    for (const f of [NODE_FILE, KEY_FILE]) {
+      if ((await this.files.read(f, SMALL)) !== null) throw new ReachError("PROTO_INVALID_ARGUMENT", `the directory already holds a node (${f} exists); a node keeps its identity across restarts, so init refuses to replace it — choose a new --dir`);
+    }
+    await this.files.write(KEY_FILE, utf8(formatKeyFiles(self.keys).privateKeyFile), 0o600);
+    await this.files.write(NODE_FILE, json(self.identity));
+  }
+
+  /**
+   * This node: `node.json` and `node.key`, checked against each other.
+   * @returns identity and key pair
+   * @throws ReachError `PROTO_INVALID_ARGUMENT` when the directory is not a node or the key does not match
+   * @example const self = await state.self();
+   */
+  async self(): Promise<NodeSelf> {
+    const doc = await this.#json(NODE_FILE, NODE_FILE);
+    if (doc === undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `the directory holds no ${NODE_FILE}; create a node with \`reach-wasm node init --dir DIR --endpoint URL\``);
+    const identity = parseNodeIdentity(doc, NODE_FILE);
+    const keyBytes = await this.files.read(KEY_FILE, SMALL);
+    if (keyBytes === null) throw new ReachError("PROTO_INVALID_ARGUMENT", `the directory holds no ${KEY_FILE}; restore it from a backup (a node cannot sign without it)`);
+    const keys = parsePrivateKeyFile(dec.decode(keyBytes));
+    if (publicKeyHex(identity) !== bytesToHex(keys.publicKey)) {
+      throw new ReachError("PROTO_INVALID_ARGUMENT", `${KEY_FILE} is not the key of ${NODE_FILE} (its publicKey differs); restore the matching pair`);
+    }
+    return { identity, keys };
+  }
+
+  /**
+   * The registered peers.
+   * @returns the peers, sorted by node id
+   * @throws ReachError `PROTO_SCHEMA_VIOLATION` for a damaged `peers.json`
+   * @example const peers = await state.peers();
+   */
+  async peers(): Promise<NodeIdentity[]> {
+    const doc = await this.#json(PEERS_FILE, PEERS_FILE);
+    if (doc === undefined) return [];
+    return parseOrThrow(PeersFileSchema, doc, "PROTO_SCHEMA_VIOLATION", PEERS_FILE).peers.map((p) => parseNodeIdentity(p, `${PEERS_FILE} peer ${p.nodeId}`));
+  }
+
+  /**
+   * Replace the registry.
+   * @param peers the peers
+   * @returns nothing
+   * @throws ReachError `PROTO_INVALID_ARGUMENT` when it cannot be written
+   * @example await state.savePeers([...peers, peer]);
+   */
+  async savePeers(peers: readonly NodeIdentity[]): Promise<void> {
+    const sorted = [...peers].sort((a, b) => (a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : 0));
+    await this.files.write(PEERS_FILE, json({ version: 1, peers: sorted }));
+  }
+
+  /**
+   * Keep a delegation (granted here, or the parent of one granted here) so that chains can be resolved.
+   * @param d the delegation
+   * @returns nothing
+   * @throws ReachError `PROTO_INVALID_ARGUMENT` when it cannot be written
+   * @example await state.storeDelegation(d);
+   */
+  async storeDelegation(d: Delegation): Promise<void> {
+    await this.files.write(idFile(DELEGATIONS_DIR, d.delegationId), json(d));
+  }
+
+  /**
+   * A kept delegation.
+   * @param id the delegation id
+   * @returns the delegation, or undefined
+   * @throws ReachError `FED_DELEGATION_INVALID` for a damaged file
+   * @example await state.delegation(d.parent!)
+   */
+  async delegation(id: string): Promise<Delegation | undefined> {
+    const path = idFile(DELEGATIONS_DIR, id);
+    const doc = await this.#json(path, path);
+    return doc === undefined ? undefined : parseDelegation(doc, path);
+  }
+
+  /**
+   * Every kept revocation (damaged files are skipped: a revocation is only ever added).
+   * @returns the revocations
+   * @throws never for damaged files
+   * @example const revoked = new Set((await state.revocations()).map((r) => r.delegationId));
+   */
+  async revocations(): Promise<Revocation[]> {
+    const out: Revocation[] = [];
+    for (const name of await this.files.list(REVOCATIONS_DIR)) {
+      if (!name.endsWith(".json")) continue;
+      try {
+        out.push(parseRevocation(await this.#json(`${REVOCATIONS_DIR}/${name}`, name), name));
+      } catch {
+        // a half-copied or foreign file: ignore it
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Keep a (verified) revocation.
+   * @param r the revocation
+   * @returns true when it was new
+   * @throws ReachError `PROTO_INVALID_ARGUMENT` when it cannot be written
+   * @example if (await state.addRevocation(r)) log("revoked");
+   */
+  async addRevocation(r: Revocation): Promise<boolean> {
+    const path = idFile(REVOCATIONS_DIR, r.delegationId);
+    if ((await this.files.read(path, SMALL)) !== null) return false;
+    await this.files.write(path, json(r));
+    return true;
+  }
+
+  /**
+   * The saved nonce book, or undefined.
+   * @returns the stored form
+   * @throws ReachError `PROTO_SCHEMA_VIOLATION` for a damaged `nonces.json`
+   * @example new NonceBook(now, await state.nonces())
+   */
+  async nonces(): Promise<NonceFile | undefined> {
+    const doc = await this.#json(NONCES_FILE, NONCES_FILE, 128 * SMALL);
+    return doc === undefined ? undefined : parseOrThrow(NonceFileSchema, doc, "PROTO_SCHEMA_VIOLATION", NONCES_FILE);
+  }
+
+  /**
+   * Save the nonce book.
+   * @param book the stored form
+   * @returns nothing
+   * @throws ReachError `PROTO_INVALID_ARGUMENT` when it cannot be written
+   * @example await state.saveNonces(book.toJSON());
+   */
+  async saveNonces(book: NonceFile): Promise<void> {
+    await this.files.write(NONCES_FILE, utf8(JSON.stringify(book) + "\n"));
+  }
+}
