@@ -7,7 +7,9 @@
  * The runner relies on facts about this exact build, so the bytes are pinned by SHA-256 (`PYTHON_WASM_SHA256`) and
  * any other build is refused (fail closed); README.md "Upgrading the interpreter" says how to re-derive them:
  * - the module defines its memory (259 pages initial, 2 GiB maximum) and has no `memory.grow` instruction: it grows
- *   only through the `emscripten_resize_heap` import, where `imports.ts` enforces the invocation's memory cap;
+ *   only through the `emscripten_resize_heap` import, where `imports.ts` enforces the invocation's memory cap. We
+ *   lower the initial size to {@link INITIAL_PAGES} (2 MiB; static data ends below 192 KiB) before compiling, so that
+ *   a snapshot restore, which zeroes all memory above the heap, touches little;
  * - the C stack comes first (`--stack-first`): 64 KiB at [0, 65536), growing down; running past its bottom wraps
  *   below address 0 and traps (out of bounds) instead of overwriting anything;
  * - `sbrk`'s break is the 32-bit word at {@link BREAK_ADDRESS} (read by `snapshot.ts`);
@@ -18,6 +20,7 @@
  */
 import { sha256Hex } from "../../canonical/sha256.ts";
 import { ReachError } from "../../protocol/errors.ts";
+import { coreSections, leb } from "../wasm-binary.ts";
 import { compileInterpreter } from "./fuel.ts";
 import { makeImports } from "./imports.ts";
 import type { Link } from "./imports.ts";
@@ -31,8 +34,12 @@ export const PYTHON_WASM_SHA256 = "06338c955b03c5700aa0069015d3e392d76836ef8e2ce
 export const PYTHON_PACKAGE = "@micropython/micropython-webassembly-pyscript@1.27.0";
 
 const PAGE = 65_536;
-/** The module's initial memory (its memory section: 259 pages). */
-export const INTERPRETER_BASE_BYTES = 259 * PAGE;
+/** The module's own initial memory, in pages (its memory section). */
+const MODULE_INITIAL_PAGES = 259;
+/** The initial memory we give it, in pages. */
+export const INITIAL_PAGES = 32;
+/** The interpreter's initial memory in bytes. */
+export const INTERPRETER_BASE_BYTES = INITIAL_PAGES * PAGE;
 /** The module's own maximum (2 GiB). */
 const MAX_PAGES = 32_768;
 /** Top of the C stack ([0, 65536), stack first). */
@@ -98,6 +105,21 @@ function wrongBuild(what: string): ReachError {
   );
 }
 
+/** The pinned module with its memory section's initial size lowered to `INITIAL_PAGES` (the maximum unchanged). */
+function withInitialPages(bytes: Uint8Array): Uint8Array {
+  const section = coreSections(bytes).find((s) => s.id === 5);
+  const limits = (min: number) => [...leb(1), 0x01, ...leb(min), ...leb(MAX_PAGES)];
+  const body = section === undefined ? [] : [...bytes.subarray(section.bodyStart, section.end)];
+  if (section === undefined || body.join() !== limits(MODULE_INITIAL_PAGES).join()) throw wrongBuild("unexpected memory section");
+  const next = limits(INITIAL_PAGES);
+  const head = [5, ...leb(next.length), ...next];
+  const out = new Uint8Array(bytes.length - (section.end - section.start) + head.length);
+  out.set(bytes.subarray(0, section.start), 0);
+  out.set(head, section.start);
+  out.set(bytes.subarray(section.end), section.start + head.length);
+  return out;
+}
+
 /**
  * Compiles (and fuel-instruments) the interpreter module once, and makes fresh instances of it, each with its own
  * memory and our own imports.
@@ -131,7 +153,7 @@ export class PythonEngine {
       }
       if (!(bytes instanceof Uint8Array)) throw new TypeError(`"pythonWasm" expected Uint8Array bytes of the interpreter`);
       if (sha256Hex(bytes) !== PYTHON_WASM_SHA256) throw wrongBuild("its SHA-256 differs");
-      return compileInterpreter(bytes, this.#metered);
+      return compileInterpreter(withInitialPages(bytes), this.#metered);
     })().catch((err: unknown) => {
       this.#compiled = undefined;
       throw err;

@@ -146,11 +146,7 @@ export class WarmInterpreter {
   reset(maxMemoryBytes: number): boolean {
     const snapshot = this.#snapshot;
     if (snapshot === null || this.memoryBytes > maxMemoryBytes) return false;
-    try {
-      snapshot.restore(this.interp.memory);
-      return true;
-    } catch {
-      return false;
-    }
+    snapshot.restore(this.interp.memory);
+    return true;
   }
 }
