@@ -13,6 +13,10 @@
  * - the C stack comes first (`--stack-first`): 64 KiB at [0, 65536), growing down; running past its bottom wraps
  *   below address 0 and traps (out of bounds) instead of overwriting anything;
  * - `sbrk`'s break is the 32-bit word at {@link BREAK_ADDRESS} (read by `snapshot.ts`);
+ * - `nlr_jump_fail` (an exception raised where no handler is set, e.g. when the heap is exhausted or locked while
+ *   an uncaught exception is being printed) is a `while (1);` — function 1219, its body at byte
+ *   {@link NLR_JUMP_FAIL_BODY}. We replace the loop with `unreachable` (same length) before compiling, so such a
+ *   failure traps at once instead of burning the whole fuel budget;
  * - MicroPython's C-stack check keeps `stack_top` / `stack_limit` at {@link CSTACK_TOP_ADDRESS} / +4; `mp_js_init`
  *   sets the limit to 32 KiB (≈150 Python frames) and we raise it to {@link CSTACK_LIMIT_BYTES} (≈280 frames),
  *   keeping a margin below the 64 KiB for C frames between two checks.
@@ -105,7 +109,24 @@ function wrongBuild(what: string): ReachError {
   );
 }
 
-/** The pinned module with its memory section's initial size lowered to `INITIAL_PAGES` (the maximum unchanged). */
+/** Offset of `nlr_jump_fail`'s body in the pinned module: no locals, `loop br 0 end`, `end`. */
+export const NLR_JUMP_FAIL_BODY = 249_810;
+const NLR_LOOP = [0x00, 0x03, 0x40, 0x0c, 0x00, 0x0b, 0x0b];
+const NLR_TRAP = [0x00, 0x00, 0x01, 0x01, 0x01, 0x01, 0x0b]; // no locals, unreachable, nop × 4, end
+
+/**
+ * The pinned module as we run it: `nlr_jump_fail` traps instead of looping, and the memory section's initial size
+ * is lowered to `INITIAL_PAGES` (its maximum unchanged).
+ */
+function patchModule(bytes: Uint8Array): Uint8Array {
+  const at = NLR_JUMP_FAIL_BODY;
+  if (bytes.subarray(at, at + NLR_LOOP.length).join() !== NLR_LOOP.join()) throw wrongBuild("unexpected nlr_jump_fail");
+  const patched = bytes.slice();
+  patched.set(NLR_TRAP, at);
+  return withInitialPages(patched);
+}
+
+/** `bytes` with its memory section's initial size lowered to `INITIAL_PAGES` (the maximum unchanged). */
 function withInitialPages(bytes: Uint8Array): Uint8Array {
   const section = coreSections(bytes).find((s) => s.id === 5);
   const limits = (min: number) => [...leb(1), 0x01, ...leb(min), ...leb(MAX_PAGES)];
@@ -153,7 +174,7 @@ export class PythonEngine {
       }
       if (!(bytes instanceof Uint8Array)) throw new TypeError(`"pythonWasm" expected Uint8Array bytes of the interpreter`);
       if (sha256Hex(bytes) !== PYTHON_WASM_SHA256) throw wrongBuild("its SHA-256 differs");
-      return compileInterpreter(withInitialPages(bytes), this.#metered);
+      return compileInterpreter(patchModule(bytes), this.#metered);
     })().catch((err: unknown) => {
       this.#compiled = undefined;
       throw err;

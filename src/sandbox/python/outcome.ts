@@ -60,7 +60,7 @@ const STACK_MESSAGES = new Set(["RuntimeError: maximum recursion depth exceeded"
 function raised(raw: { type: string; text: string }, hooks: InvocationHooks, ctx: FinishContext): ReachError {
   if (raw.type === "MemoryError" || (raw.text === "" && hooks.memoryExhausted)) return exhausted("memory", ctx);
   const errorStack = guestTraceback(raw.text);
-  const text = exceptionText(errorStack) || raw.type;
+  const text = exceptionText(errorStack) || raw.type || "an exception that could not be read (the interpreter's state was corrupted)";
   if (STACK_MESSAGES.has(text)) return exhausted("stack", ctx);
   return new ReachError("EXEC_TOOL_FAILED", `${ctx.what} raised ${text}`, {
     details: { toolName: ctx.toolName, errorName: raw.type, errorStack },
@@ -87,7 +87,10 @@ function threw(err: unknown, interp: Interpreter, hooks: InvocationHooks, ctx: F
   if (hooks.violation !== undefined) return hooks.violation;
   if (err instanceof ReachError) return err;
   if (isStackTrap(err, interp)) return exhausted("stack", ctx);
-  return new ReachError("EXEC_TOOL_FAILED", `the Python interpreter trapped while running ${ctx.what}`, { cause: err });
+  if (hooks.memoryExhausted) return exhausted("memory", ctx);
+  return new ReachError("EXEC_TOOL_FAILED",
+    `the Python interpreter failed while running ${ctx.what} (a trap: its memory was written out of bounds, or an ` +
+      "exception could not be raised because the heap was locked or full)", { cause: err, details: { toolName: ctx.toolName, reason: "trap" } });
 }
 
 /** The output the driver handed back, checked. */

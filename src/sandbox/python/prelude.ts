@@ -17,7 +17,7 @@ export const SNIPPET_FILE = "<exec_python>";
 
 /** The prelude's source (MicroPython 1.27). */
 export const PRELUDE_SOURCE = String.raw`
-import sys, json, os, builtins, binascii
+import sys, json, os, builtins, binascii, micropython
 import _reach as _host
 
 class ReachError(Exception):
@@ -105,6 +105,13 @@ def _no_open(*args, **kwargs):
 os.urandom = _urandom
 builtins.open = _no_open
 
+def _unlock_heap():
+    # Undo any micropython.heap_lock() of the guest, without allocating (the heap may be locked).
+    micropython.heap_lock()
+    depth = micropython.heap_unlock()
+    while depth > 0:
+        depth = micropython.heap_unlock()
+
 def _run():
     job = json.loads(_host.begin())
     if job["kind"] == "tool":
@@ -118,6 +125,7 @@ def _run():
         scope = {"__name__": "__main__", "input": job["input"], "reach": reach}
         exec(compile(job["code"], "${SNIPPET_FILE}", "exec"), scope)
         result = scope.get("result")
+    _unlock_heap()
     try:
         text = json.dumps(result)
     except (TypeError, ValueError) as e:
