@@ -58,7 +58,7 @@ describe("python interpreter reuse", () => {
   });
 
   it("a kept interpreter whose memory grew is held to the next invocation's limit", async () => {
-    const runner = pythonRunner();
+    const runner = pythonRunner({ maxKeptMemoryBytes: 64 * 1024 * 1024 });
     const limit = 16 * 1024 * 1024;
     const grow = await runSnippet(runner, "b = bytearray(12 * 1024 * 1024)\nresult = len(b)", undefined, { memoryLimitBytes: limit });
     expect(outputOf(grow)).toEqual({ stdout: "", result: 12 * 1024 * 1024 });
