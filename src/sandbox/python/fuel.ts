@@ -1,14 +1,21 @@
 /**
- * Everything the Python runner does with fuel, in one place (`../fuel/` instruments the interpreter module and reads
- * its counter): compiling the metered module, giving an instance a budget, reading what it spent, and recognising
- * the fuel trap. An instance whose call trapped is never called again (the runner drops it).
+ * Everything the Python runner does with fuel, in one place (`../fuel/` instruments the interpreter module and hands
+ * out its budget in slices through the `reach_fuel.refill` import): compiling the metered module, the refill import
+ * of each instance (a `FuelSlot`), binding an invocation's `FuelMeter` (or a meter of its own for preparing), charging
+ * work done outside the metered code, and turning the meter's outcome into an error. An instance whose call trapped
+ * is never given to an invocation again (the runner drops it).
  * @module
  */
-import { fuelError, fuelUsed, getMeteredModule, isFuelExhausted, MAX_FUEL, setFuel } from "../fuel/mod.ts";
+import { FuelMeter, FuelSlot, getMeteredModule, meterError, unmeteredWork } from "../fuel/mod.ts";
 import type { ReachError } from "../../protocol/errors.ts";
 
-/** The part of an interpreter fuel handling needs. */
-type Metered = { readonly instance: WebAssembly.Instance; readonly metered: boolean };
+/** What fuel handling needs of an interpreter: its refill slot (null when unmetered). */
+type Metered = { readonly slot: FuelSlot | null };
+
+/** Fuel charged for each import call that does work outside the metered code (a write, a tick, a channel call). */
+export const IMPORT_CALL_FUEL = 100;
+/** Plus one unit per this many bytes such a call copies. */
+export const IMPORT_BYTES_PER_UNIT = 64;
 
 /**
  * Compile the interpreter module, fuel-instrumented when `metered` (once per process: `getMeteredModule` caches).
@@ -23,51 +30,79 @@ export async function compileInterpreter(bytes: Uint8Array, metered: boolean): P
 }
 
 /**
- * Give an interpreter a budget before calling into it (`MAX_FUEL` while it is being prepared).
+ * The refill import of a new instance (merge `slot.imports` into its imports; `slot.attach(instance)` after).
+ * @param metered whether the module is instrumented
+ * @returns the slot, or null for an unmetered module
+ * @example const slot = newFuelSlot(true);
+ */
+export function newFuelSlot(metered: boolean): FuelSlot | null {
+  return metered ? new FuelSlot() : null;
+}
+
+/**
+ * Let an interpreter run work that is no invocation's (preparing it; reading its state after a trap) on a meter of
+ * its own. Release the returned meter when done.
  * @param interp the interpreter
- * @param budget fuel units for what follows
+ * @returns the meter
+ * @example const setup = prepareFuel(interp); try { init(); } finally { setup.release(); }
+ */
+export function prepareFuel(interp: Metered): FuelMeter {
+  const meter = unmeteredWork();
+  if (interp.slot !== null) meter.bind(interp.slot);
+  return meter;
+}
+
+/**
+ * Draw an interpreter's fuel from an invocation's meter (its own, or one with budget `fuel`) from now on, and start
+ * the meter's clock (the watchdog counts from here: preparing the interpreter was not the tool's time).
+ * @param interp the interpreter
+ * @param inv the invocation's meter and budget
+ * @returns the meter to charge and release
+ * @example const meter = invocationFuel(interp, invocation);
+ */
+export function invocationFuel(interp: Metered, inv: { meter?: FuelMeter; fuel: bigint }): FuelMeter {
+  const meter = inv.meter ?? new FuelMeter({ budget: inv.fuel });
+  if (interp.slot !== null) meter.bind(interp.slot);
+  meter.start();
+  return meter;
+}
+
+/**
+ * Charge an import call's work to the meter: {@link IMPORT_CALL_FUEL} plus one unit per {@link IMPORT_BYTES_PER_UNIT}
+ * bytes it copied. The refill that follows (where a stop is noticed) comes at the interpreter's next tick.
+ * @param meter the invocation's meter
+ * @param bytes bytes the call copied
  * @returns nothing
- * @example armFuel(interp, invocation.fuel)
+ * @example chargeImport(meter, text.length)
  */
-export function armFuel(interp: Metered, budget: bigint): void {
-  if (interp.metered) setFuel(interp.instance, budget);
+export function chargeImport(meter: FuelMeter, bytes = 0): void {
+  meter.charge(IMPORT_CALL_FUEL + Math.floor(bytes / IMPORT_BYTES_PER_UNIT));
 }
 
 /**
- * The fuel spent since `armFuel(interp, budget)` (0 on an unmetered interpreter).
- * @param interp the interpreter
- * @param budget the budget it was armed with
- * @returns units used, 0..budget
- * @example spentFuel(interp, invocation.fuel) // 123456n
- */
-export function spentFuel(interp: Metered, budget: bigint): bigint {
-  return interp.metered ? fuelUsed(interp.instance, budget) : 0n;
-}
-
-/**
- * The error for a call into the interpreter that threw, when it is the fuel trap.
- * @param err what the call threw
- * @param interp the interpreter that was called
- * @param budget its budget
+ * End an invocation's use of its meter.
+ * @param meter the invocation's meter
  * @param toolName the tool, for the message
- * @returns `EXEC_RESOURCE_EXHAUSTED` (reason `fuel`), or null when the trap was not the fuel counter's
- * @example fuelTrap(err, interp, 1000n, "t")?.code // "EXEC_RESOURCE_EXHAUSTED"
+ * @returns the fuel used, and the meter's error (out of fuel, or stopped by an abort or the watchdog) or null
+ * @example const { used, error } = releaseFuel(meter, "stats");
  */
-export function fuelTrap(err: unknown, interp: Metered, budget: bigint, toolName: string): ReachError | null {
-  return interp.metered && isFuelExhausted(err, interp.instance) ? fuelError(budget, { toolName }) : null;
+export function releaseFuel(meter: FuelMeter, toolName: string): { used: bigint; error: ReachError | null } {
+  const used = meter.release();
+  return { used, error: meterError(meter, toolName) };
 }
 
 /**
- * Call into an interpreter whose last call trapped, only to read its state (its fuel was spent and read before).
+ * Call into an interpreter whose last call trapped, only to read its state (on a meter of its own).
  * @param interp the interpreter (dropped afterwards)
- * @param probe a call that reads state (a few ticks of fuel)
+ * @param probe a call that reads state (a few ticks)
  * @returns what `probe` returns
  * @example probeAfterTrap(interp, () => interp.exports.emscripten_stack_get_current())
  */
 export function probeAfterTrap<T>(interp: Metered, probe: () => T): T {
-  armFuel(interp, 1_000n);
-  return probe();
+  const meter = prepareFuel(interp);
+  try {
+    return probe();
+  } finally {
+    meter.release();
+  }
 }
-
-/** The budget an interpreter runs its own preparation with. */
-export const PREPARE_FUEL = MAX_FUEL;

@@ -25,7 +25,8 @@
 import { sha256Hex } from "../../canonical/sha256.ts";
 import { ReachError } from "../../protocol/errors.ts";
 import { coreSections, leb } from "../wasm-binary.ts";
-import { compileInterpreter } from "./fuel.ts";
+import type { FuelSlot } from "../fuel/mod.ts";
+import { compileInterpreter, newFuelSlot, prepareFuel } from "./fuel.ts";
 import { makeImports } from "./imports.ts";
 import type { Link } from "./imports.ts";
 
@@ -79,8 +80,8 @@ export type Interpreter = {
   readonly memory: WebAssembly.Memory;
   /** What the instance's imports answer for (the current invocation's hooks). */
   readonly link: Link;
-  /** Whether the module carries a fuel counter. */
-  readonly metered: boolean;
+  /** The instance's fuel refill import (bind a `FuelMeter` to it), or null when the module is unmetered. */
+  readonly slot: FuelSlot | null;
 };
 
 /**
@@ -191,9 +192,11 @@ export class PythonEngine {
   async instantiate(): Promise<Interpreter> {
     const module = await this.#compile();
     const { imports, link } = makeImports();
+    const slot = newFuelSlot(this.#metered);
     let instance: WebAssembly.Instance;
     try {
-      instance = new WebAssembly.Instance(module, imports);
+      instance = new WebAssembly.Instance(module, slot === null ? imports : { ...imports, ...slot.imports });
+      slot?.attach(instance);
     } catch (err) {
       throw unavailable("the Python interpreter could not be instantiated; reinstall dependencies", err);
     }
@@ -202,11 +205,17 @@ export class PythonEngine {
       throw wrongBuild("unexpected memory");
     }
     link.exports = exports;
-    exports.emscripten_stack_init();
-    exports.__wasm_call_ctors();
+    const interp: Interpreter = { instance, exports, memory: exports.memory, link, slot };
+    const setup = prepareFuel(interp); // emscripten's start-up is no invocation's work
+    try {
+      exports.emscripten_stack_init();
+      exports.__wasm_call_ctors();
+    } finally {
+      setup.release();
+    }
     const brk = new DataView(exports.memory.buffer).getUint32(BREAK_ADDRESS, true);
     if (brk <= CSTACK_TOP_ADDRESS || brk % 16 !== 0 || brk >= INTERPRETER_BASE_BYTES) throw wrongBuild(`break ${brk}`);
-    return { instance, exports, memory: exports.memory, link, metered: this.#metered };
+    return interp;
   }
 }
 

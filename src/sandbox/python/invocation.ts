@@ -1,16 +1,19 @@
 /**
  * What the interpreter's imports answer for during one invocation (`GuestHooks`): the job, the host API behind
  * `_reach.call`, virtual time and seeded randomness through the host (so both are on the tape), the memory cap,
- * the deadline, and bounded capture of stdout and log lines.
+ * fuel for the work imports do outside the metered code, and bounded capture of stdout and log lines. There is no
+ * wall clock here: the invocation's fuel meter stops a run that must stop (an abort, the watchdog).
  *
  * Host calls cross as JSON text only: `_reach.call(op, requestJson)` returns `{"ok":true,"value":…}` or
  * `{"ok":false,"code":…,"message":…}`. An error that is not a `ReachError` reaches Python only as "the host
- * operation failed" (no host stack or path). A `POLICY_*` error halts at once: the call never returns to Python,
- * the interpreter is dropped and the violation is the outcome (seed 003 §4.3 "Immediate Halt").
+ * operation failed" (no host stack or path). A halting error (`../halting.ts`: a policy denial, a replay divergence,
+ * a stop) halts at once: the call never returns to Python, the interpreter is dropped and the error is the outcome
+ * (seed 003 §4.3 "Immediate Halt").
  * @module
  */
 import { base64ToBytes } from "../../canonical/hex.ts";
 import { ReachError } from "../../protocol/errors.ts";
+import { haltsTool } from "../halting.ts";
 import { isHostOp } from "../types.ts";
 import type { HostApi, JsonObject, JsonValue } from "../types.ts";
 import { GuestStop } from "./imports.ts";
@@ -22,9 +25,8 @@ export type Job = { kind: "tool" | "exec"; code: string; input: JsonValue; toolN
 /** Limits an invocation's hooks enforce. */
 export type HookLimits = {
   memoryCapBytes: number;
-  /** `performance.now()` value after which the next host call, clock read or tick stops the invocation. */
-  deadline: number;
-  timeoutMs: number;
+  /** Charge an import call that copied `bytes` to the invocation's fuel meter. */
+  charge: (bytes: number) => void;
   maxStdoutBytes: number;
   maxLogChars: number;
   maxRequestChars: number;
@@ -35,7 +37,7 @@ export type HookLimits = {
 /** The hooks of one invocation, and what it left behind. */
 export class InvocationHooks implements GuestHooks {
   readonly memoryCapBytes: number;
-  /** The first `POLICY_*` error the host raised. */
+  /** The first halting error the host raised. */
   violation: ReachError | undefined;
   /** A growth of the memory past the cap was refused. */
   memoryExhausted = false;
@@ -68,15 +70,16 @@ export class InvocationHooks implements GuestHooks {
   }
 
   channel(name: ChannelName, args: ReadonlyArray<string | null>): string {
-    if (name === "begin") return JSON.stringify({ kind: this.#job.kind, code: this.#job.code, input: this.#job.input });
-    if (name === "finish") {
-      if (typeof args[0] === "string" && args.length === 1) this.result = args[0];
-      return "";
-    }
-    return this.#call(args);
+    let reply = "";
+    if (name === "begin") reply = JSON.stringify({ kind: this.#job.kind, code: this.#job.code, input: this.#job.input });
+    else if (name === "finish") this.result = typeof args[0] === "string" && args.length === 1 ? args[0] : this.result;
+    else reply = this.#call(args);
+    this.#limits.charge(args.reduce((n, a) => n + (a?.length ?? 0), reply.length));
+    return reply;
   }
 
   write(fd: 1 | 2, bytes: Uint8Array): void {
+    this.#limits.charge(bytes.length);
     if (this.#limits.stdoutToLog) {
       this.#addLog(new TextDecoder().decode(bytes));
       return;
@@ -96,7 +99,7 @@ export class InvocationHooks implements GuestHooks {
   }
 
   ticksMs(): number {
-    this.#checkDeadline();
+    this.#limits.charge(0);
     return this.#ticks++;
   }
 
@@ -164,15 +167,14 @@ export class InvocationHooks implements GuestHooks {
     return [op, request as JsonObject];
   }
 
-  /** One synchronous host call; a policy violation stops the invocation. */
+  /** One synchronous host call; a halting error stops the invocation. */
   #sync(op: string, request: JsonObject): JsonObject {
-    this.#checkDeadline();
     if (!isHostOp(op)) throw new ReachError("EXEC_SANDBOX_VIOLATION", `"${op}" is not a host operation`);
     let response: unknown;
     try {
       response = this.#host.invokeSync(op, request);
     } catch (err) {
-      if (err instanceof ReachError && err.code.startsWith("POLICY_")) {
+      if (err instanceof ReachError && haltsTool(err)) {
         this.violation ??= err;
         throw new GuestStop(err);
       }
@@ -182,13 +184,6 @@ export class InvocationHooks implements GuestHooks {
       throw new ReachError("EXEC_TOOL_FAILED", `the host answered ${op} with something other than a JSON object`);
     }
     return response as JsonObject;
-  }
-
-  #checkDeadline(): void {
-    if (performance.now() <= this.#limits.deadline) return;
-    throw new GuestStop(new ReachError("EXEC_TOOL_TIMEOUT",
-      `tool "${this.#job.toolName}" did not finish within ${this.#limits.timeoutMs} ms; give it less work or raise the step's timeout_ms`,
-      { details: { toolName: this.#job.toolName, timeoutMs: this.#limits.timeoutMs } }));
   }
 
   #broken(op: string): GuestStop {

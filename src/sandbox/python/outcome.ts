@@ -1,12 +1,13 @@
 /**
  * Turning how an execution of the driver ended into the invocation's output or `ReachError`: a Python exception
  * (with the guest's traceback in `details.errorStack`, prelude frames removed), the interpreter's limits (memory,
- * recursion, fuel), a stop raised by an import (policy violation, timeout, FFI), or a trap.
+ * recursion), the fuel meter (out of fuel, an abort, the watchdog), a stop raised by an import (a halting host error,
+ * FFI use), or a trap.
  * @module
  */
 import { ReachError } from "../../protocol/errors.ts";
 import type { JsonValue } from "../types.ts";
-import { fuelTrap, probeAfterTrap } from "./fuel.ts";
+import { probeAfterTrap } from "./fuel.ts";
 import { GuestStop } from "./imports.ts";
 import type { Interpreter } from "./interpreter.ts";
 import { STACK_TOP } from "./interpreter.ts";
@@ -20,7 +21,15 @@ export const MAX_ERROR_STACK_CHARS = 16 * 1024;
 export type Finish = { output: JsonValue } | { error: ReachError };
 
 /** What classifying needs to know about the invocation. */
-export type FinishContext = { toolName: string; budget: bigint; memoryLimitBytes: number; maxOutputBytes: number; what: string };
+export type FinishContext = {
+  toolName: string;
+  memoryLimitBytes: number;
+  maxOutputBytes: number;
+  /** How the tool is named in messages (`tool "x"`, `the exec_python snippet`). */
+  what: string;
+  /** The fuel meter's error: the budget ran out, or an abort or the watchdog stopped the run (else null). */
+  stopped: ReachError | null;
+};
 
 /**
  * The error for a tool that exhausted the interpreter's memory or stack.
@@ -81,8 +90,7 @@ function isStackTrap(err: unknown, interp: Interpreter): boolean {
 }
 
 function threw(err: unknown, interp: Interpreter, hooks: InvocationHooks, ctx: FinishContext): ReachError {
-  const fuel = fuelTrap(err, interp, ctx.budget, ctx.toolName);
-  if (fuel !== null) return fuel;
+  if (ctx.stopped !== null) return ctx.stopped;
   if (err instanceof GuestStop) return err.error;
   if (hooks.violation !== undefined) return hooks.violation;
   if (err instanceof ReachError) return err;
@@ -117,6 +125,7 @@ function output(hooks: InvocationHooks, ctx: FinishContext): Finish {
  * @returns the output or the error
  */
 export function finish(raw: RawResult, interp: Interpreter, hooks: InvocationHooks, ctx: FinishContext): Finish {
+  if (ctx.stopped !== null) return { error: ctx.stopped };
   if (raw.kind === "threw") return { error: threw(raw.error, interp, hooks, ctx) };
   if (hooks.violation !== undefined) return { error: hooks.violation };
   if (raw.kind === "raised") return { error: raised(raw, hooks, ctx) };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ReachError } from "../../protocol/errors.ts";
+import { FuelMeter } from "../fuel/mod.ts";
 import { invocation, outputOf, pythonRunner, runTool, testHost } from "./_test-python.ts";
 import { PythonRunner } from "./runner.ts";
 
@@ -91,10 +92,17 @@ def main(input, reach):
     expect(await runTool(runner, deep, 100_000)).toMatchObject({ status: "error", error: { code: "EXEC_RESOURCE_EXHAUSTED", details: { reason: "stack" } } });
   });
 
-  it("times out at a host call, clock read or tick after the deadline", async () => {
-    const src = "import time\ndef main(input, reach):\n    while True:\n        time.time()\n";
-    const out = await runTool(runner, src, null, { timeoutMs: 20 });
-    expect(out).toMatchObject({ status: "error", error: { code: "EXEC_TOOL_TIMEOUT", details: { timeoutMs: 20 } } });
+  it("the invocation's meter stops a busy loop for the watchdog or an abort, at a recorded fuel count", async () => {
+    const src = "def main(input, reach):\n    while True:\n        pass\n";
+    let polls = 0;
+    const watchdog = new FuelMeter({ budget: 10n ** 9n, poll: () => (++polls > 3 ? "watchdog" : null) });
+    const out = await runTool(runner, src, null, { meter: watchdog });
+    expect(out).toMatchObject({ status: "error", error: { code: "EXEC_TOOL_TIMEOUT", details: { reason: "watchdog" } } });
+    expect(out.status === "error" && out.error.details["fuel"]).toBe(Number(out.fuelUsed));
+    const aborted = await runTool(runner, src, null, { meter: new FuelMeter({ budget: 10n ** 9n, poll: () => "abort" }) });
+    expect(aborted).toMatchObject({ status: "error", error: { code: "EXEC_ABORTED", details: { reason: "aborted" } } });
+    const replayed = await runTool(runner, src, null, { meter: new FuelMeter({ budget: 10n ** 9n, stopAt: { fuel: out.fuelUsed, reason: "watchdog" } }) });
+    expect(replayed).toEqual(out);
   });
 
   it("a policy violation halts the tool even when it catches the error", async () => {

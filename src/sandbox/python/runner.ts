@@ -5,14 +5,14 @@
  * our own imports (`imports.ts`), every invocation starting from the same prepared state (`session.ts`).
  *
  * Limits, and what stops which bomb:
- * - fuel (the interpreter's WebAssembly is instrumented) → any loop, in Python or in C → `EXEC_RESOURCE_EXHAUSTED`
- *   (reason `fuel`) at the same tick on every run;
+ * - fuel (the interpreter's WebAssembly is instrumented, `../fuel/`) → any loop, in Python or in C →
+ *   `EXEC_RESOURCE_EXHAUSTED` (reason `fuel`) at the same tick on every run; the invocation's meter also stops it at
+ *   a refill when the run is aborted or its wall-clock watchdog fires (`EXEC_ABORTED` / `EXEC_TOOL_TIMEOUT` reason
+ *   `watchdog`, with the fuel count); import calls (host calls, writes, ticks) cost fuel too;
  * - memory: the linear memory may grow to the module's initial memory plus `memoryLimitBytes` → `MemoryError` →
  *   `EXEC_RESOURCE_EXHAUSTED` (reason `memory`);
  * - recursion: MicroPython's C-stack check (≈280 Python frames) and its Python stack (64 KiB) →
  *   `EXEC_RESOURCE_EXHAUSTED` (reason `stack`);
- * - the timeout is checked at every host call, clock read and `time.ticks_ms()` (a loop that never reaches one is
- *   stopped by fuel) → `EXEC_TOOL_TIMEOUT`;
  * - output (JSON of the result) ≤ `maxOutputBytes`, stdout ≤ `maxStdoutBytes` (cut with a marker), log ≤
  *   `maxLogChars`.
  * @module
@@ -21,6 +21,7 @@ import { ReachError } from "../../protocol/errors.ts";
 import type { ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
 import { interpreterMemoryCap, PythonEngine } from "./interpreter.ts";
 import type { PythonWasmSource } from "./interpreter.ts";
+import { chargeImport, invocationFuel, releaseFuel } from "./fuel.ts";
 import { InvocationHooks } from "./invocation.ts";
 import type { Job } from "./invocation.ts";
 import { finish } from "./outcome.ts";
@@ -139,24 +140,26 @@ export class PythonRunner implements ToolRunner {
       const error = err instanceof ReachError ? err : new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the Python interpreter could not be loaded", { cause: err });
       return { status: "error", error, log: "", fuelUsed: 0n };
     }
-    // The deadline starts once the interpreter is ready: preparing it is not the tool's time.
+    // The meter's clock starts once the interpreter is ready: preparing it is not the tool's time.
+    const meter = invocationFuel(warm.interp, inv);
     const hooks = new InvocationHooks(job, inv.host, {
       memoryCapBytes: cap,
-      deadline: performance.now() + inv.timeoutMs,
-      timeoutMs: inv.timeoutMs,
+      charge: (bytes) => chargeImport(meter, bytes),
       maxStdoutBytes: this.#maxStdoutBytes,
       maxLogChars: this.#maxLogChars,
       maxRequestChars: MAX_REQUEST_CHARS,
       stdoutToLog: job.kind === "tool",
     });
-    const { raw, fuel } = warm.execute(hooks, inv.fuel);
+    const raw = warm.execute(hooks);
+    const { used, error: stopped } = releaseFuel(meter, inv.toolName);
     const what = job.kind === "tool" ? `tool "${inv.toolName}"` : "the exec_python snippet";
-    const done = finish(raw, warm.interp, hooks, { toolName: inv.toolName, budget: inv.fuel, memoryLimitBytes: inv.memoryLimitBytes, maxOutputBytes: this.#maxOutputBytes, what });
-    if (raw.kind !== "threw" && this.#reuse && warm.reset(this.#maxKept)) this.#warm = warm;
+    const ctx = { toolName: inv.toolName, memoryLimitBytes: inv.memoryLimitBytes, maxOutputBytes: this.#maxOutputBytes, what, stopped };
+    const done = finish(raw, warm.interp, hooks, ctx);
+    if (raw.kind !== "threw" && stopped === null && this.#reuse && warm.reset(this.#maxKept)) this.#warm = warm;
     const log = job.kind === "tool" ? hooks.log : hooks.stdout;
-    if ("error" in done) return { status: "error", error: done.error, log, fuelUsed: fuel };
+    if ("error" in done) return { status: "error", error: done.error, log, fuelUsed: used };
     const output = job.kind === "tool" ? done.output : { stdout: hooks.stdout, result: done.output };
-    return { status: "success", output, log: job.kind === "tool" ? log : hooks.log, fuelUsed: fuel };
+    return { status: "success", output, log: job.kind === "tool" ? log : hooks.log, fuelUsed: used };
   }
 
   /** The kept interpreter when its memory fits under `cap`, else a freshly prepared one. */

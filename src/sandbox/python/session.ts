@@ -7,7 +7,7 @@
  * @module
  */
 import { ReachError } from "../../protocol/errors.ts";
-import { armFuel, PREPARE_FUEL, spentFuel } from "./fuel.ts";
+import { prepareFuel } from "./fuel.ts";
 import { idleHooks, REF_REACH } from "./imports.ts";
 import type { GuestHooks } from "./imports.ts";
 import { INTERPRETER_BASE_BYTES, raiseStackLimit } from "./interpreter.ts";
@@ -82,8 +82,8 @@ export class WarmInterpreter {
   static async prepare(engine: PythonEngine, keep: boolean): Promise<WarmInterpreter> {
     const interp = await engine.instantiate();
     interp.link.hooks = prepareHooks();
+    const setup = prepareFuel(interp);
     try {
-      armFuel(interp, PREPARE_FUEL);
       const x = interp.exports;
       x.mp_js_init(PYSTACK_WORDS, INITIAL_HEAP_BYTES);
       raiseStackLimit(interp);
@@ -103,6 +103,8 @@ export class WarmInterpreter {
     } catch (err) {
       if (err instanceof ReachError) throw err;
       throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the Python interpreter could not be prepared; reinstall dependencies", { cause: err });
+    } finally {
+      setup.release();
     }
   }
 
@@ -117,25 +119,21 @@ export class WarmInterpreter {
   }
 
   /**
-   * Execute the driver once, answering through `hooks`, with `budget` fuel.
+   * Execute the driver once, answering through `hooks` (the caller has bound the invocation's fuel meter).
    * @param hooks the invocation's hooks
-   * @param budget fuel units
-   * @returns how the driver ended and the fuel it used
+   * @returns how the driver ended
    */
-  execute(hooks: GuestHooks, budget: bigint): { raw: RawResult; fuel: bigint } {
+  execute(hooks: GuestHooks): RawResult {
     const interp = this.interp;
     interp.link.hooks = hooks;
-    armFuel(interp, budget);
-    let raw: RawResult;
     try {
       interp.exports.mp_js_do_exec(this.#driver.ptr, this.#driver.len, this.#out);
-      raw = readResult(interp, this.#out);
+      return readResult(interp, this.#out);
     } catch (error) {
-      raw = { kind: "threw", error };
+      return { kind: "threw", error };
     } finally {
       interp.link.hooks = idleHooks();
     }
-    return { raw, fuel: spentFuel(interp, budget) };
   }
 
   /**
