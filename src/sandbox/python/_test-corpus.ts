@@ -75,7 +75,7 @@ export const ESCAPE_CORPUS: Payload[] = [
   { name: "uctypes overwrites the C stack", code: "import uctypes\nb = uctypes.bytearray_at(100, 65000)\nfor i in range(len(b)):\n    b[i] = 255", expect: { code: "EXEC_TOOL_FAILED", reason: "trap" } },
   {
     name: "uctypes scribbles over static data and the heap above the break",
-    code: "import uctypes\nb = uctypes.bytearray_at(1500000, 500000)\nfor i in range(0, len(b), 97):\n    b[i] = 7\nresult = 'scribbled'",
+    code: "import uctypes\nb = uctypes.bytearray_at(850000, 190000)\nfor i in range(0, len(b), 97):\n    b[i] = 7\nresult = 'scribbled'",
     expect: { result: "scribbled" },
   },
   { name: "a heap left locked", code: "import micropython\nresult = [1]\nmicropython.heap_lock()\nmicropython.heap_lock()", expect: { result: [1] } },

@@ -8,7 +8,7 @@
  * any other build is refused (fail closed); README.md "Upgrading the interpreter" says how to re-derive them:
  * - the module defines its memory (259 pages initial, 2 GiB maximum) and has no `memory.grow` instruction: it grows
  *   only through the `emscripten_resize_heap` import, where `imports.ts` enforces the invocation's memory cap. We
- *   lower the initial size to {@link INITIAL_PAGES} (2 MiB; static data ends below 192 KiB) before compiling, so that
+ *   lower the initial size to {@link INITIAL_PAGES} (1 MiB; static data ends below 192 KiB) before compiling, so that
  *   a snapshot restore, which zeroes all memory above the heap, touches little;
  * - the C stack comes first (`--stack-first`): 64 KiB at [0, 65536), growing down; running past its bottom wraps
  *   below address 0 and traps (out of bounds) instead of overwriting anything;
@@ -42,7 +42,7 @@ const PAGE = 65_536;
 /** The module's own initial memory, in pages (its memory section). */
 const MODULE_INITIAL_PAGES = 259;
 /** The initial memory we give it, in pages. */
-export const INITIAL_PAGES = 32;
+export const INITIAL_PAGES = 16;
 /** The interpreter's initial memory in bytes. */
 export const INTERPRETER_BASE_BYTES = INITIAL_PAGES * PAGE;
 /** The module's own maximum (2 GiB). */
@@ -90,7 +90,7 @@ export type Interpreter = {
  * @param memoryLimitBytes the invocation's memory limit
  * @returns the ceiling in bytes
  * @throws RangeError when the limit is not a positive safe integer
- * @example interpreterMemoryCap(64 * 1024 * 1024) // 84082688
+ * @example interpreterMemoryCap(64 * 1024 * 1024) // 68157440
  */
 export function interpreterMemoryCap(memoryLimitBytes: number): number {
   if (!Number.isSafeInteger(memoryLimitBytes) || memoryLimitBytes <= 0) {

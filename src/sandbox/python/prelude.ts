@@ -17,7 +17,7 @@ export const SNIPPET_FILE = "<exec_python>";
 
 /** The prelude's source (MicroPython 1.27). */
 export const PRELUDE_SOURCE = String.raw`
-import sys, json, os, builtins, binascii, micropython
+import sys, json, os, builtins, binascii, micropython, gc
 import _reach as _host
 
 class ReachError(Exception):
@@ -104,6 +104,12 @@ def _no_open(*args, **kwargs):
 
 os.urandom = _urandom
 builtins.open = _no_open
+
+# No collection is ever useful inside an invocation: this build collects only when control returns to the host, and
+# the memory is restored from the snapshot afterwards anyway. Collect the prelude's garbage once (when this returns)
+# and stop the allocator from scheduling collections.
+gc.collect()
+gc.disable()
 
 def _unlock_heap():
     # Undo any micropython.heap_lock() of the guest, without allocating (the heap may be locked).

@@ -8,7 +8,7 @@ import { outputOf, pythonRunner, runSnippet, testHost } from "./_test-python.ts"
 import type { PythonRunner } from "./runner.ts";
 
 const PROBE = `import sys, json, builtins, random, time, uctypes
-above = uctypes.bytearray_at(1400000, 600000)
+above = uctypes.bytearray_at(850000, 190000)
 dirty = sum([above[i] for i in range(0, len(above), 31)])
 class Point:
     pass
@@ -31,7 +31,7 @@ const HISTORY: Array<[string, string, bigint?]> = [
   ["a memory bomb", "a = []\nwhile True:\n    a.append(bytearray(10**6))"],
   ["a stack overflow", "def f(n):\n    return f(n + 1)\nf(0)"],
   ["an exception", "raise ValueError('x' * 1000)"],
-  ["a scribble above the heap", "import uctypes\nb = uctypes.bytearray_at(1400000, 600000)\nfor i in range(0, len(b), 31):\n    b[i] = 9"],
+  ["a scribble above the heap", "import uctypes\nb = uctypes.bytearray_at(850000, 190000)\nfor i in range(0, len(b), 31):\n    b[i] = 9"],
   ["a scribble over static data", "import uctypes\nb = uctypes.bytearray_at(66000, 100000)\nfor i in range(0, len(b), 7):\n    b[i] = 3"],
   ["a locked heap", "import micropython\nmicropython.heap_lock()"],
   ["a policy violation", "reach.read_text('secret/x')"],

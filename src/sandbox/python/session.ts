@@ -18,7 +18,7 @@ import { MemorySnapshot } from "./snapshot.ts";
 /** MicroPython's Python stack (frames of Python calls), in words: 64 KiB. */
 export const PYSTACK_WORDS = 16_384;
 /** MicroPython's first GC heap (more is added on demand, up to the memory cap). */
-export const INITIAL_HEAP_BYTES = 1024 * 1024;
+export const INITIAL_HEAP_BYTES = 512 * 1024;
 
 const MP_EXCEPTION = -1;
 
