@@ -71,7 +71,7 @@ export class InvocationHooks implements GuestHooks {
 
   channel(name: ChannelName, args: ReadonlyArray<string | null>): string {
     let reply = "";
-    if (name === "begin") reply = JSON.stringify({ kind: this.#job.kind, code: this.#job.code, input: this.#job.input });
+    if (name === "begin") reply = `${this.#job.kind}\n${JSON.stringify(this.#job.input)}\n${this.#job.code}`;
     else if (name === "finish") this.result = typeof args[0] === "string" && args.length === 1 ? args[0] : this.result;
     else reply = this.#call(args);
     this.#limits.charge(args.reduce((n, a) => n + (a?.length ?? 0), reply.length));

@@ -119,17 +119,22 @@ def _unlock_heap():
         depth = micropython.heap_unlock()
 
 def _run():
-    job = json.loads(_host.begin())
-    if job["kind"] == "tool":
+    # The job: its kind, its input as JSON and its code, on the first two lines and the rest (JSON has no raw newline).
+    job = _host.begin()
+    i = job.find("\n")
+    j = job.find("\n", i + 1)
+    value = json.loads(job[i + 1:j])
+    code = job[j + 1:]
+    if job[:i] == "tool":
         scope = {"__name__": "tool"}
-        exec(compile(job["code"], "${TOOL_FILE}", "exec"), scope)
+        exec(compile(code, "${TOOL_FILE}", "exec"), scope)
         main = scope.get("main")
         if not callable(main):
             raise TypeError("tool.py must define a function main(input, reach)")
-        result = main(job["input"], reach)
+        result = main(value, reach)
     else:
-        scope = {"__name__": "__main__", "input": job["input"], "reach": reach}
-        exec(compile(job["code"], "${SNIPPET_FILE}", "exec"), scope)
+        scope = {"__name__": "__main__", "input": value, "reach": reach}
+        exec(compile(code, "${SNIPPET_FILE}", "exec"), scope)
         result = scope.get("result")
     _unlock_heap()
     try:

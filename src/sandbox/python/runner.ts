@@ -41,7 +41,7 @@ export type PythonRunnerOptions = {
   maxLogChars?: number;
   /** Keep a prepared interpreter across invocations, restoring its snapshot after each (default true). */
   reuseInterpreters?: boolean;
-  /** Keep an interpreter only while its memory is at most this large (default 16 MiB: a reset zeroes all of it above the snapshot). */
+  /** Keep an interpreter only while its memory is at most this large (default 4 MiB: a reset zeroes all of it above the snapshot). */
   maxKeptMemoryBytes?: number;
 };
 
@@ -87,7 +87,7 @@ export class PythonRunner implements ToolRunner {
     this.#maxStdoutBytes = options.maxStdoutBytes ?? DEFAULT_MAX_STDOUT_BYTES;
     this.#maxLogChars = options.maxLogChars ?? 64 * 1024;
     this.#reuse = options.reuseInterpreters ?? true;
-    this.#maxKept = options.maxKeptMemoryBytes ?? 16 * 1024 * 1024;
+    this.#maxKept = options.maxKeptMemoryBytes ?? 4 * 1024 * 1024;
   }
 
   /**
