@@ -8,6 +8,7 @@ import { chainCases } from "./chain-cases.ts";
 import { determinismCases } from "./determinism-cases.ts";
 import { federationCases } from "./federation-cases.ts";
 import { jcsCases } from "./jcs-cases.ts";
+import { pythonCases } from "./python-cases.ts";
 import { toolCases } from "./tool-cases.ts";
 import { trustCases } from "./trust-cases.ts";
 import { wasiFsCases } from "./wasi-fs-cases.ts";
@@ -27,6 +28,7 @@ export function allSuites(io: ConformanceIO): Suite[] {
     { suite: "determinism", cases: determinismCases(io) },
     { suite: "hash-chain", cases: chainCases(io) },
     { suite: "tools", cases: toolCases(io) },
+    { suite: "python", cases: pythonCases(io) },
     { suite: "trust", cases: trustCases(io) },
     { suite: "capsule-archive", cases: capsuleArchiveCases(io) },
     { suite: "capsules", cases: capsuleCases(io) },

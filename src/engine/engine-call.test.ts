@@ -7,6 +7,7 @@ import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
 import { writeArchive } from "../capsule/archive.ts";
 import { packFromDisk } from "./_test-pack.ts";
 import { runEngine } from "./engine.ts";
+import { replayCapsule } from "./replay.ts";
 
 const env = { quickjsEngine: readQuickJsEngineWasm };
 
@@ -34,6 +35,9 @@ describe("runEngine", () => {
     expect(annex.map((e) => e.type)).toEqual(["federation.delegation", "capsule.sync"]);
     expect(annex[0]!.prevEventHash).toBe(plain.runHash);
     expect(verifyChain(annex).valid).toBe(false); // anchored on the run, not on the genesis hash: not a run of its own
+    const replay = await replayCapsule(capsule, env);
+    expect(replay.matches, replay.divergence?.message).toBe(true);
+    expect(replay.rebuilt?.indexMatches).toBe(true);
   });
 
   it("refuses a pack archive that is not a tar.gz with PACK_MALFORMED", async () => {

@@ -6,6 +6,8 @@
  * @module
  */
 import { sha256Hex } from "../canonical/sha256.ts";
+import { FEDERATION_ENTRY } from "../capsule/run-capsule.ts";
+import type { AnnexEvent } from "./annex.ts";
 import { AFTER_PREFIX, BLOB_PREFIX, capsuleIndexDigest, entriesUnder, EVENTS_ENTRY, PACK_PREFIX, PROOF_ENTRY, REQUEST_ENTRY, TAPE_ENTRY } from "../capsule/run-capsule.ts";
 import type { RunCapsule } from "../capsule/run-capsule.ts";
 import { verifyRunCapsule } from "../capsule/verify.ts";
@@ -185,7 +187,11 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
       }
     }
   }
-  const rebuiltCapsule = buildRunCapsule(record, loaded, request);
+  // A delegated run's annex (federation.jsonl) is carried over: rebuilt on the replayed run hash, it must come out
+  // byte for byte the same.
+  const annexBytes = capsule.entries.get(FEDERATION_ENTRY);
+  const annex = annexBytes === undefined ? undefined : (readJsonl(annexBytes).events as AnnexEvent[]).map((e) => ({ type: e.type, payload: e.payload }));
+  const rebuiltCapsule = buildRunCapsule(record, loaded, request, undefined, annex);
   const indexMatches = capsuleIndexDigest(rebuiltCapsule.index) === capsuleIndexDigest(capsule.index);
   if (divergence === null && !indexMatches) {
     const mine = new Map(rebuiltCapsule.index.files.map((f) => [f.path, f.sha256]));

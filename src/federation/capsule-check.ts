@@ -6,7 +6,7 @@
  * file that has a counterpart in the capsule matches it.
  * @module
  */
-import { canonicalize } from "../canonical/jcs.ts";
+import { canonicalize, hashCanonical } from "../canonical/jcs.ts";
 import { FEDERATION_ENTRY, RESULT_ENTRY } from "../capsule/run-capsule.ts";
 import { readJsonl } from "../ledger/jsonl.ts";
 import type { Delegation, NodeIdentity } from "../protocol/delegation.ts";
@@ -44,12 +44,30 @@ function counterpart(path: string): [string, boolean] | undefined {
   return undefined;
 }
 
-function checkFiles(entries: ReadonlyMap<string, Uint8Array>, files: ReadonlyMap<string, Uint8Array>): void {
+/**
+ * The run files' result.json is the capsule's plus the run hash, with each step's output in full where the capsule
+ * holds its hash (an output is stored once in a capsule, in its events).
+ */
+function sameResult(entry: Uint8Array, file: Uint8Array, runHash: string): boolean {
+  try {
+    const inCapsule = JSON.parse(new TextDecoder().decode(entry)) as Record<string, unknown>;
+    const { runHash: hash, outputs, ...rest } = JSON.parse(new TextDecoder().decode(file)) as Record<string, unknown>;
+    if (hash !== runHash || outputs === null || typeof outputs !== "object") return false;
+    const hashes: Record<string, string> = {};
+    for (const [k, v] of Object.entries(outputs)) hashes[k] = hashCanonical(v);
+    return canonicalize({ ...rest, outputs: hashes }) === canonicalize(inCapsule);
+  } catch {
+    return false;
+  }
+}
+
+function checkFiles(entries: ReadonlyMap<string, Uint8Array>, files: ReadonlyMap<string, Uint8Array>, runHash: string): void {
   for (const [path, bytes] of files) {
     const c = counterpart(path);
     if (c === undefined) continue; // evidence.json has no counterpart: it is vouched for by the signed reply only
     const entry = entries.get(c[0]);
-    if (entry === undefined || !(c[1] ? sameJson(entry, bytes) : sameBytes(entry, bytes))) throw untrusted(`does not match the run file ${path}`, { path });
+    const same = entry !== undefined && (path === "result.json" ? sameResult(entry, bytes, runHash) : c[1] ? sameJson(entry, bytes) : sameBytes(entry, bytes));
+    if (!same) throw untrusted(`does not match the run file ${path}`, { path });
   }
 }
 
@@ -91,5 +109,5 @@ export function checkDelegatedCapsule(bytes: Uint8Array, files: ReadonlyMap<stri
   }
   if (status !== claim.status) throw untrusted(`ended ${String(status)}, but the reply says ${claim.status}`);
   checkAnnex(capsule.entries, claim);
-  checkFiles(capsule.entries, files);
+  checkFiles(capsule.entries, files, claim.runHash);
 }

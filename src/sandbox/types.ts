@@ -71,8 +71,8 @@ export interface HostApi {
   invoke(op: HostOp, request: JsonObject): Promise<JsonObject>;
 }
 
-/** The three tool kinds. */
-export type ToolKind = "wasm" | "component" | "js";
+/** The tool kinds. */
+export type ToolKind = "wasm" | "component" | "js" | "python";
 
 /** One tool invocation handed to a runner. */
 export type ToolInvocation = {
@@ -80,7 +80,7 @@ export type ToolInvocation = {
   toolName: string;
   /** Deterministic id of this invocation. */
   invocationId: string;
-  /** The tool's code: WebAssembly bytes (wasm, component) or UTF-8 JavaScript source (js). */
+  /** The tool's code: WebAssembly bytes (wasm, component) or UTF-8 source (js: JavaScript, python: tool.py). */
   code: Uint8Array;
   /** The input, already validated against the tool's input schema. */
   input: JsonValue;

@@ -1,0 +1,28 @@
+/**
+ * The Python interpreter's WebAssembly bytes, read from the installed `@micropython/micropython-webassembly-pyscript`
+ * package (Node and Deno; Deno needs `--allow-read` for the file). The `python` tool runner takes them as its
+ * `pythonWasm`; only the `.wasm` is read — the package's JavaScript glue is never loaded.
+ * @module
+ */
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+
+let cached: Promise<Uint8Array> | undefined;
+
+/**
+ * Read `micropython.wasm` once per process.
+ * @returns the bytes of `@micropython/micropython-webassembly-pyscript/micropython.wasm`
+ * @throws Error when the package is not installed or the file cannot be read
+ * @example new PythonRunner({ pythonWasm: readPythonWasm })
+ */
+export function readPythonWasm(): Promise<Uint8Array> {
+  cached ??= (async () => {
+    const path = createRequire(import.meta.url).resolve("@micropython/micropython-webassembly-pyscript/micropython.wasm");
+    const buf = await readFile(path);
+    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  })().catch((err: unknown) => {
+    cached = undefined;
+    throw err;
+  });
+  return cached;
+}
