@@ -294,7 +294,7 @@ describe("malicious and broken capsules are refused with exit 2", () => {
   }, 180_000);
 
   it("flipping any single byte of a real capsule is refused or detected, never a crash", async () => {
-    const { verifyRunCapsule } = await import("../src/capsule/verify.ts");
+    const { verifyRunCapsule } = await import("../src/engine/verify.ts");
     const folder = join(root, "conformance/capsules/hello");
     const bytes = new Uint8Array(readFileSync(join(folder, readdirSync(folder)[0]!)));
     const original = readArchive(bytes);

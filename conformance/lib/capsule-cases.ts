@@ -7,7 +7,7 @@
  */
 import { sha256Hex } from "../../src/canonical/sha256.ts";
 import { readRunCapsule } from "../../src/capsule/run-capsule.ts";
-import { verifyRunCapsule } from "../../src/capsule/verify.ts";
+import { verifyRunCapsule } from "../../src/engine/verify.ts";
 import { replayCapsule } from "../../src/engine/replay.ts";
 import type { ConformanceCase, ConformanceIO } from "./types.ts";
 import { check } from "./types.ts";

@@ -29,5 +29,3 @@ export {
   writeRunCapsule,
 } from "./run-capsule.ts";
 export type { CapsuleSigner, RunCapsule, RunCapsuleContents } from "./run-capsule.ts";
-export { verifyRunCapsule } from "./verify.ts";
-export type { CapsuleVerification, VerifyCheck } from "./verify.ts";

@@ -6,8 +6,8 @@
  */
 import { stat } from "node:fs/promises";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
-import { verifyRunCapsule } from "../capsule/verify.ts";
-import type { VerifyCheck } from "../capsule/verify.ts";
+import { verifyRunCapsule } from "../engine/verify.ts";
+import type { VerifyCheck } from "../engine/verify.ts";
 import { DEFAULT_ARCHIVE_LIMITS } from "../capsule/limits.ts";
 import { replayCapsule } from "../engine/replay.ts";
 import { builtinComponents } from "../engine/runners.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { readRunCapsule, FEDERATION_ENTRY } from "../capsule/run-capsule.ts";
-import { verifyRunCapsule } from "../capsule/verify.ts";
+import { verifyRunCapsule } from "../engine/verify.ts";
 import { verifyChain } from "../ledger/verify.ts";
 import { readJsonl } from "../ledger/jsonl.ts";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";

@@ -28,3 +28,5 @@ export { loadPackFrom, MAX_PACK_BYTES, runEngine } from "./engine.ts";
 export type { EngineRun, EngineRunRequest, PackSource } from "./engine.ts";
 export { chainAnnex } from "./annex.ts";
 export type { AnnexEvent } from "./annex.ts";
+export { verifyRunCapsule } from "./verify.ts";
+export type { CapsuleVerification, VerifyCheck } from "./verify.ts";

@@ -3,7 +3,7 @@
 // waits for the host (the tape records the halting error), between steps and while the planner runs.
 import { describe, expect, it } from "vitest";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
-import { verifyRunCapsule } from "../capsule/verify.ts";
+import { verifyRunCapsule } from "../engine/verify.ts";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
 import { buildRunCapsule, capsuleRequest } from "./capsule.ts";
 import { loadPack } from "./pack.ts";

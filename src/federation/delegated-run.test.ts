@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { writeArchive } from "../capsule/archive.ts";
 import { FEDERATION_ENTRY, readRunCapsule } from "../capsule/run-capsule.ts";
-import { verifyRunCapsule } from "../capsule/verify.ts";
+import { verifyRunCapsule } from "../engine/verify.ts";
 import { packFromDisk } from "../engine/_test-pack.ts";
 import { runEngine } from "../engine/engine.ts";
 import { readJsonl } from "../ledger/jsonl.ts";

@@ -8,8 +8,8 @@
  */
 import { readRunCapsule } from "../capsule/run-capsule.ts";
 import type { RunCapsule } from "../capsule/run-capsule.ts";
-import { verifyRunCapsule } from "../capsule/verify.ts";
-import type { CapsuleVerification } from "../capsule/verify.ts";
+import { verifyRunCapsule } from "../engine/verify.ts";
+import type { CapsuleVerification } from "../engine/verify.ts";
 import { chainAnnex } from "../engine/annex.ts";
 import { runEngine } from "../engine/engine.ts";
 import { toJsonlBytes } from "../ledger/jsonl.ts";

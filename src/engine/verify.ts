@@ -20,13 +20,13 @@ import { TapePlayer } from "../record/player.ts";
 import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignature } from "../trust/pack-signature.ts";
 import { parseProof, verifyProof } from "../trust/proofs.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
-import { AFTER_PREFIX, BEFORE_PREFIX, BLOB_PREFIX, capsuleIndexDigest, contentsDigest, entriesUnder, EVENTS_ENTRY, LINKS_ENTRY, PACK_PREFIX, PLAN_ENTRY, PROOF_ENTRY, REQUEST_ENTRY, TAPE_ENTRY } from "./run-capsule.ts";
+import { AFTER_PREFIX, BEFORE_PREFIX, BLOB_PREFIX, capsuleIndexDigest, contentsDigest, entriesUnder, EVENTS_ENTRY, LINKS_ENTRY, PACK_PREFIX, PLAN_ENTRY, PROOF_ENTRY, REQUEST_ENTRY, TAPE_ENTRY } from "../capsule/run-capsule.ts";
 import { sha256Hex } from "../canonical/sha256.ts";
 import { tapeToJsonl } from "../record/tape.ts";
 import type { TapeRecord } from "../record/tape.ts";
 import { snapshotDigest } from "../sandbox/workspace/workspace.ts";
 import type { SnapshotEntry } from "../sandbox/workspace/workspace.ts";
-import type { RunCapsule } from "./run-capsule.ts";
+import type { RunCapsule } from "../capsule/run-capsule.ts";
 
 /** One check of `verify`. */
 export type VerifyCheck = { name: string; ok: boolean; message: string; location?: Record<string, unknown> };
