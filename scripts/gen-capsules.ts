@@ -16,6 +16,7 @@ import type { JsonValue } from "../src/sandbox/types.ts";
 import { installNativeSha256 } from "../src/platform/native-sha256.ts";
 import { readPackFiles } from "../src/platform/pack-files.ts";
 import { readQuickJsEngineWasm } from "../src/platform/quickjs-engine.ts";
+import { readPythonWasm } from "../src/platform/python-engine.ts";
 import { generateKeyPair } from "../src/trust/keys.ts";
 
 installNativeSha256();
@@ -25,7 +26,7 @@ const outRoot = join(root, "conformance/capsules");
 async function capsule(pack: string, folder: string, options: { input?: JsonValue; restricted?: boolean; key?: Uint8Array; fetch?: typeof fetch } = {}): Promise<void> {
   const loaded = await loadPack(await readPackFiles(join(root, "packs", pack)));
   const req = { restricted: options.restricted ?? false, approve: false };
-  const record = await runPack({ loaded, env: { quickjsEngine: readQuickJsEngineWasm }, ...req, ...(options.input === undefined ? {} : { input: options.input }), ...(options.fetch === undefined ? {} : { fetch: options.fetch }) });
+  const record = await runPack({ loaded, env: { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm }, ...req, ...(options.input === undefined ? {} : { input: options.input }), ...(options.fetch === undefined ? {} : { fetch: options.fetch }) });
   const { bytes } = buildRunCapsule(record, loaded, capsuleRequest(record, req), options.key);
   const dir = join(outRoot, folder);
   rmSync(dir, { recursive: true, force: true });

@@ -14,6 +14,7 @@ import { builtinComponents } from "../engine/runners.ts";
 import { packTrust } from "../engine/pack.ts";
 import { readHostFile } from "../platform/files.ts";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { readPythonWasm } from "../platform/python-engine.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { CliIO } from "./cli.ts";
 import { loadHostPack } from "./run.ts";
@@ -51,7 +52,7 @@ export async function runReplayCommand(argv: readonly string[], io: CliIO): Prom
   const { target, flags } = args(argv, "replay", ["--json", "--no-exec"], []);
   const capsule = await readCapsuleFile(target);
   const componentDigests = new Set((await builtinComponents()).map((c) => c.componentSha256));
-  const report = await replayCapsule(capsule, { quickjsEngine: readQuickJsEngineWasm }, { noExec: flags.has("--no-exec"), componentDigests });
+  const report = await replayCapsule(capsule, { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm }, { noExec: flags.has("--no-exec"), componentDigests });
   if (report.matches) {
     io.stderr(`reach-wasm: ${flags.has("--no-exec") ? "verified without execution" : `replayed (${report.status})`}: run hash ${report.runHash} matches (${report.durationMs.toFixed(0)} ms)\n`);
   } else {

@@ -17,6 +17,7 @@ import { pullRevocations, startRevocationSync } from "../federation/sync.ts";
 import { readHostFile } from "../platform/files.ts";
 import { serveHttp } from "../platform/http-server.ts";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { readPythonWasm } from "../platform/python-engine.ts";
 import { abortOnSignals } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { CliIO } from "./cli.ts";
@@ -69,7 +70,7 @@ export async function startNode(opts: StartNodeOptions): Promise<RunningNode> {
   const interval = opts.pullIntervalMs ?? DEFAULT_PULL_INTERVAL_MS;
   if (!Number.isSafeInteger(interval) || interval < 1 || interval > MAX_PULL_INTERVAL_MS) throw new ReachError("PROTO_INVALID_ARGUMENT", `--pull-interval must be 0.001..${MAX_PULL_INTERVAL_MS / 1000} seconds so that revocations are honoured within 60 s`);
   const nonces = new NonceBook(wallClock, await state.nonces());
-  const app = createNodeApp({ state, self, now: wallClock, nonces, host: { env: { quickjsEngine: readQuickJsEngineWasm }, fetch: (url, init) => fetch(url, init) }, ...(opts.log === undefined ? {} : { log: opts.log }) });
+  const app = createNodeApp({ state, self, now: wallClock, nonces, host: { env: { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm }, fetch: (url, init) => fetch(url, init) }, ...(opts.log === undefined ? {} : { log: opts.log }) });
   const server = await serveHttp(app.fetch, { ...addr, ...(opts.tls === undefined ? {} : { tls: opts.tls }) });
   const ctx: ClientContext = { self, now: wallClock, fetch: await peerFetch(opts.ca) };
   const sync = startRevocationSync(interval, async () => {

@@ -20,6 +20,7 @@ import { parseSeed } from "../determinism/prng.ts";
 import { readHostFile } from "../platform/files.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { readPythonWasm } from "../platform/python-engine.ts";
 import { abortOnSignals, readStdin, writeDirAtomic, writeFileAtomic } from "../platform/write.ts";
 import { parsePrivateKeyFile } from "../trust/keys.ts";
 import { ReachError } from "../protocol/errors.ts";
@@ -149,7 +150,7 @@ export async function runRunCommand(argv: readonly string[], io: CliIO): Promise
   // a delegated run (--on NODE --delegation FILE --dir NODE_DIR) is its own client: src/cli/delegated-run.ts
   if (argv.some((a) => a === "--on" || a === "--delegation" || a === "--dir")) return await (await import("./delegated-run.ts")).runDelegatedRunCommand(argv, io);
   const args = parseRunArgs(argv);
-  const env: EngineEnvironment = { quickjsEngine: readQuickJsEngineWasm };
+  const env: EngineEnvironment = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };
   const loaded = await loadHostPack(args.pack);
   const input = await readInput(args.input);
   const key = args.key === undefined ? undefined : parsePrivateKeyFile(new TextDecoder().decode(await readHostFile(args.key, 64 * 1024))).privateKey;

@@ -5,6 +5,7 @@
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { readPythonWasm } from "../platform/python-engine.ts";
 import type { JsonValue } from "../sandbox/types.ts";
 import { runPack } from "./coordinator.ts";
 import { loadPack } from "./pack.ts";
@@ -76,5 +77,5 @@ export function planOf(steps: { id: string; tool: string; arguments?: object; re
 
 /** Load and run pack files. */
 export async function runFiles(files: Map<string, Uint8Array>, options: Partial<Omit<RunRequest, "loaded" | "env">> & { input?: JsonValue } = {}): Promise<RunRecord> {
-  return runPack({ loaded: await loadPack(files), env: { quickjsEngine: readQuickJsEngineWasm }, ...options });
+  return runPack({ loaded: await loadPack(files), env: { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm }, ...options });
 }

@@ -4,12 +4,13 @@ import { verifyRunCapsule } from "../engine/verify.ts";
 import { verifyChain } from "../ledger/verify.ts";
 import { readJsonl } from "../ledger/jsonl.ts";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { readPythonWasm } from "../platform/python-engine.ts";
 import { writeArchive } from "../capsule/archive.ts";
 import { packFromDisk } from "./_test-pack.ts";
 import { runEngine } from "./engine.ts";
 import { replayCapsule } from "./replay.ts";
 
-const env = { quickjsEngine: readQuickJsEngineWasm };
+const env = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };
 
 describe("runEngine", () => {
   it("runs a pack from its files or its archive with the same run hash and capsule bytes", async () => {

@@ -20,6 +20,7 @@ import { deriveId } from "../canonical/ids.ts";
 import type { VirtualClock } from "../determinism/clock.ts";
 import { deriveStream } from "../determinism/prng.ts";
 import type { CapabilityPolicy } from "../policy/capabilities.ts";
+type Permission = CapabilityPolicy["permissions"] extends ReadonlySet<infer P> ? P : never;
 import type { ExecutionEnvelope, ExecutionResult } from "../protocol/envelope.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { ArtifactInfo } from "../protocol/evidence.ts";
@@ -124,6 +125,19 @@ function asTimeout(error: ReachError, tool: string, timeoutMs: number, runBound:
   return error;
 }
 
+const infraPolicies = new WeakMap<CapabilityPolicy, CapabilityPolicy>();
+
+/** The pack's policy, widened for the infra tools: the filesystem permission (temp/, reading declared roots) and memory writes. */
+function infraPolicy(policy: CapabilityPolicy): CapabilityPolicy {
+  let p = infraPolicies.get(policy);
+  if (p === undefined) {
+    const permissions = new Set<Permission>([...policy.permissions, "filesystem"]);
+    p = Object.freeze({ ...policy, restricted: false, permissions });
+    infraPolicies.set(policy, p);
+  }
+  return p;
+}
+
 /**
  * The deterministic id of a step's invocation.
  * @param runId the run
@@ -191,7 +205,9 @@ export async function executeEnvelope(
     const clock = state.clock.fork();
     const host = createHost({
       invocationId,
-      policy: state.policy,
+      // The infra tools touch only the run's own memory store and temp/ (seed 002: always available), so they need
+      // neither the filesystem permission nor memory writes; everything else stays as the pack's policy says.
+      policy: tool.definition.kind === "infra" ? infraPolicy(state.policy) : state.policy,
       workspace: step,
       memory,
       artifacts,

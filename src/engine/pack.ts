@@ -24,6 +24,8 @@ import type { Pack, ToolDefinition } from "../protocol/pack.ts";
 import { parseOrThrow } from "../protocol/parse.ts";
 import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignature } from "../trust/pack-signature.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
+import { isInfraTool } from "./infra-tools.ts";
+import type { InfraDefinition } from "./infra-tools.ts";
 import { compileSchema, isLiteSchema, loadFullValidator } from "./schema-check.ts";
 
 /** The pack document's file name. */
@@ -38,7 +40,7 @@ export const MAX_PACK_DOCUMENT_BYTES = 1024 * 1024;
 /** A declared tool with its code. */
 export type PackTool = {
   readonly name: string;
-  readonly definition: ToolDefinition;
+  readonly definition: ToolDefinition | InfraDefinition;
   readonly code: Uint8Array;
   /** SHA-256 of the code. */
   readonly codeHash: string;
@@ -141,11 +143,11 @@ function checkToolCode(name: string, def: ToolDefinition, code: Uint8Array, opti
     if (!isCore || !WebAssembly.validate(code as Uint8Array<ArrayBuffer>)) {
       throw malformed(`tool "${name}": ${def.module} is not a valid WebAssembly core module; rebuild it for wasm32-wasi (WASI preview1)`, { tool: name });
     }
-  } else if (def.kind === "js") {
+  } else if (def.kind === "js" || def.kind === "python") {
     try {
       new TextDecoder("utf-8", { fatal: true }).decode(code);
     } catch {
-      throw malformed(`tool "${name}": ${def.module} is not valid UTF-8 JavaScript`, { tool: name });
+      throw malformed(`tool "${name}": ${def.module} is not valid UTF-8 ${def.kind === "js" ? "JavaScript" : "Python"}`, { tool: name });
     }
   } else if (!(options.componentDigests?.has(codeHash) ?? false)) {
     throw malformed(
@@ -196,6 +198,11 @@ export async function loadPack(files: ReadonlyMap<string, Uint8Array>, options: 
   const tools = new Map<string, PackTool>();
   for (const cap of pack.manifest.capabilities.tools) {
     const def = Object.prototype.hasOwnProperty.call(pack.tools, cap.name) ? pack.tools[cap.name] : undefined;
+    if (isInfraTool(cap.name)) {
+      // seed 002: the infrastructure tools are built in; declaring one is allowed, shipping code for one is not.
+      if (def !== undefined) throw new ReachError("PACK_INVALID_MANIFEST", `tool "${cap.name}" is a built-in infrastructure tool (seed 002); remove its "tools" entry or rename your tool`, { details: { tool: cap.name } });
+      continue;
+    }
     if (def === undefined) {
       if (cap.optional === true) continue;
       throw new ReachError("EXEC_TOOL_NOT_FOUND", `tool "${cap.name}" is declared in manifest.capabilities.tools but has no code; add it to "tools" with its kind and module, or mark it optional`, {

@@ -44,6 +44,7 @@ import type { GatedPlan } from "./plan-gate.ts";
 import { makePlan, plannerContext, plannerInvocationId } from "./planner.ts";
 import type { ReplanContext } from "./planner.ts";
 import { runRunners } from "./runners.ts";
+import { INFRA_TOOL_NAMES, infraTool } from "./infra-tools.ts";
 import { recordStep, stepEvidence, terminalReason } from "./step-events.ts";
 import type { ExecutionHeader, RunPhase, RunRecord, RunRequest, RunStatus } from "./types.ts";
 
@@ -236,7 +237,7 @@ export class Run {
       if (e.code === "EXEC_ABORTED") throw new Aborted(null);
       throw e;
     }
-    const g = await gatePlanAsync(document, { tools: new Set(loaded.tools.keys()), maxSteps: this.maxSteps, approve: this.#request.approve === true });
+    const g = await gatePlanAsync(document, { tools: new Set([...loaded.tools.keys(), ...INFRA_TOOL_NAMES]), maxSteps: this.maxSteps, approve: this.#request.approve === true });
     for (const s of g.plan.steps) {
       if (s.id.startsWith(RESERVED_STEP_PREFIX) || this.usedStepIds.has(s.id)) {
         throw new ReachError("PLAN_INVALID", `step id "${s.id}" is ${this.usedStepIds.has(s.id) ? "already used in this run" : `reserved (ids starting "${RESERVED_STEP_PREFIX}")`}; give the step another id`, {
@@ -308,7 +309,8 @@ export class Run {
     progress({ kind: "step", index: this.stepIndex, total, stepId: step.id, tool: step.tool, status: "started" });
     this.log.append("run.step.started", { stepId: step.id, stepType: "tool", stepIndex: this.stepIndex, toolName: step.tool, ...(step.description === undefined ? {} : { description: step.description }), ...(step.depends_on === undefined ? {} : { dependsOn: [...step.depends_on] }) });
     this.log.append("tool.invoked", { toolName: step.tool, invocationId, arguments: envelope.arguments, timeoutMs: envelope.timeout_ms, stepId: step.id });
-    const exec = await executeEnvelope(envelope, loaded.tools.get(step.tool)!, step.return_spec!, this.#state, invocationId);
+    const tool = loaded.tools.get(step.tool) ?? infraTool(step.tool)!;
+    const exec = await executeEnvelope(envelope, tool, step.return_spec!, this.#state, invocationId);
     this.fuelSpent += exec.fuelUsed;
     const stop = stopOf(exec.stepError);
     if (stop !== null) this.stops.push({ invocationId, ...stop });

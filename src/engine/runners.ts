@@ -12,11 +12,16 @@ import type { Preopen } from "../sandbox/wasi/context.ts";
 import { TEMP_ROOT } from "../sandbox/workspace/workspace.ts";
 import type { StepTransaction } from "../sandbox/workspace/workspace.ts";
 import type { PackTool } from "./pack.ts";
+import { ReachError } from "../protocol/errors.ts";
+import { InfraRunner } from "../sandbox/infra/runner.ts";
+import type { PythonRunner, PythonWasmSource } from "../sandbox/python/mod.ts";
 
 /** What the host platform provides to the engine. */
 export type EngineEnvironment = {
   /** The QuickJS engine's WebAssembly bytes or a loader (src/platform `readQuickJsEngineWasm`). */
   quickjsEngine: QuickJsRunnerOptions["engineWasm"];
+  /** The Python interpreter's WebAssembly bytes or a loader (src/platform `readPythonWasm`); without it `python` tools and `exec_python` are unavailable. */
+  pythonEngine?: PythonWasmSource;
   /** Transpiled components this build can run (default: the built-in ones, loaded on first use). */
   components?: () => Promise<readonly TranspiledComponent[]>;
 };
@@ -37,6 +42,13 @@ export async function builtinComponents(): Promise<readonly TranspiledComponent[
 export function runRunners(env: EngineEnvironment, roots: readonly string[] | null) {
   let quickjs: QuickJsRunner | null = null;
   let component: ToolRunner | null = null;
+  let python: Promise<PythonRunner> | null = null;
+  const getPython = (): Promise<PythonRunner> => {
+    const source = env.pythonEngine;
+    if (source === undefined) return Promise.reject(new ReachError("EXEC_RESOURCE_UNAVAILABLE", "this build has no Python sandbox: the platform gave the engine no pythonEngine (reach-wasm/node's defaultEnvironment does)"));
+    return (python ??= import("../sandbox/python/mod.ts").then((m) => new m.PythonRunner({ pythonWasm: source })));
+  };
+  let infra: InfraRunner | null = null;
   const preopens: Preopen[] | null = roots === null ? null : [...roots, TEMP_ROOT].map((r) => ({ guest: `/${r}`, path: r }));
   const getQuickJs = (): QuickJsRunner => (quickjs ??= new QuickJsRunner({ engineWasm: env.quickjsEngine }));
   const runnerFor = async (tool: PackTool, step: StepTransaction): Promise<ToolRunner> => {
@@ -52,6 +64,14 @@ export function runRunners(env: EngineEnvironment, roots: readonly string[] | nu
         }
         return component;
       }
+      case "python":
+        return await getPython();
+      case "infra":
+        return (infra ??= new InfraRunner(async () => {
+          const runner = await getPython();
+          const { execPython } = await import("../sandbox/python/mod.ts");
+          return (request, invocation) => execPython(runner, request, invocation);
+        }));
     }
   };
   return { runnerFor, quickjs: getQuickJs };

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
 import { verifyRunCapsule } from "../engine/verify.ts";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { readPythonWasm } from "../platform/python-engine.ts";
 import { buildRunCapsule, capsuleRequest } from "./capsule.ts";
 import { loadPack } from "./pack.ts";
 import { runPack } from "./coordinator.ts";
@@ -12,7 +13,7 @@ import { replayCapsule } from "./replay.ts";
 import { jsPack, planOf } from "./_test-pack.ts";
 import type { RunRecord, RunRequest } from "./types.ts";
 
-const env = { quickjsEngine: readQuickJsEngineWasm };
+const env = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };
 const SPIN = "export default () => { for (;;) {} }";
 const ECHO = "export default (input) => ({ echo: input })";
 const WAIT = `export default async (i, reach) => { reach.fs.write("out/p.txt", "p"); await reach.http.fetch("http://127.0.0.1:9/never"); return {}; }`;

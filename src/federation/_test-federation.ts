@@ -4,6 +4,7 @@
  * @module
  */
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { readPythonWasm } from "../platform/python-engine.ts";
 import type { NodeIdentity } from "../protocol/delegation.ts";
 import type { ClientContext, PeerFetch } from "./client.ts";
 import { createNode } from "./identity.ts";
@@ -50,7 +51,7 @@ export class TestNetwork {
     const now = (): number => this.clock.now;
     const nonces = new NonceBook(now);
     const logs: string[] = [];
-    const app = createNodeApp({ state, self, now, nonces, host: { env: { quickjsEngine: readQuickJsEngineWasm } }, log: (l) => void logs.push(l) });
+    const app = createNodeApp({ state, self, now, nonces, host: { env: { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm } }, log: (l) => void logs.push(l) });
     const node: TestNode = { self, id: self.identity.nodeId, state, nonces, app, logs };
     this.nodes.set(self.identity.endpoint, node);
     return node;

@@ -6,6 +6,7 @@ import { packFromDisk } from "../engine/_test-pack.ts";
 import { runEngine } from "../engine/engine.ts";
 import { readJsonl } from "../ledger/jsonl.ts";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { readPythonWasm } from "../platform/python-engine.ts";
 import type { Delegation } from "../protocol/delegation.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { signPack } from "../trust/pack-signature.ts";
@@ -44,7 +45,7 @@ describe("delegated runs (seed 003 §6.2)", () => {
   it("C runs a pack for A under A→B→C: same run hash as a local run, annex chained on it, proof signed by C", async () => {
     const { n, a, c, ab, bc } = await net();
     const run = await requestDelegatedRun(n.client(a), c.self.identity, request([ab, bc]));
-    const local = await runEngine({ quickjsEngine: readQuickJsEngineWasm }, { pack: { files: packFromDisk("hello") }, input: { text: "one two three" }, seed: "42" });
+    const local = await runEngine({ quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm }, { pack: { files: packFromDisk("hello") }, input: { text: "one two three" }, seed: "42" });
     expect(run.status).toBe("COMPLETED");
     expect(run.runHash).toBe(local.runHash);
     const capsule = readRunCapsule(run.capsule.bytes);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { readPythonWasm } from "../platform/python-engine.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { exchange, postEnvelope } from "./client.ts";
 import { signDelegation } from "./delegation.ts";
@@ -63,7 +64,7 @@ describe("the node's HTTP face (seed 003 §6.1: every message signed)", () => {
     expect(again.status).toBe(409);
     expect(((again.value as { body: { error: { code: string } } }).body.error.code)).toBe("FED_MESSAGE_REPLAYED");
     const now = (): number => n.clock.now;
-    const restarted = createNodeApp({ state: b.state, self: b.self, now, nonces: new NonceBook(now, await b.state.nonces()), host: { env: { quickjsEngine: readQuickJsEngineWasm } } });
+    const restarted = createNodeApp({ state: b.state, self: b.self, now, nonces: new NonceBook(now, await b.state.nonces()), host: { env: { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm } } });
     const res = await restarted.fetch(new Request(`${b.self.identity.endpoint}${MESSAGES_PATH}`, { method: "POST", body: JSON.stringify(msg) }));
     expect(res.status).toBe(409);
   });

@@ -117,11 +117,11 @@ export const DependencySchema = strictObject("dependencies[]", {
 });
 
 /**
- * Where a declared tool's code lives (reach-wasm). `kind`: a WASI preview1 core module, a component (jco), or
- * JavaScript run inside QuickJS. `inputSchema` / `outputSchema` are JSON Schemas of the arguments and result.
+ * Where a declared tool's code lives (reach-wasm). `kind`: a WASI preview1 core module, a component (jco),
+ * JavaScript run inside QuickJS, or Python (`def main(input, reach)`) run in the sandboxed MicroPython. `inputSchema` / `outputSchema` are JSON Schemas of the arguments and result.
  */
 export const ToolDefinitionSchema = strictObject("tools[name]", {
-  kind: z.enum(["wasm", "component", "js"]),
+  kind: z.enum(["wasm", "component", "js", "python"]),
   module: relativePath(),
   description: z.string().max(1000).optional(),
   inputSchema: jsonObject().optional(),

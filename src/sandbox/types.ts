@@ -72,7 +72,7 @@ export interface HostApi {
 }
 
 /** The tool kinds. */
-export type ToolKind = "wasm" | "component" | "js" | "python";
+export type ToolKind = "wasm" | "component" | "js" | "python" | "infra";
 
 /** One tool invocation handed to a runner. */
 export type ToolInvocation = {

@@ -1,0 +1,39 @@
+/**
+ * The platform an engine call runs on, for Node and Deno (`reach-wasm/node`): the QuickJS engine and the Python
+ * interpreter read from the installed packages, the runtime's native SHA-256 as the hashing backend, and the
+ * integrity-checked disk cache of fuel-instrumented modules. Importing this module changes nothing; calling
+ * {@link defaultEnvironment} installs the hashing backend and the cache for the process (both are pure speed-ups:
+ * results are identical without them).
+ * @module
+ */
+import type { EngineEnvironment } from "../engine/runners.ts";
+import { installFuelStore } from "./fuel-store.ts";
+import { installNativeSha256 } from "./native-sha256.ts";
+import { readPythonWasm } from "./python-engine.ts";
+import { readQuickJsEngineWasm } from "./quickjs-engine.ts";
+
+/** Options of {@link defaultEnvironment}. */
+export type DefaultEnvironmentOptions = {
+  /** Keep instrumented modules in the disk cache (`~/.cache/reach-wasm/fuel`, `$REACH_WASM_CACHE`; default true). */
+  diskCache?: boolean;
+};
+
+let installed = false;
+
+/**
+ * The engine environment of this runtime: QuickJS and Python engines, native SHA-256, the fuel cache.
+ * @param options whether to use the disk cache
+ * @returns the environment to hand to `runEngine`, `replayCapsule`, sessions
+ * @example
+ * import { runEngine } from "reach-wasm";
+ * import { defaultEnvironment, readPackFiles } from "reach-wasm/node";
+ * const run = await runEngine(defaultEnvironment(), { pack: { files: await readPackFiles("packs/hello") } });
+ */
+export function defaultEnvironment(options: DefaultEnvironmentOptions = {}): EngineEnvironment {
+  if (!installed) {
+    installed = true;
+    installNativeSha256();
+    if (options.diskCache !== false) installFuelStore();
+  }
+  return { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };
+}
