@@ -24,6 +24,8 @@ export type CapsuleRequest = {
   restricted: boolean;
   maxSteps: number | null;
   stepTimeoutMs: number | null;
+  /** `session` for a session run (its steps came from outside; replay walks `plan.json` as session calls). */
+  mode?: "session";
 };
 
 /**

@@ -10,14 +10,16 @@ import type { FetchLike } from "../sandbox/host/http.ts";
 import type { JsonValue } from "../sandbox/types.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 import type { AnnexEvent } from "./annex.ts";
-import { buildRunCapsule, capsuleFileName, capsuleRequest } from "./capsule.ts";
+import { buildRunCapsule, capsuleFileName } from "./capsule.ts";
 import { runPack } from "./coordinator.ts";
 import { loadPack, packTrust } from "./pack.ts";
 import type { LoadedPack, PackTrust } from "./pack.ts";
 import { runFiles, runResult } from "./run-files.ts";
 import { builtinComponents } from "./runners.ts";
 import type { EngineEnvironment } from "./runners.ts";
-import type { RunProgress, RunStatus } from "./types.ts";
+import type { RunProgress, RunRecord, RunRequest, RunStatus } from "./types.ts";
+import { Session } from "./session.ts";
+import type { SessionCall, SessionTool } from "./session.ts";
 
 /** Largest pack accepted (all files together), as a directory or an archive. */
 export const MAX_PACK_BYTES = 256 * 1024 * 1024;
@@ -48,6 +50,8 @@ export type EngineRunRequest = {
   key?: Uint8Array;
   /** Aborts the run: it ends ABORTED with its capsule. */
   signal?: AbortSignal;
+  /** Read at every fuel refill (a shared word in a worker, so a signal lands while a tool holds the thread). */
+  interrupted?: () => boolean;
   /** The fetch behind `http.fetch` (default: none, so network calls fail). */
   fetch?: FetchLike;
   /** Progress reports (never part of the hashed record). */
@@ -127,25 +131,37 @@ export async function loadPackFrom(env: EngineEnvironment, source: PackSource): 
  * console.log(run.status, run.runHash, run.capsule.bytes.length);
  */
 export async function runEngine(env: EngineEnvironment, request: EngineRunRequest): Promise<EngineRun> {
+  const { loaded, trust, restricted } = await prepareRun(env, request);
+  const record = await runPack({ loaded, restricted, env, ...runOptions(request) });
+  return engineRun(record, loaded, trust, restricted, request);
+}
+
+/** Load the pack, check its signature and decide the executor (restricted unless trusted or `unrestricted`). */
+async function prepareRun(env: EngineEnvironment, request: Pick<EngineRunRequest, "pack" | "trust">): Promise<{ loaded: LoadedPack; trust: PackTrust; restricted: boolean }> {
   const loaded = await loadPackFrom(env, request.pack);
   const trust = packTrust(loaded, request.trust?.store ?? null);
-  const restricted = !trust.trusted && request.trust?.unrestricted !== true;
-  const record = await runPack({
-    loaded,
-    restricted,
-    env,
+  return { loaded, trust, restricted: !trust.trusted && request.trust?.unrestricted !== true };
+}
+
+/** The run options of an engine request (what `runPack` and sessions take besides the pack). */
+function runOptions(request: EngineRunRequest): Omit<RunRequest, "loaded" | "env" | "restricted"> {
+  return {
     ...(request.input === undefined ? {} : { input: request.input }),
     ...(request.seed === undefined ? {} : { seed: request.seed }),
     ...(request.approve === undefined ? {} : { approve: request.approve }),
     ...(request.maxSteps === undefined ? {} : { maxSteps: request.maxSteps }),
     ...(request.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: request.stepTimeoutMs }),
     ...(request.signal === undefined ? {} : { signal: request.signal }),
+    ...(request.interrupted === undefined ? {} : { interrupted: request.interrupted }),
     ...(request.fetch === undefined ? {} : { fetch: request.fetch }),
     ...(request.onProgress === undefined ? {} : { onProgress: request.onProgress }),
-  });
-  const capsuleDoc = capsuleRequest(record, { approve: request.approve === true, restricted, ...(request.maxSteps === undefined ? {} : { maxSteps: request.maxSteps }), ...(request.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: request.stepTimeoutMs }) });
+  };
+}
+
+/** The capsule and run files of a finished run. */
+function engineRun(record: RunRecord, loaded: LoadedPack, trust: PackTrust, restricted: boolean, request: EngineRunRequest): EngineRun {
   const annex = request.annex?.({ runId: record.runId, runHash: record.runHash, status: record.status });
-  const capsule = buildRunCapsule(record, loaded, capsuleDoc, request.key, annex);
+  const capsule = buildRunCapsule(record, loaded, undefined, request.key, annex);
   return {
     runId: record.runId,
     runHash: record.runHash,
@@ -156,5 +172,56 @@ export async function runEngine(env: EngineEnvironment, request: EngineRunReques
     result: runResult(record),
     pack: { id: loaded.pack.id, version: loaded.pack.version, digest: loaded.packDigest, trust, restricted },
     warnings: [...loaded.warnings],
+  };
+}
+
+/** A session run in progress, as the engine call hands it out: its tools, its calls, and its capsule at the end. */
+export type EngineSession = {
+  /** The pack that runs and how far it is trusted. */
+  readonly pack: EngineRun["pack"];
+  /** The tools a caller may use (the pack's, then the infra tools). */
+  tools(): SessionTool[];
+  /** One call, checked, executed and recorded as a step (see `session.ts`). */
+  call(tool: string, args: JsonValue): Promise<SessionCall>;
+  /** The ended run, once a hard failure ended it; null while it runs. */
+  readonly ended: EngineRun | null;
+  /** End the session (COMPLETED, or ABORTED with `aborted`) and build its capsule. */
+  close(aborted?: boolean): Promise<EngineRun>;
+};
+
+/**
+ * Open a session run: a run whose steps arrive one at a time from outside (the MCP server's engine call).
+ * @param env the platform's engines
+ * @param request the pack and the run's options (`approve` and `maxSteps` do not apply: there is no plan)
+ * @returns the session
+ * @throws ReachError for a pack that cannot run at all (`PACK_*`, `PROTO_*`, `PACK_INVALID_SIGNATURE`)
+ * @example
+ * const session = await openSession(env, { pack: { files } });
+ * const answer = await session.call("wordcount", { text: "a b c" });
+ * const run = await session.close(); // run.capsule.bytes
+ */
+export async function openSession(env: EngineEnvironment, request: EngineRunRequest): Promise<EngineSession> {
+  const { loaded, trust, restricted } = await prepareRun(env, request);
+  const session = Session.open({ loaded, restricted, env, ...runOptions(request) });
+  let ended: EngineRun | null = null;
+  const settle = (): EngineRun | null => {
+    if (ended === null && session.ended !== null) ended = engineRun(session.ended, loaded, trust, restricted, request);
+    return ended;
+  };
+  return {
+    pack: { id: loaded.pack.id, version: loaded.pack.version, digest: loaded.packDigest, trust, restricted },
+    tools: () => session.tools(),
+    call: async (tool, args) => {
+      const answer = await session.call(tool, args);
+      settle();
+      return answer;
+    },
+    get ended() {
+      return settle();
+    },
+    close: async (aborted = false) => {
+      await session.close(aborted);
+      return settle()!;
+    },
   };
 }

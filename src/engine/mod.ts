@@ -30,3 +30,8 @@ export { chainAnnex } from "./annex.ts";
 export type { AnnexEvent } from "./annex.ts";
 export { verifyRunCapsule } from "./verify.ts";
 export type { CapsuleVerification, VerifyCheck } from "./verify.ts";
+export { openSession } from "./engine.ts";
+export type { EngineSession } from "./engine.ts";
+export { Session } from "./session.ts";
+export type { SessionCall, SessionTool } from "./session.ts";
+export { infraTool, infraTools, INFRA_TOOL_NAMES, isInfraTool } from "./infra-tools.ts";

@@ -8,6 +8,7 @@
 import { sha256Hex } from "../canonical/sha256.ts";
 import { FEDERATION_ENTRY } from "../capsule/run-capsule.ts";
 import type { AnnexEvent } from "./annex.ts";
+import { PLAN_ENTRY } from "../capsule/run-capsule.ts";
 import { AFTER_PREFIX, BLOB_PREFIX, capsuleIndexDigest, entriesUnder, EVENTS_ENTRY, PACK_PREFIX, PROOF_ENTRY, REQUEST_ENTRY, TAPE_ENTRY } from "../capsule/run-capsule.ts";
 import type { RunCapsule } from "../capsule/run-capsule.ts";
 import { verifyRunCapsule } from "./verify.ts";
@@ -23,7 +24,8 @@ import { runPack } from "./coordinator.ts";
 import { loadPack } from "./pack.ts";
 import type { LoadPackOptions } from "./pack.ts";
 import type { EngineEnvironment } from "./runners.ts";
-import type { RunStatus } from "./types.ts";
+import type { RunRecord, RunRequest, RunStatus } from "./types.ts";
+import { Session } from "./session.ts";
 import type { AbortPoint, ReplayDirectives } from "./run.ts";
 import type { StopPoint } from "../sandbox/fuel/mod.ts";
 
@@ -97,6 +99,24 @@ export function replayDirectives(events: readonly Pick<Ev, "type" | "payload">[]
   return { stops, abortedAt, signal };
 }
 
+/** A session run again: its recorded calls (`plan.json`, committed by the run hash) as the same session calls. */
+async function replaySession(request: RunRequest, capsule: RunCapsule): Promise<RunRecord> {
+  const raw = capsule.entries.get(PLAN_ENTRY);
+  let steps: { tool: string; arguments: JsonValue }[];
+  try {
+    steps = (JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw ?? new Uint8Array())) as { steps: { tool: string; arguments: JsonValue }[] }).steps;
+    if (!Array.isArray(steps)) throw new Error("no steps");
+  } catch {
+    throw invalid(`a session capsule needs its calls in ${PLAN_ENTRY}`);
+  }
+  const session = Session.open(request);
+  for (const step of steps) {
+    if (session.ended !== null) break;
+    await session.call(String(step.tool), step.arguments);
+  }
+  return await session.close();
+}
+
 function invalid(message: string, details: Record<string, unknown> = {}): ReachError {
   return new ReachError("REPLAY_CAPSULE_INVALID", message, { details });
 }
@@ -143,7 +163,7 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
   const loaded = await loadPack(entriesUnder(capsule.entries, PACK_PREFIX), options);
   const replay = replayDirectives(recorded);
   const player = new TapePlayer(readTapeJsonl(capsule.entries.get(TAPE_ENTRY) ?? new Uint8Array()), entriesUnder(capsule.entries, BLOB_PREFIX));
-  const record = await runPack({
+  const runRequest: RunRequest = {
     loaded,
     input: request.input,
     seed: request.seed,
@@ -154,7 +174,8 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
     player,
     replay,
     env,
-  });
+  };
+  const record = request.mode === "session" ? await replaySession(runRequest, capsule) : await runPack(runRequest);
   const replayed = record.events as unknown as Ev[];
   let divergence: Divergence | null = null;
   for (let i = 0; i < Math.max(recorded.length, replayed.length) && divergence === null; i++) {

@@ -151,6 +151,7 @@ export class Run {
       restricted: this.restricted,
       maxSteps: request.maxSteps ?? null,
       stepTimeoutMs: request.stepTimeoutMs ?? null,
+      ...(request.mode === "session" ? { mode: "session" as const } : {}),
     };
     const filesystem = this.policy.permissions.has("filesystem");
     this.#runners = runRunners(request.env, filesystem ? this.policy.workspaceRoots.map((r) => r.root) : null);
@@ -324,6 +325,24 @@ export class Run {
       throw new Aborted(null);
     }
     return exec;
+  }
+
+  /**
+   * Record a step that was refused before it could run (a session call naming a tool the run does not have):
+   * `run.step.started`, `policy.violation` for a policy error, `run.step.failed`.
+   * @param step the step
+   * @param error why it was refused
+   */
+  refuse(step: PlanStep, error: ReachError): void {
+    this.usedStepIds.add(step.id);
+    this.log.append("run.step.started", { stepId: step.id, stepType: "tool", stepIndex: this.stepIndex, toolName: step.tool });
+    if (error.code === "POLICY_VIOLATION") {
+      const d = error.details;
+      this.log.append("policy.violation", { violationType: (d["violationType"] as string | undefined) ?? "UNDEFINED_TOOL", details: error.message, attemptedCapability: (d["attemptedCapability"] as string | undefined) ?? step.tool, declaredCapabilities: this.#request.loaded.pack.manifest.capabilities.tools.map((t) => t.name), stepId: step.id });
+    }
+    this.log.append("run.step.failed", { stepId: step.id, result: { status: "error", reason: terminalReason(error) }, error: error.toDetails() });
+    this.evidence.push({ stepId: step.id, toolName: step.tool, input: step.arguments, output: null, schemaValidation: "fail", durationMs: 0, retryCount: 0, replanEvents: [], status: "failed", artifacts: [], error: error.toDetails() });
+    this.stepIndex++;
   }
 
   /** Refuse a step the run's budgets do not allow (seed 003 §4.1 policies; both budgets are deterministic). */

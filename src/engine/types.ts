@@ -51,6 +51,8 @@ export type RunRequest = {
    * memory the main thread sets on a signal, so the stop lands while the tool holds the thread). Default: `signal`.
    */
   interrupted?: () => boolean;
+  /** `session`: the steps arrive from outside (`session.ts`); recorded in `request.json` so replay walks them alike. */
+  mode?: "session";
   /** Replay: the recorded stops to reproduce (`replay.ts` reads them from the capsule's events). */
   replay?: ReplayDirectives;
   /** The fetch for `http.fetch` (default: none, so network calls fail). */
