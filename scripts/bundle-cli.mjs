@@ -1,4 +1,5 @@
-// Bundle the CLI (`dist/cli/main.js`, the `reach-wasm` bin) with esbuild after `tsc`: one ESM entry plus chunks for
+// Bundle the CLI (`dist/cli/main.js`, the `reach-wasm` bin, and `dist/cli/engine-worker.js`, the engine thread it
+// starts) with esbuild after `tsc`: ESM entries plus chunks for
 // what commands load lazily. Measured on the 2-core CI machine, `reach-wasm run packs/hello` as a whole process
 // went from ~430–610 ms to ~320–430 ms: Node's ESM loader resolving ~120 small modules was the largest start-up
 // cost. `dist/mod.js` (the library) stays tsc's unbundled output; Deno runs `src/` directly.
@@ -9,7 +10,7 @@ import { chmodSync, rmSync } from "node:fs";
 
 rmSync("dist/cli/chunks", { recursive: true, force: true });
 await build({
-  entryPoints: ["src/cli/main.ts"],
+  entryPoints: ["src/cli/main.ts", "src/platform/engine-worker.ts"],
   bundle: true,
   splitting: true,
   format: "esm",

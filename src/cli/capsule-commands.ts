@@ -16,9 +16,9 @@ import { readHostFile } from "../platform/files.ts";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
 import { readPythonWasm } from "../platform/python-engine.ts";
 import { ReachError } from "../protocol/errors.ts";
-import type { CliIO } from "./cli.ts";
-import { loadHostPack } from "./run.ts";
-import { loadTrustStore } from "./trust.ts";
+import type { CliIO } from "./io.ts";
+import { loadHostPack } from "../platform/host-pack.ts";
+import { loadTrustStore } from "../platform/trust-file.ts";
 
 function args(argv: readonly string[], name: string, bare: readonly string[], valued: readonly string[]) {
   const flags = new Map<string, string | true>();

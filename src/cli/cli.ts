@@ -7,6 +7,7 @@
 import { ReachError } from "../protocol/errors.ts";
 import { COMMANDS, findCommand } from "./commands.ts";
 import { VERSION } from "./version.ts";
+import type { CliIO } from "./io.ts";
 
 type Handler = (argv: readonly string[], io: CliIO) => Promise<number>;
 
@@ -36,8 +37,7 @@ export function isBuilt(name: string): boolean {
   return Object.hasOwn(HANDLERS, name);
 }
 
-/** Where the CLI writes; the entry point passes the process streams, tests pass buffers. */
-export type CliIO = { stdout(text: string): void; stderr(text: string): void };
+export type { CliIO } from "./io.ts";
 
 function helpText(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -4,71 +4,21 @@
  * every registered peer.
  * @module
  */
-import { readdir } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
-import { resolveChain } from "../federation/delegated-client.ts";
-import { expiryFrom, parseDelegation, signDelegation, verifyDelegation } from "../federation/delegation.ts";
+import { resolve } from "node:path";
+import { expiryFrom, signDelegation, verifyDelegation } from "../federation/delegation.ts";
 import { signRevocation } from "../federation/revocation.ts";
 import { assertScope, scopeExcess } from "../federation/scope.ts";
 import type { NodeState } from "../federation/state.ts";
 import { pushRevocations } from "../federation/sync.ts";
-import { readHostFile } from "../platform/files.ts";
 import { writeFileAtomic } from "../platform/write.ts";
 import type { Delegation } from "../protocol/delegation.ts";
 import { ReachError } from "../protocol/errors.ts";
-import type { CliIO } from "./cli.ts";
-import { nodeState, parseOptions, peerFetch, readJsonFile, required, wallClock } from "./federation-host.ts";
+import type { CliIO } from "./io.ts";
+import { chainOf, nodeState, parseOptions, peerFetch, readDelegationFile, required, wallClock } from "./federation-host.ts";
 
 const DELEGATE_USAGE = "reach-wasm delegate --dir DIR --to NODE_ID --scope CAP[,CAP...] --expires DURATION|ISO [--parent DELEGATION_FILE] --out FILE [--json]";
 const REVOKE_USAGE = "reach-wasm revoke --dir DIR DELEGATION_FILE [--no-push] [--ca FILE] [--json]";
-const MAX_BESIDE = 1000;
 
-/**
- * Read a delegation file.
- * @param path the file
- * @returns the delegation
- * @throws ReachError `PROTO_INVALID_ARGUMENT` when unreadable, `FED_DELEGATION_INVALID` when not a delegation
- * @example const d = await readDelegationFile("a-to-b.json");
- */
-export async function readDelegationFile(path: string): Promise<Delegation> {
-  return parseDelegation(await readJsonFile(path, "delegation file"), path);
-}
-
-async function besides(file: string): Promise<Map<string, Delegation>> {
-  const dir = dirname(resolve(file));
-  const out = new Map<string, Delegation>();
-  const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith(".json")).sort().slice(0, MAX_BESIDE);
-  for (const name of names) {
-    try {
-      const text = new TextDecoder("utf-8", { fatal: true }).decode(await readHostFile(join(dir, name), 64 * 1024));
-      const d = parseDelegation(JSON.parse(text), name);
-      out.set(d.delegationId, d);
-    } catch {
-      // not a delegation: ignore
-    }
-  }
-  return out;
-}
-
-/**
- * The chain of a delegation file, root first: parents are looked up in the node directory's `delegations/`, then
- * among the `.json` files beside the file.
- * @param state the node directory
- * @param leaf the delegation
- * @param file the file it came from
- * @returns the chain
- * @throws ReachError `FED_DELEGATION_INVALID` when a parent cannot be found
- * @example const chain = await chainOf(state, leaf, "b-to-c.json");
- */
-export async function chainOf(state: NodeState, leaf: Delegation, file: string): Promise<Delegation[]> {
-  let beside: Map<string, Delegation> | undefined;
-  return await resolveChain(leaf, async (id) => {
-    const kept = await state.delegation(id);
-    if (kept !== undefined) return kept;
-    beside ??= await besides(file);
-    return beside.get(id);
-  });
-}
 
 async function checkParent(state: NodeState, self: string, parent: Delegation, scope: readonly string[], expiresAt: string): Promise<void> {
   if (parent.delegate !== self) throw new ReachError("FED_TRUST_VIOLATION", `--parent: delegation ${parent.delegationId} was granted to ${parent.delegate}, not to this node (${self}); only its delegate can re-delegate it`);

@@ -16,11 +16,10 @@ import { writeDirAtomic, writeFileAtomic } from "../platform/write.ts";
 import type { NodeIdentity } from "../protocol/delegation.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { PACK_SIGNATURE_PATH, verifyPackSignature } from "../trust/pack-signature.ts";
-import type { CliIO } from "./cli.ts";
-import { chainOf, readDelegationFile } from "./delegate.ts";
-import { nodeState, peerFetch, wallClock } from "./federation-host.ts";
-import { parseRunArgs, readInput } from "./run.ts";
-import { loadTrustStore } from "./trust.ts";
+import type { CliIO } from "./io.ts";
+import { chainOf, nodeState, peerFetch, readDelegationFile, wallClock } from "./federation-host.ts";
+import { parseRunArgs, readInput } from "./run-args.ts";
+import { loadTrustStore } from "../platform/trust-file.ts";
 
 const OWN = new Set(["--on", "--delegation", "--dir", "--ca"]);
 

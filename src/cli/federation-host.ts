@@ -7,14 +7,20 @@
  */
 import { lstat, readdir, rm } from "node:fs/promises";
 import { request as httpsRequest } from "node:https";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { rootCertificates } from "node:tls";
 import type { NodeFiles, PeerFetch } from "../federation/mod.ts";
 import { NodeState } from "../federation/state.ts";
+import { resolveChain } from "../federation/delegated-client.ts";
+import { parseDelegation } from "../federation/delegation.ts";
+import type { Delegation } from "../protocol/delegation.ts";
 import { readHostFile } from "../platform/files.ts";
 import { writeFileAtomic } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
+
+/** Most `.json` files read beside a delegation file to find its parents. */
+const MAX_BESIDE = 1000;
 
 /**
  * The wall clock of a federation node (message timestamps, expiry; never a hashed path).
@@ -168,3 +174,51 @@ export async function readJsonFile(path: string, what: string): Promise<unknown>
     throw new ReachError("PROTO_INVALID_ARGUMENT", `${what} ${JSON.stringify(path)} is not UTF-8 JSON`);
   }
 }
+
+/**
+ * Read a delegation file.
+ * @param path the file
+ * @returns the delegation
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when unreadable, `FED_DELEGATION_INVALID` when not a delegation
+ * @example const d = await readDelegationFile("a-to-b.json");
+ */
+export async function readDelegationFile(path: string): Promise<Delegation> {
+  return parseDelegation(await readJsonFile(path, "delegation file"), path);
+}
+
+async function besides(file: string): Promise<Map<string, Delegation>> {
+  const dir = dirname(resolve(file));
+  const out = new Map<string, Delegation>();
+  const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith(".json")).sort().slice(0, MAX_BESIDE);
+  for (const name of names) {
+    try {
+      const text = new TextDecoder("utf-8", { fatal: true }).decode(await readHostFile(join(dir, name), 64 * 1024));
+      const d = parseDelegation(JSON.parse(text), name);
+      out.set(d.delegationId, d);
+    } catch {
+      // not a delegation: ignore
+    }
+  }
+  return out;
+}
+
+/**
+ * The chain of a delegation file, root first: parents are looked up in the node directory's `delegations/`, then
+ * among the `.json` files beside the file.
+ * @param state the node directory
+ * @param leaf the delegation
+ * @param file the file it came from
+ * @returns the chain
+ * @throws ReachError `FED_DELEGATION_INVALID` when a parent cannot be found
+ * @example const chain = await chainOf(state, leaf, "b-to-c.json");
+ */
+export async function chainOf(state: NodeState, leaf: Delegation, file: string): Promise<Delegation[]> {
+  let beside: Map<string, Delegation> | undefined;
+  return await resolveChain(leaf, async (id) => {
+    const kept = await state.delegation(id);
+    if (kept !== undefined) return kept;
+    beside ??= await besides(file);
+    return beside.get(id);
+  });
+}
+

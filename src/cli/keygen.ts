@@ -11,7 +11,7 @@ import { writeFileAtomic } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { formatKeyFiles, generateKeyPair } from "../trust/keys.ts";
 import { bytesToHex } from "../canonical/hex.ts";
-import type { CliIO } from "./cli.ts";
+import type { CliIO } from "./io.ts";
 
 const USAGE = "reach-wasm keygen [--out FILE] [--force] [--json]";
 

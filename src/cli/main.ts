@@ -6,8 +6,11 @@
 import process from "node:process";
 import { installFuelStore } from "../platform/fuel-store.ts";
 import { installNativeSha256 } from "../platform/native-sha256.ts";
+import { setEngineWorkerUrl } from "../platform/engine-thread.ts";
 import { main } from "./cli.ts";
 
+// The engine thread's script: bundled beside this file in dist/cli/, or the source file under Deno.
+setEngineWorkerUrl(new URL(import.meta.url.endsWith(".ts") ? "../platform/engine-worker.ts" : "./engine-worker.js", import.meta.url));
 installNativeSha256();
 installFuelStore();
 process.exitCode = await main(process.argv.slice(2), {

@@ -20,7 +20,7 @@ import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
 import { readPythonWasm } from "../platform/python-engine.ts";
 import { abortOnSignals } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
-import type { CliIO } from "./cli.ts";
+import type { CliIO } from "./io.ts";
 import { nodeState, parseOptions, peerFetch, required, wallClock } from "./federation-host.ts";
 
 const USAGE = "reach-wasm node serve --dir DIR [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--insecure-loopback] [--ca FILE] [--pull-interval SECONDS] [--json]";

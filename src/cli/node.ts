@@ -6,7 +6,7 @@
 import { readdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import { createNode, parseNodeIdentity } from "../federation/identity.ts";
-import type { CliIO } from "./cli.ts";
+import type { CliIO } from "./io.ts";
 import { nodeState, parseOptions, readJsonFile, required } from "./federation-host.ts";
 import { ReachError } from "../protocol/errors.ts";
 

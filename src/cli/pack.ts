@@ -15,9 +15,9 @@ import { writeFileAtomic } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { parsePrivateKeyFile } from "../trust/keys.ts";
 import { formatPackSignature, PACK_SIGNATURE_PATH, signPack } from "../trust/pack-signature.ts";
-import type { CliIO } from "./cli.ts";
-import { loadHostPack } from "./run.ts";
-import { loadTrustStore } from "./trust.ts";
+import type { CliIO } from "./io.ts";
+import { loadHostPack } from "../platform/host-pack.ts";
+import { loadTrustStore } from "../platform/trust-file.ts";
 
 const USAGE = "reach-wasm pack init <dir> | validate <dir|archive> [--json] | build <dir> [--out FILE] | sign <dir> --key FILE [--signed-at ISO] [--json]";
 const enc = new TextEncoder();

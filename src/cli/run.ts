@@ -1,116 +1,39 @@
 /**
- * `reach-wasm run <pack-dir|pack.tar.gz> [--input FILE|-] [--seed N] [--out DIR] [--approve] [--unrestricted]
- * [--max-steps N] [--step-timeout MS] [--json]` (ARCHITECTURE.md "Command line"; issue 4 "The command").
+ * `reach-wasm run <pack-dir|pack.tar.gz> [--input FILE|-|JSON] [--seed N] [--out DIR] [--key FILE] [--approve]
+ * [--unrestricted] [--trust FILE] [--max-steps N] [--step-timeout MS] [--quiet] [--json]` (ARCHITECTURE.md
+ * "Command line"); with `--on`, a delegated run (`delegated-run.ts`).
  *
- * Loads and locks the pack, plans, gates and executes it, writes the run's files to `--out` atomically, reports
- * progress per step on stderr and, with `--json`, exactly one JSON object on stdout:
- * `{"runId","status","runHash","capsule","out","error"?}`. Exit 0 COMPLETED, 1 FAILED or ABORTED, 2 bad invocation
- * or invalid input (unreadable pack, schema error, unsupported specVersion).
+ * The command only parses arguments, hands the run to the engine on its own thread (`runIsolated`: this thread's
+ * event loop stays free, so SIGINT/SIGTERM abort the run at once, wherever it is) and writes the results: the capsule
+ * and the run files under `--out`, atomically. `--out` is checked before the run starts. Progress goes to stderr;
+ * `--json` prints one object on stdout: `{"runId","status","runHash","capsule","out","error"?,"writeError"?}`.
+ * Exit 0 COMPLETED, 1 FAILED or ABORTED (or the results could not be written), 2 bad invocation or invalid input.
+ * A second signal exits at once (130 / 143), leaving no partial file.
  * @module
  */
-import { join, resolve } from "node:path";
-import { runEngine } from "../engine/engine.ts";
+import { join } from "node:path";
 import type { EngineRun } from "../engine/engine.ts";
-import type { EngineEnvironment } from "../engine/runners.ts";
-import { loadPack, packTrust } from "../engine/pack.ts";
-import type { LoadedPack } from "../engine/pack.ts";
-import { builtinComponents } from "../engine/runners.ts";
 import type { RunProgress } from "../engine/types.ts";
-import { parseSeed } from "../determinism/prng.ts";
+import { runIsolated } from "../platform/engine-thread.ts";
 import { readHostFile } from "../platform/files.ts";
+import { prepareOutDir } from "../platform/out-dir.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
-import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
-import { readPythonWasm } from "../platform/python-engine.ts";
-import { abortOnSignals, readStdin, writeDirAtomic, writeFileAtomic } from "../platform/write.ts";
-import { parsePrivateKeyFile } from "../trust/keys.ts";
+import { readTrustStoreText } from "../platform/trust-file.ts";
+import { abortOnSignals, writeDirAtomic, writeFileAtomic } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
-import type { JsonValue } from "../sandbox/types.ts";
-import type { CliIO } from "./cli.ts";
-import { loadTrustStore } from "./trust.ts";
-
-/** Parsed `run` arguments. */
-export type RunArgs = {
-  pack: string;
-  input: string | null;
-  seed: string | undefined;
-  out: string;
-  approve: boolean;
-  unrestricted: boolean;
-  trust: string | undefined;
-  key: string | undefined;
-  json: boolean;
-  maxSteps: number | undefined;
-  stepTimeoutMs: number | undefined;
-};
-
-const USAGE = "reach-wasm run <pack-dir|pack.tar.gz> [--input FILE|-] [--seed N] [--out DIR] [--key FILE] [--approve] [--unrestricted] [--trust FILE] [--max-steps N] [--step-timeout MS] [--json]";
-
-function bad(message: string): ReachError {
-  return new ReachError("PROTO_INVALID_ARGUMENT", `run: ${message}; usage: ${USAGE}`);
-}
-
-function positiveInt(flag: string, text: string, max: number): number {
-  if (!/^[1-9]\d{0,9}$/.test(text) || Number(text) > max) throw bad(`${flag} expects an integer 1..${max}, got ${JSON.stringify(text)}`);
-  return Number(text);
-}
-
-/**
- * Parse the arguments after `run`.
- * @param argv the arguments
- * @returns the parsed arguments
- * @throws ReachError `PROTO_INVALID_ARGUMENT`
- */
-export function parseRunArgs(argv: readonly string[]): RunArgs {
-  const out: RunArgs = { pack: "", input: null, seed: undefined, out: ".reach", approve: false, unrestricted: false, trust: undefined, key: undefined, json: false, maxSteps: undefined, stepTimeoutMs: undefined };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const value = (): string => {
-      const v = argv[++i];
-      if (v === undefined) throw bad(`${a} needs a value`);
-      return v;
-    };
-    if (a === "--input") out.input = value();
-    else if (a === "--seed") {
-      const v = value();
-      try {
-        out.seed = parseSeed(v);
-      } catch {
-        throw bad(`--seed expects a decimal integer 0..18446744073709551615, got ${JSON.stringify(v)}`);
-      }
-    } else if (a === "--out") out.out = value();
-    else if (a === "--approve") out.approve = true;
-    else if (a === "--unrestricted") out.unrestricted = true;
-    else if (a === "--trust") out.trust = value();
-    else if (a === "--json") out.json = true;
-    else if (a === "--max-steps") out.maxSteps = positiveInt(a, value(), 100);
-    else if (a === "--step-timeout") out.stepTimeoutMs = positiveInt(a, value(), 3_600_000);
-    else if (a === "--key") out.key = value();
-    else if (a.startsWith("-") && a !== "-") throw bad(`unknown option ${a}`);
-    else if (out.pack === "") out.pack = a;
-    else throw bad(`unexpected argument ${JSON.stringify(a)}`);
-  }
-  if (out.pack === "") throw bad("the pack directory or archive is missing");
-  return out;
-}
-
-/**
- * Read the run input (`--input FILE|-`; default `{}`).
- * @param path the file, `-` for stdin, or null
- * @returns the parsed JSON
- * @throws ReachError `PROTO_INVALID_ARGUMENT` when it cannot be read or is not UTF-8 JSON
- * @example const input = await readInput("in.json");
- */
-export async function readInput(path: string | null): Promise<JsonValue> {
-  if (path === null) return {};
-  const bytes = path === "-" ? await readStdin() : await readHostFile(path, 64 * 1024 * 1024);
-  try {
-    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)) as JsonValue;
-  } catch (err) {
-    throw new ReachError("PROTO_INVALID_ARGUMENT", `run: the input ${path === "-" ? "on stdin" : JSON.stringify(path)} is not UTF-8 JSON (${(err as Error).message}); pass a JSON document`);
-  }
-}
+import type { CliIO } from "./io.ts";
+import { parseRunArgs, readInput } from "./run-args.ts";
 
 function describe(p: RunProgress): string {
+  if (p.kind === "pack") {
+    const who = `pack ${p.id}@${p.version}`;
+    if (p.trust.trusted) return `${who} is signed by trusted key ${p.trust.keyName ?? p.trust.publicKey}`;
+    const signed = p.trust.signed ? "signed by a key that is not in the trust store" : "not signed";
+    return p.restricted
+      ? `${who} is ${signed}: running it in the restricted executor (no network, no writes outside temp/, no memory writes); pass --unrestricted to grant its declared capabilities`
+      : `${who} is ${signed}; running it unrestricted because of --unrestricted`;
+  }
+  if (p.kind === "warning") return `warning: ${p.message}`;
   if (p.kind === "planned") return `plan ${p.planId}: ${p.steps} step${p.steps === 1 ? "" : "s"}, hash ${p.planHash.slice(0, 16)}…`;
   if (p.kind === "replan") return `replanning (attempt ${p.attempt}) after ${p.reason}`;
   const head = `[${p.index + 1}/${p.total}] ${p.stepId} (${p.tool})`;
@@ -118,26 +41,21 @@ function describe(p: RunProgress): string {
   return `${head} ${p.status}${p.code === undefined ? "" : ` ${p.code}`} in ${p.durationMs} ms`;
 }
 
-function needsComponents(files: ReadonlyMap<string, Uint8Array>): boolean {
-  const doc = files.get("reach.json");
-  if (doc === undefined) return false;
+/** Write the capsule and the run files; a failure (a full disk) is reported, not thrown. */
+async function writeResults(outRoot: string, run: EngineRun): Promise<{ capsulePath: string | null; outDir: string | null; error: ReachError | null }> {
+  const capsulePath = join(outRoot, run.capsule.name);
+  const outDir = join(outRoot, "runs", run.runHash);
   try {
-    const tools = (JSON.parse(new TextDecoder().decode(doc)) as { tools?: Record<string, { kind?: unknown }> }).tools ?? {};
-    return Object.values(tools).some((t) => t?.kind === "component");
-  } catch {
-    return false;
+    await writeFileAtomic(capsulePath, run.capsule.bytes);
+  } catch (err) {
+    return { capsulePath: null, outDir: null, error: err instanceof ReachError ? err : new ReachError("PROTO_INVALID_ARGUMENT", String(err)) };
   }
-}
-
-/**
- * Load a pack from the host (directory or `.tar.gz`).
- * @param path the pack path
- * @returns the loaded pack
- */
-export async function loadHostPack(path: string): Promise<LoadedPack> {
-  const files = await readPackFiles(path);
-  const componentDigests = needsComponents(files) ? new Set((await builtinComponents()).map((c) => c.componentSha256)) : undefined;
-  return await loadPack(files, componentDigests === undefined ? {} : { componentDigests });
+  try {
+    await writeDirAtomic(outDir, run.files);
+  } catch (err) {
+    return { capsulePath, outDir: null, error: err instanceof ReachError ? err : new ReachError("PROTO_INVALID_ARGUMENT", String(err)) };
+  }
+  return { capsulePath, outDir, error: null };
 }
 
 /**
@@ -145,54 +63,49 @@ export async function loadHostPack(path: string): Promise<LoadedPack> {
  * @param argv arguments after `run`
  * @param io output streams
  * @returns the exit code
+ * @example process.exitCode = await runRunCommand(["packs/hello", "--json"], io);
  */
 export async function runRunCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  // a delegated run (--on NODE --delegation FILE --dir NODE_DIR) is its own client: src/cli/delegated-run.ts
-  if (argv.some((a) => a === "--on" || a === "--delegation" || a === "--dir")) return await (await import("./delegated-run.ts")).runDelegatedRunCommand(argv, io);
+  if (argv.includes("--on")) return (await import("./delegated-run.ts")).runDelegatedRunCommand(argv, io);
   const args = parseRunArgs(argv);
-  const env: EngineEnvironment = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };
-  const loaded = await loadHostPack(args.pack);
+  const say = (text: string): void => {
+    if (!args.quiet) io.stderr(`reach-wasm: ${text}\n`);
+  };
+  const outRoot = await prepareOutDir(args.out, args.pack); // before any work: a run is never wasted on --out
+  const files = await readPackFiles(args.pack);
   const input = await readInput(args.input);
-  const key = args.key === undefined ? undefined : parsePrivateKeyFile(new TextDecoder().decode(await readHostFile(args.key, 64 * 1024))).privateKey;
-  for (const w of loaded.warnings) io.stderr(`reach-wasm: warning: ${w}\n`);
-  const store = await loadTrustStore(args.trust);
-  const trust = packTrust(loaded, store); // a bad signature stops here (exit 2)
-  const restricted = !trust.trusted && !args.unrestricted;
-  const who = `pack ${loaded.pack.id}@${loaded.pack.version}`;
-  if (trust.trusted) io.stderr(`reach-wasm: ${who} is signed by trusted key ${trust.keyName ?? trust.publicKey}\n`);
-  else if (restricted) {
-    io.stderr(`reach-wasm: ${who} is ${trust.signed ? "signed by a key that is not in the trust store" : "not signed"}: running it in the restricted executor (no network, no writes outside temp/, no memory writes); pass --unrestricted to grant its declared capabilities\n`);
-  } else io.stderr(`reach-wasm: ${who} is ${trust.signed ? "signed by an untrusted key" : "not signed"}; running it unrestricted because of --unrestricted\n`);
+  const storeText = await readTrustStoreText(args.trust);
+  const keyFileText = args.key === undefined ? undefined : new TextDecoder().decode(await readHostFile(args.key, 64 * 1024));
   const signals = abortOnSignals();
   let run: EngineRun;
   try {
-    run = await runEngine(env, {
-      pack: { files: loaded.files },
-      input,
-      ...(args.seed === undefined ? {} : { seed: args.seed }),
-      approve: args.approve,
-      ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }),
-      ...(args.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: args.stepTimeoutMs }),
-      trust: { store, unrestricted: args.unrestricted },
-      ...(key === undefined ? {} : { key }),
-      signal: signals.signal,
-      fetch: (url, init) => fetch(url, init),
-      onProgress: (p) => io.stderr(`reach-wasm: ${describe(p)}\n`),
-    });
+    run = await runIsolated(
+      {
+        pack: { files },
+        input,
+        ...(args.seed === undefined ? {} : { seed: args.seed }),
+        approve: args.approve,
+        ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }),
+        ...(args.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: args.stepTimeoutMs }),
+        trust: { storeText, unrestricted: args.unrestricted },
+        ...(keyFileText === undefined ? {} : { keyFileText }),
+        network: true,
+      },
+      { signal: signals.signal, onProgress: (p) => say(describe(p)) },
+    );
   } finally {
     signals.dispose();
   }
-  const outRoot = resolve(args.out);
-  const outDir = join(outRoot, "runs", run.runHash);
-  const capsulePath = join(outRoot, run.capsule.name);
-  await writeFileAtomic(capsulePath, run.capsule.bytes);
-  await writeDirAtomic(outDir, run.files);
+  const written = await writeResults(outRoot, run);
   const summary = run.error === null ? "" : `: ${run.error.code}: ${run.error.message}`;
-  io.stderr(`reach-wasm: ${run.status} ${run.runHash}${summary}\nreach-wasm: capsule ${capsulePath}${run.capsule.signed ? " (signed)" : ""}; run files in ${outDir}\n`);
+  say(`${run.status} ${run.runHash}${summary}`);
+  if (written.error === null) say(`capsule ${written.capsulePath}${run.capsule.signed ? " (signed)" : ""}; run files in ${written.outDir}`);
+  else io.stderr(`reach-wasm: ${written.error.code}: the run ended ${run.status} but its results could not be written: ${written.error.message}\n`);
   if (args.json) {
-    const line: Record<string, unknown> = { runId: run.runId, status: run.status, runHash: run.runHash, capsule: capsulePath, out: outDir };
+    const line: Record<string, unknown> = { runId: run.runId, status: run.status, runHash: run.runHash, capsule: written.capsulePath, out: written.outDir };
     if (run.result["error"] !== undefined) line["error"] = run.result["error"];
+    if (written.error !== null) line["writeError"] = written.error.toDetails();
     io.stdout(JSON.stringify(line) + "\n");
   }
-  return run.status === "COMPLETED" ? 0 : 1;
+  return run.status === "COMPLETED" && written.error === null ? 0 : 1;
 }

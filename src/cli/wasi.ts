@@ -18,7 +18,7 @@ import { Workspace } from "../sandbox/workspace/workspace.ts";
 import { WasiExit, WasiHalt, virtualSources } from "../sandbox/wasi/context.ts";
 import type { Preopen } from "../sandbox/wasi/context.ts";
 import { WasiPreview1 } from "../sandbox/wasi/preview1.ts";
-import type { CliIO } from "./cli.ts";
+import type { CliIO } from "./io.ts";
 
 /** Parsed `wasi` arguments. */
 export type WasiCommandArgs = {

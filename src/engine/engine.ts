@@ -137,10 +137,13 @@ export async function runEngine(env: EngineEnvironment, request: EngineRunReques
 }
 
 /** Load the pack, check its signature and decide the executor (restricted unless trusted or `unrestricted`). */
-async function prepareRun(env: EngineEnvironment, request: Pick<EngineRunRequest, "pack" | "trust">): Promise<{ loaded: LoadedPack; trust: PackTrust; restricted: boolean }> {
+async function prepareRun(env: EngineEnvironment, request: Pick<EngineRunRequest, "pack" | "trust" | "onProgress">): Promise<{ loaded: LoadedPack; trust: PackTrust; restricted: boolean }> {
   const loaded = await loadPackFrom(env, request.pack);
   const trust = packTrust(loaded, request.trust?.store ?? null);
-  return { loaded, trust, restricted: !trust.trusted && request.trust?.unrestricted !== true };
+  const restricted = !trust.trusted && request.trust?.unrestricted !== true;
+  for (const message of loaded.warnings) request.onProgress?.({ kind: "warning", message });
+  request.onProgress?.({ kind: "pack", id: loaded.pack.id, version: loaded.pack.version, trust, restricted });
+  return { loaded, trust, restricted };
 }
 
 /** The run options of an engine request (what `runPack` and sessions take besides the pack). */

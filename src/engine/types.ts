@@ -23,6 +23,8 @@ export type RunPhase = "PENDING" | "PREPARING" | "EXECUTING" | RunStatus;
 
 /** Progress reports for the CLI (stderr), never part of the run's hashed record. */
 export type RunProgress =
+  | { kind: "pack"; id: string; version: string; trust: { signed: boolean; trusted: boolean; publicKey: string | null; keyName: string | null }; restricted: boolean }
+  | { kind: "warning"; message: string }
   | { kind: "planned"; planId: string; steps: number; planHash: string }
   | { kind: "step"; index: number; total: number; stepId: string; tool: string; status: "started" }
   | { kind: "step"; index: number; total: number; stepId: string; tool: string; status: "completed" | "failed"; durationMs: number; code?: string }

@@ -4,15 +4,31 @@
  * as a whole. Runs on Node and on Deno (through `node:` compatibility).
  * @module
  */
+import { rmSync } from "node:fs";
 import { chmod, mkdir, open, rename, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { ReachError } from "../protocol/errors.ts";
 
 let counter = 0;
+/** Temporary files and folders being written now: removed before the process exits on a second signal. */
+const inFlight = new Set<string>();
 function tempName(path: string): string {
   counter++;
-  return `${path}.tmp-${process.pid}-${counter}`;
+  const name = `${path}.tmp-${process.pid}-${counter}`;
+  inFlight.add(name);
+  return name;
+}
+
+/** Remove every temporary file or folder still being written (synchronously: the process is about to exit). */
+function removeInFlight(): void {
+  for (const path of inFlight) {
+    try {
+      rmSync(path, { recursive: true, force: true });
+    } catch {
+      // nothing more can be done on the way out
+    }
+  }
 }
 
 async function writeFileDurably(path: string, bytes: Uint8Array, mode: number): Promise<void> {
@@ -40,8 +56,10 @@ export async function writeFileAtomic(path: string, bytes: Uint8Array, mode = 0o
     await mkdir(dirname(path), { recursive: true });
     await writeFileDurably(tmp, bytes, mode);
     await rename(tmp, path);
+    inFlight.delete(tmp);
   } catch (err) {
     await rm(tmp, { force: true }).catch(() => {});
+    inFlight.delete(tmp);
     throw new ReachError("PROTO_INVALID_ARGUMENT", `cannot write ${JSON.stringify(path)}: ${(err as Error).message}`, { cause: err });
   }
 }
@@ -67,12 +85,16 @@ export async function writeDirAtomic(dir: string, files: ReadonlyMap<string, Uin
       const old = tempName(`${dir}.old`);
       await rename(dir, old);
       await rename(tmp, dir);
+      inFlight.delete(tmp);
       await rm(old, { recursive: true, force: true });
+      inFlight.delete(old);
     } else {
       await rename(tmp, dir);
+      inFlight.delete(tmp);
     }
   } catch (err) {
     await rm(tmp, { recursive: true, force: true }).catch(() => {});
+    inFlight.delete(tmp);
     throw new ReachError("PROTO_INVALID_ARGUMENT", `cannot write ${JSON.stringify(dir)}: ${(err as Error).message}`, { cause: err });
   }
 }
@@ -101,7 +123,8 @@ export async function readStdin(maxBytes = 64 * 1024 * 1024): Promise<Uint8Array
 }
 
 /**
- * Turn SIGINT and SIGTERM into an abort signal for the duration of a run. A second signal exits at once (130/143).
+ * Turn SIGINT and SIGTERM into an abort signal for the duration of a run. A second signal exits at once (130/143),
+ * after removing any temporary file still being written, so no partial file is left.
  * @returns the signal and a function that removes the handlers
  */
 export function abortOnSignals(): { signal: AbortSignal; dispose: () => void } {
@@ -109,7 +132,10 @@ export function abortOnSignals(): { signal: AbortSignal; dispose: () => void } {
   const handlers: [NodeJS.Signals, () => void][] = [];
   for (const name of ["SIGINT", "SIGTERM"] as const) {
     const h = (): void => {
-      if (controller.signal.aborted) process.exit(name === "SIGINT" ? 130 : 143);
+      if (controller.signal.aborted) {
+        removeInFlight();
+        process.exit(name === "SIGINT" ? 130 : 143);
+      }
       controller.abort(name);
     };
     process.on(name, h);

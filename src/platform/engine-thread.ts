@@ -1,0 +1,253 @@
+/**
+ * The engine call on its own thread (Node `worker_threads`, Deno Web Workers), so that the calling thread's event
+ * loop stays free while a tool computes: a signal, a timer, a cancel request or an MCP message is handled at once.
+ * The run is stopped where it can be recorded — a word of shared memory the worker's fuel meter reads at every
+ * refill (`interrupted`), and an abort message for a tool waiting on the host — so the run still ends ABORTED with a
+ * capsule that verifies and replays (ARCHITECTURE "Stopping a tool that will not stop").
+ *
+ * One worker serves one run (`runIsolated`) or one session (`openIsolatedSession`); it exits when it is done. If a
+ * worker does not answer an abort within {@link STOP_GRACE_MS} (something no fuel meter reaches), it is terminated
+ * and the call fails with `EXEC_ABORTED` and no capsule.
+ * @module
+ */
+import { isErrorCode, ReachError } from "../protocol/errors.ts";
+import type { ErrorDetails } from "../protocol/errors.ts";
+import type { EngineRun, EngineRunRequest } from "../engine/engine.ts";
+import type { SessionCall, SessionTool } from "../engine/session.ts";
+import type { RunProgress } from "../engine/types.ts";
+import type { JsonValue } from "../sandbox/types.ts";
+
+/** The abort reasons the interrupt word can carry (index = the word's value; 0 = not interrupted). */
+export const INTERRUPT_REASONS = ["", "SIGINT", "SIGTERM", "abort"] as const;
+
+function interruptCode(reason: unknown): number {
+  const i = INTERRUPT_REASONS.indexOf(String(reason) as (typeof INTERRUPT_REASONS)[number]);
+  return i > 0 ? i : 3;
+}
+
+/** How long a worker may take to stop after an abort before it is terminated. */
+export const STOP_GRACE_MS = 10_000;
+
+/** What crosses to the worker: the request without functions (the worker makes its own fetch and progress). */
+export type WireRequest = Omit<EngineRunRequest, "signal" | "interrupted" | "fetch" | "onProgress" | "annex" | "trust"> & {
+  /** The trust store document (JSON text) and `unrestricted`. */
+  trust?: { storeText?: string | null; unrestricted?: boolean };
+  /** Give tools the runtime's `fetch` for `http.fetch` (the pack's policy still decides which hosts). */
+  network?: boolean;
+  /** The signing key file's text (reach-wasm key file JSON), parsed on the engine thread; overrides `key`. */
+  keyFileText?: string;
+};
+
+/** Messages from the worker. */
+export type FromWorker =
+  | { kind: "progress"; progress: RunProgress }
+  | { kind: "done"; run: WireRun }
+  | { kind: "error"; error: ErrorDetails }
+  | { kind: "session"; tools: SessionTool[]; pack: EngineRun["pack"] }
+  | { kind: "answer"; id: number; answer: WireCall };
+
+/** An EngineRun as it crosses (its error as details). */
+export type WireRun = Omit<EngineRun, "error"> & { error: ErrorDetails | null };
+/** A SessionCall as it crosses. */
+export type WireCall =
+  | { ok: true; stepId: string; output: Record<string, JsonValue> }
+  | { ok: false; stepId: string | null; error: ErrorDetails; ended: boolean }
+  | { thrown: ErrorDetails };
+
+/** Messages to the worker. */
+export type ToWorker =
+  | { kind: "run"; request: WireRequest; interrupt: SharedArrayBuffer }
+  | { kind: "session"; request: WireRequest; interrupt: SharedArrayBuffer }
+  | { kind: "call"; id: number; tool: string; args: JsonValue }
+  | { kind: "close"; aborted: boolean }
+  | { kind: "abort"; reason: string };
+
+type Port = { post(message: ToWorker): void; onMessage(cb: (m: FromWorker) => void): void; onError(cb: (e: Error) => void): void; terminate(): void };
+
+let workerUrl: URL | null = null;
+let inline = false;
+
+/**
+ * Run engine calls on the calling thread instead (tests that call the CLI in process, where no built worker script
+ * exists). The interrupt word and the abort wiring stay the same; only a tool that holds the thread cannot be
+ * interrupted until it reaches a fuel refill that reads the word.
+ * @param yes true for inline
+ * @returns nothing
+ */
+export function setInlineEngine(yes: boolean): void {
+  inline = yes;
+}
+
+/**
+ * Where the worker script is (the CLI bundle sets its own; the default is this file's sibling).
+ * @param url the engine worker module
+ * @returns nothing
+ */
+export function setEngineWorkerUrl(url: URL): void {
+  workerUrl = url;
+}
+
+function defaultWorkerUrl(): URL {
+  return workerUrl ?? new URL(import.meta.url.endsWith(".ts") ? "./engine-worker.ts" : "./engine-worker.js", import.meta.url);
+}
+
+async function spawn(): Promise<Port> {
+  const url = defaultWorkerUrl();
+  const deno = (globalThis as { Deno?: unknown }).Deno !== undefined;
+  if (deno) {
+    const w = new Worker(url, { type: "module" });
+    return {
+      post: (m) => w.postMessage(m),
+      onMessage: (cb) => w.addEventListener("message", (e) => cb((e as MessageEvent<FromWorker>).data)),
+      onError: (cb) => w.addEventListener("error", (e) => {
+        e.preventDefault();
+        cb(new Error((e as ErrorEvent).message));
+      }),
+      terminate: () => w.terminate(),
+    };
+  }
+  const { Worker: NodeWorker } = await import("node:worker_threads");
+  const w = new NodeWorker(url);
+  return {
+    post: (m) => w.postMessage(m),
+    onMessage: (cb) => w.on("message", cb),
+    onError: (cb) => w.on("error", cb),
+    terminate: () => void w.terminate(),
+  };
+}
+
+/** A ReachError rebuilt from the details a worker sent. */
+function errorFromDetails(e: ErrorDetails): ReachError {
+  const code = isErrorCode(e.code) ? e.code : "EXEC_TOOL_FAILED";
+  return new ReachError(code, e.message, { details: e.details ?? {}, ...(typeof e.recoverable === "boolean" ? { recoverable: e.recoverable } : {}) });
+}
+
+function runOf(wire: WireRun): EngineRun {
+  return { ...wire, error: wire.error === null ? null : errorFromDetails(wire.error) };
+}
+
+/** A worker, its interrupt word, and the wiring of an abort signal to both. */
+async function open(signal: AbortSignal | undefined): Promise<{ port: Port; interrupt: SharedArrayBuffer; failed: Promise<never>; stop: () => void; dispose: () => void }> {
+  const port = await spawn();
+  const interrupt = new SharedArrayBuffer(8);
+  const word = new Int32Array(interrupt);
+  let reject: (e: Error) => void = () => {};
+  const failed = new Promise<never>((_, r) => (reject = r));
+  failed.catch(() => undefined);
+  let killer: ReturnType<typeof setTimeout> | undefined;
+  const stop = (): void => {
+    Atomics.store(word, 0, interruptCode(signal?.reason));
+    port.post({ kind: "abort", reason: String(signal?.reason ?? "abort") });
+    killer ??= setTimeout(() => {
+      port.terminate();
+      reject(new ReachError("EXEC_ABORTED", `the engine did not stop within ${STOP_GRACE_MS / 1000} s of the abort and was terminated; no capsule was written`));
+    }, STOP_GRACE_MS);
+  };
+  port.onError((e) => reject(new ReachError("EXEC_RESOURCE_UNAVAILABLE", `the engine thread failed: ${e.message}`, { cause: e })));
+  if (signal?.aborted === true) stop();
+  else signal?.addEventListener("abort", stop, { once: true });
+  return { port, interrupt, failed, stop, dispose: () => {
+    clearTimeout(killer);
+    signal?.removeEventListener("abort", stop);
+    port.terminate();
+  } };
+}
+
+/**
+ * Run a pack on an engine thread (the engine call `runEngine`, isolated).
+ * @param request the pack and options (no functions: `network` gives tools the runtime's fetch)
+ * @param options the abort signal and a progress callback
+ * @returns the run
+ * @throws ReachError as `runEngine` does, or `EXEC_ABORTED` when the worker had to be terminated
+ * @example const run = await runIsolated({ pack: { files }, network: true }, { signal: signals.signal });
+ */
+export async function runIsolated(request: WireRequest, options: { signal?: AbortSignal; onProgress?: (p: RunProgress) => void } = {}): Promise<EngineRun> {
+  if (inline) return await runInline(request, options);
+  const w = await open(options.signal);
+  try {
+    const done = new Promise<EngineRun>((resolve, reject) => {
+      w.port.onMessage((m) => {
+        if (m.kind === "progress") options.onProgress?.(m.progress);
+        else if (m.kind === "done") resolve(runOf(m.run));
+        else if (m.kind === "error") reject(errorFromDetails(m.error));
+      });
+    });
+    w.port.post({ kind: "run", request, interrupt: w.interrupt });
+    return await Promise.race([done, w.failed]);
+  } finally {
+    w.dispose();
+  }
+}
+
+/** A session run on an engine thread. */
+export type IsolatedSession = {
+  readonly tools: SessionTool[];
+  readonly pack: EngineRun["pack"];
+  call(tool: string, args: JsonValue): Promise<SessionCall>;
+  close(aborted?: boolean): Promise<EngineRun>;
+};
+
+/**
+ * Open a session run on an engine thread (the engine call `openSession`, isolated).
+ * @param request the pack and options
+ * @param options the abort signal (it ends the session ABORTED, even inside a call)
+ * @returns the session
+ * @throws ReachError as `openSession` does
+ * @example const session = await openIsolatedSession({ pack: { files } }, { signal });
+ */
+export async function openIsolatedSession(request: WireRequest, options: { signal?: AbortSignal } = {}): Promise<IsolatedSession> {
+  const w = await open(options.signal);
+  const answers = new Map<number, (a: WireCall) => void>();
+  let closed: ((run: EngineRun) => void) | null = null;
+  let closeFailed: ((e: Error) => void) | null = null;
+  let ready: (m: { tools: SessionTool[]; pack: EngineRun["pack"] }) => void = () => {};
+  let readyFailed: (e: Error) => void = () => {};
+  const opened = new Promise<{ tools: SessionTool[]; pack: EngineRun["pack"] }>((res, rej) => ((ready = res), (readyFailed = rej)));
+  w.port.onMessage((m) => {
+    if (m.kind === "session") ready(m);
+    else if (m.kind === "answer") answers.get(m.id)?.(m.answer);
+    else if (m.kind === "done") closed?.(runOf(m.run));
+    else if (m.kind === "error") (closeFailed ?? readyFailed)(errorFromDetails(m.error));
+  });
+  w.port.post({ kind: "session", request, interrupt: w.interrupt });
+  const { tools, pack } = await Promise.race([opened, w.failed]).catch((e: unknown) => {
+    w.dispose();
+    throw e;
+  });
+  let next = 0;
+  return {
+    tools,
+    pack,
+    call: async (tool, args) => {
+      const id = next++;
+      const wire = await Promise.race([new Promise<WireCall>((res) => answers.set(id, res)), (w.port.post({ kind: "call", id, tool, args }), w.failed)]);
+      answers.delete(id);
+      if ("thrown" in wire) throw errorFromDetails(wire.thrown);
+      return wire.ok ? wire : { ...wire, error: errorFromDetails(wire.error) };
+    },
+    close: async (aborted = false) => {
+      const run = new Promise<EngineRun>((res, rej) => ((closed = res), (closeFailed = rej)));
+      w.port.post({ kind: "close", aborted });
+      try {
+        return await Promise.race([run, w.failed]);
+      } finally {
+        w.dispose();
+      }
+    },
+  };
+}
+
+/** {@link runIsolated} on the calling thread (see {@link setInlineEngine}). */
+async function runInline(request: WireRequest, options: { signal?: AbortSignal; onProgress?: (p: RunProgress) => void }): Promise<EngineRun> {
+  const [{ runEngine }, { engineRequest }, { defaultEnvironment }] = await Promise.all([import("../engine/engine.ts"), import("./engine-request.ts"), import("./environment.ts")]);
+  const interrupt = new SharedArrayBuffer(8);
+  const controller = new AbortController();
+  const stop = (): void => void Atomics.store(new Int32Array(interrupt), 0, interruptCode(options.signal?.reason));
+  if (options.signal?.aborted === true) stop();
+  else options.signal?.addEventListener("abort", stop, { once: true });
+  try {
+    return await runEngine(defaultEnvironment(), engineRequest(request, interrupt, controller, options.onProgress ?? (() => {})));
+  } finally {
+    options.signal?.removeEventListener("abort", stop);
+  }
+}

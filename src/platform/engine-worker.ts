@@ -1,0 +1,61 @@
+/**
+ * The engine thread (see `engine-thread.ts`): runs one engine call — a run or a session — for the thread that
+ * started it, reading the shared interrupt word at every fuel refill and answering an abort message by aborting
+ * the run's signal (for a tool waiting on the host). Node `worker_threads` or a Deno Web Worker.
+ * @module
+ */
+import { openSession, runEngine } from "../engine/engine.ts";
+import type { EngineRun, EngineSession } from "../engine/engine.ts";
+import { toReachError } from "../protocol/errors.ts";
+import { defaultEnvironment } from "./environment.ts";
+import { engineRequest } from "./engine-request.ts";
+import type { FromWorker, ToWorker, WireRun } from "./engine-thread.ts";
+
+type Channel = { send(m: FromWorker, transfer?: Transferable[]): void; listen(cb: (m: ToWorker) => void): void };
+
+async function channel(): Promise<Channel> {
+  const self = globalThis as unknown as { postMessage?: (m: unknown, t?: Transferable[]) => void; addEventListener?: (t: string, cb: (e: MessageEvent) => void) => void; Deno?: unknown };
+  if (self.Deno !== undefined) {
+    return { send: (m, t) => self.postMessage!(m, t ?? []), listen: (cb) => self.addEventListener!("message", (e) => cb(e.data as ToWorker)) };
+  }
+  const { parentPort } = await import("node:worker_threads");
+  if (parentPort === null) throw new Error("engine-worker.ts runs only as a worker");
+  return { send: (m, t) => parentPort.postMessage(m, t as never), listen: (cb) => parentPort.on("message", cb) };
+}
+
+function wire(run: EngineRun): WireRun {
+  return { ...run, error: run.error === null ? null : run.error.toDetails() };
+}
+
+
+const ch = await channel();
+const controller = new AbortController();
+const env = defaultEnvironment();
+let session: EngineSession | null = null;
+
+ch.listen((m) => {
+  void (async () => {
+    try {
+      if (m.kind === "abort") controller.abort(m.reason);
+      else if (m.kind === "run") {
+        const run = await runEngine(env, engineRequest(m.request, m.interrupt, controller, (progress) => ch.send({ kind: "progress", progress })));
+        ch.send({ kind: "done", run: wire(run) }, [run.capsule.bytes.buffer as ArrayBuffer]);
+      } else if (m.kind === "session") {
+        session = await openSession(env, engineRequest(m.request, m.interrupt, controller, (progress) => ch.send({ kind: "progress", progress })));
+        ch.send({ kind: "session", tools: session.tools(), pack: session.pack });
+      } else if (m.kind === "call") {
+        try {
+          const a = await session!.call(m.tool, m.args);
+          ch.send({ kind: "answer", id: m.id, answer: a.ok ? a : { ...a, error: a.error.toDetails() } });
+        } catch (err) {
+          ch.send({ kind: "answer", id: m.id, answer: { thrown: toReachError(err, "EXEC_TOOL_FAILED").toDetails() } });
+        }
+      } else if (m.kind === "close") {
+        const run = await session!.close(m.aborted);
+        ch.send({ kind: "done", run: wire(run) });
+      }
+    } catch (err) {
+      ch.send({ kind: "error", error: toReachError(err, "EXEC_TOOL_FAILED").toDetails() });
+    }
+  })();
+});

@@ -1,0 +1,49 @@
+/**
+ * Checking where a run's results go before the run starts (`--out`): a run is never wasted on a folder that cannot
+ * be written, and results never land inside the pack they came from.
+ * @module
+ */
+import { lstat, open, rm, realpath } from "node:fs/promises";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import process from "node:process";
+import { ReachError } from "../protocol/errors.ts";
+
+function inside(child: string, parent: string): boolean {
+  const rel = relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !rel.startsWith(sep) && rel !== "..");
+}
+
+/**
+ * Make sure `out` can take a run's results: a directory (or a path whose nearest existing parent is one), writable (a
+ * probe file is written there and removed), and not inside the pack directory. Nothing is created: the results'
+ * writer creates the folder.
+ * @param out the `--out` path
+ * @param packPath the pack directory or archive
+ * @returns the absolute output directory
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` naming the problem and how to fix it
+ * @example const outRoot = await prepareOutDir(".reach", "packs/hello");
+ */
+export async function prepareOutDir(out: string, packPath: string): Promise<string> {
+  const abs = resolve(out);
+  const pack = await realpath(resolve(packPath)).catch(() => resolve(packPath));
+  const st = await lstat(abs).catch(() => null);
+  if (st !== null && !st.isDirectory()) throw new ReachError("PROTO_INVALID_ARGUMENT", `--out ${JSON.stringify(out)} exists and is not a directory; give a directory for the results`);
+  let existing = abs;
+  while ((await lstat(existing).catch(() => null)) === null && dirname(existing) !== existing) existing = dirname(existing);
+  if ((await lstat(existing).catch(() => null))?.isDirectory() !== true) {
+    throw new ReachError("PROTO_INVALID_ARGUMENT", `--out ${JSON.stringify(out)} cannot be created: ${JSON.stringify(existing)} is not a directory; choose a writable directory`);
+  }
+  const real = join(await realpath(existing).catch(() => existing), relative(existing, abs));
+  if ((await lstat(pack).catch(() => null))?.isDirectory() === true && inside(real, pack)) {
+    throw new ReachError("PROTO_INVALID_ARGUMENT", `--out ${JSON.stringify(out)} is inside the pack ${JSON.stringify(packPath)}; results would change the pack (and its digest) — write them elsewhere`);
+  }
+  const probe = join(existing, `.reach-write-probe-${process.pid}`);
+  try {
+    const fh = await open(probe, "wx", 0o600);
+    await fh.close();
+    await rm(probe, { force: true });
+  } catch (err) {
+    throw new ReachError("PROTO_INVALID_ARGUMENT", `--out ${JSON.stringify(out)} is not writable (${(err as { code?: string }).code ?? (err as Error).message} in ${JSON.stringify(existing)}); choose a directory you can write`, { cause: err });
+  }
+  return abs;
+}

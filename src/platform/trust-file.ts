@@ -1,0 +1,52 @@
+/**
+ * The trust store file: `--trust FILE`, else `$REACH_WASM_TRUST_STORE`, else `~/.config/reach-wasm/trust.json`
+ * (`config.ts`). A missing default file means "no key is trusted"; a missing explicit file, a path that is not a
+ * readable regular file, or a malformed store is a `ReachError` that names the path.
+ * @module
+ */
+import { lstat } from "node:fs/promises";
+import { defaultTrustStorePath, readTextIfExists } from "./config.ts";
+import process from "node:process";
+import { ReachError } from "../protocol/errors.ts";
+import { parseTrustStore } from "../trust/trust-store.ts";
+import type { TrustStore } from "../trust/trust-store.ts";
+
+/**
+ * Load the trust store.
+ * @param explicit the `--trust` path, if given
+ * @returns the store, or null when there is none
+ */
+export async function loadTrustStore(explicit?: string): Promise<TrustStore | null> {
+  const text = await readTrustStoreText(explicit);
+  if (text === null) return null;
+  const path = explicit ?? defaultTrustStorePath();
+  try {
+    return parseTrustStore(text);
+  } catch (err) {
+    if (err instanceof ReachError) throw new ReachError(err.code, `trust store ${path}: ${err.message}`, { details: err.details });
+    throw err;
+  }
+}
+
+/**
+ * The trust store's text, or null when the default file does not exist.
+ * @param explicit the `--trust` path, if given
+ * @returns the text
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when the file is missing (explicit), a directory, or unreadable
+ */
+export async function readTrustStoreText(explicit?: string): Promise<string | null> {
+  const path = explicit ?? defaultTrustStorePath();
+  const where = explicit !== undefined ? "--trust" : process.env["REACH_WASM_TRUST_STORE"] !== undefined ? "$REACH_WASM_TRUST_STORE" : "the default trust store";
+  const st = await lstat(path).catch(() => null);
+  if (st !== null && !st.isFile()) {
+    throw new ReachError("PROTO_INVALID_ARGUMENT", `${where} ${JSON.stringify(path)} is ${st.isDirectory() ? "a directory" : "not a regular file"}; point it at a trust store JSON file (reach-wasm trust add creates one)`);
+  }
+  let text: string | null;
+  try {
+    text = await readTextIfExists(path);
+  } catch (err) {
+    throw new ReachError("PROTO_INVALID_ARGUMENT", `${where} ${JSON.stringify(path)} cannot be read (${(err as { code?: string }).code ?? (err as Error).message}); check its permissions`, { cause: err });
+  }
+  if (text === null && explicit !== undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `the trust store ${JSON.stringify(path)} does not exist; create it with \`reach-wasm trust add KEY.pub --trust ${path}\``);
+  return text;
+}
