@@ -1,0 +1,124 @@
+// Test helpers of the run service: a service on PGlite (in memory) or on the test PostgreSQL server, pack archives,
+// and the local run hash of a pack (what `reach-wasm run` computes).
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { writeArchive } from "../capsule/archive.ts";
+import { runEngine } from "../engine/engine.ts";
+import { openRunQueue } from "../platform/job-queue.ts";
+import type { RunQueue } from "../platform/job-queue.ts";
+import { openDatabase } from "../platform/postgres.ts";
+import type { SqlDatabase } from "../platform/postgres.ts";
+import { serveHttp } from "../platform/http-server.ts";
+import { readPackFiles } from "../platform/pack-files.ts";
+import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { startService } from "./service.ts";
+import type { RunningService, ServiceOptions } from "./service.ts";
+import { migrate } from "./schema.ts";
+
+export const root = new URL("../../", import.meta.url).pathname;
+export const env = { quickjsEngine: readQuickJsEngineWasm };
+
+/** The bytes of `reach-wasm pack build packs/<name>`. */
+export async function packArchive(name: string): Promise<Uint8Array> {
+  const files = await readPackFiles(join(root, "packs", name));
+  return writeArchive([...files].map(([path, bytes]) => ({ path, bytes })));
+}
+
+/** The run hash of a pack run in this process (the same engine call `reach-wasm run` makes). */
+export async function localRunHash(name: string, options: { seed?: string; input?: unknown } = {}): Promise<string> {
+  const files = await readPackFiles(join(root, "packs", name));
+  const run = await runEngine(env, { pack: { files }, ...(options.seed === undefined ? {} : { seed: options.seed }), ...(options.input === undefined ? {} : { input: options.input as never }) });
+  return run.runHash;
+}
+
+/**
+ * The PostgreSQL server for tests: `$REACH_WASM_TEST_PG_URL` (set by .ci/run), else a private cluster started with
+ * the Debian binaries when they exist (as the postgres user when running as root), else null (tests skip).
+ */
+export function testPostgresUrl(): string | null {
+  const env = process.env["REACH_WASM_TEST_PG_URL"];
+  if (env !== undefined && env !== "") return env;
+  return privateCluster();
+}
+
+let cluster: { url: string } | null | undefined;
+function privateCluster(): string | null {
+  if (cluster !== undefined) return cluster?.url ?? null;
+  const bin = "/usr/lib/postgresql/15/bin";
+  try {
+    execFileSync(`${bin}/pg_ctl`, ["--version"], { stdio: "ignore" });
+  } catch {
+    cluster = null;
+    return null;
+  }
+  const dir = mkdtempSync(join(tmpdir(), "reach-pg-"));
+  const port = 20000 + (process.pid % 20000);
+  const asPg = process.getuid?.() === 0 ? ["runuser", "-u", "postgres", "--"] : [];
+  const run = (args: string[]) => execFileSync(asPg[0] ?? args[0]!, asPg.length > 0 ? [...asPg.slice(1), ...args] : args.slice(1), { stdio: "ignore" });
+  try {
+    if (asPg.length > 0) execFileSync("chown", ["postgres", dir]);
+    run([`${bin}/initdb`, "-D", join(dir, "data"), "-A", "trust", "-U", "postgres"]);
+    run([`${bin}/pg_ctl`, "-D", join(dir, "data"), "-l", join(dir, "log"), "-w", "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`, "start"]);
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+    cluster = null;
+    return null;
+  }
+  process.on("exit", () => {
+    try {
+      run([`${bin}/pg_ctl`, "-D", join(dir, "data"), "-m", "immediate", "stop"]);
+    } catch {
+      // already gone
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+  cluster = { url: `postgres://postgres@127.0.0.1:${port}/postgres` };
+  return cluster.url;
+}
+
+/** A fresh database on the test server (dropped and created). */
+export async function freshPostgres(base: string, name: string): Promise<string> {
+  const admin = await openDatabase({ url: base, poolSize: 1 });
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.close();
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+export type TestService = { svc: RunningService; db: SqlDatabase; queue: RunQueue; url: string; close(): Promise<void> };
+
+/** Start a service (PGlite in memory unless `dbUrl`) on a free loopback port. */
+export async function startTestService(options: Partial<ServiceOptions> & { dbUrl?: string } = {}): Promise<TestService> {
+  const db = await openDatabase(options.dbUrl === undefined ? { memory: true } : { url: options.dbUrl });
+  await migrate(db);
+  const queue = await openRunQueue(db);
+  const svc = await startService({
+    db,
+    queue,
+    env,
+    trust: null,
+    requireToken: false,
+    serve: (handler) => serveHttp(handler, { hostname: "127.0.0.1", port: 0 }),
+    version: "test",
+    workers: 1,
+    workerId: `test:${process.pid}`,
+    worker: { staleSeconds: 3, heartbeatMs: 200, pollMs: 500 },
+    log: () => {},
+    ...options,
+  });
+  return {
+    svc,
+    db,
+    queue,
+    url: svc.url,
+    close: async () => {
+      await svc.close(2000);
+      await queue.stop();
+      await db.close();
+    },
+  };
+}
