@@ -13,7 +13,7 @@ afterAll(async () => {
 });
 
 async function upload(name: string): Promise<{ digest: string }> {
-  const res = await fetch(`${t.url}/packs`, { method: "POST", headers: { "content-type": "application/gzip" }, body: await packArchive(name) });
+  const res = await fetch(`${t.url}/packs`, { method: "POST", headers: { "content-type": "application/gzip" }, body: (await packArchive(name)) as Uint8Array<ArrayBuffer> });
   expect(res.status, await res.clone().text()).toBe(201);
   return (await res.json()) as { digest: string };
 }
