@@ -122,3 +122,28 @@ export async function startTestService(options: Partial<ServiceOptions> & { dbUr
     },
   };
 }
+
+/** A pack of `steps` steps of a QuickJS tool that counts to `n` (a run that takes a while, cancellable between steps). */
+export function spinPackArchive(steps: number, n: number, id = "spin"): Uint8Array {
+  const enc = new TextEncoder();
+  const pack = {
+    specVersion: "1.0.0",
+    id,
+    version: "1.0.0",
+    manifest: { manifestVersion: "1.0.0", capabilities: { tools: [{ name: "spin" }] }, policies: { maxToolCalls: steps } },
+    entrypoint: "plan.json",
+    tools: { spin: { kind: "js", module: "tools/spin.js", outputSchema: { type: "object", required: ["count"] } } },
+  };
+  const plan = {
+    contract_version: "S2-B-05.v1", plan_id: `${id}-1`, goal_id: "spin", created_at: "1970-01-01T00:00:00.000Z", planner: "static", status: "APPROVED",
+    risk: { level: 0 }, scope: { allowed: ["spin"] },
+    steps: Array.from({ length: steps }, (_, i) => ({ id: `s${i}`, tool: "spin", arguments: { n }, return_spec: { type: "object", required: ["count"] } })),
+    success_criteria: ["counted"],
+  };
+  const tool = "export default function spin(input) { let c = 0; for (let i = 0; i < input.n; i++) c = (c + i) % 1000003; return { count: c }; }\n";
+  return writeArchive([
+    { path: "plan.json", bytes: enc.encode(JSON.stringify(plan)) },
+    { path: "reach.json", bytes: enc.encode(JSON.stringify(pack)) },
+    { path: "tools/spin.js", bytes: enc.encode(tool) },
+  ]);
+}

@@ -71,6 +71,7 @@ export function errorResponse(err: unknown, onInternal?: (err: unknown) => void)
   }
   const headers: Record<string, string> = { "content-type": "application/json; charset=utf-8" };
   if (status === 401) headers["www-authenticate"] = 'Bearer realm="reach-wasm"';
+  if (status === 413) headers["connection"] = "close"; // the unread rest of the body must not be taken for the next request
   if (error.retryAfter !== null) headers["retry-after"] = String(Math.max(1, Math.ceil(error.retryAfter / 1000)));
   return new Response(JSON.stringify(error.toJSON()), { status, headers });
 }

@@ -37,7 +37,7 @@ export type ServiceOptions = {
   /** This process's worker id (host:pid). */
   workerId: string;
   /** Worker tuning (heartbeat, staleness, polling). */
-  worker?: Pick<WorkerOptions, "pollMs" | "heartbeatMs" | "staleSeconds" | "maxAttempts">;
+  worker?: Pick<WorkerOptions, "pollMs" | "heartbeatMs" | "staleSeconds" | "maxAttempts" | "engine">;
   key?: Uint8Array;
   fetch?: FetchLike;
   log: (line: string) => void;

@@ -44,6 +44,8 @@ export type WorkerOptions = {
   maxAttempts?: number;
   /** One line per noteworthy event (incidents, re-queues, database errors), for stderr. */
   log?: (line: string) => void;
+  /** The engine call (default {@link runOnEngine}, the service's one way into the engine; tests put a stand-in here). */
+  engine?: typeof runOnEngine;
 };
 
 /** A running worker. */
@@ -200,7 +202,7 @@ async function execute(o: WorkerOptions, cache: PackCache, run: ClaimedRun, sign
   let end: RunEnd;
   try {
     const files = await cache.files(run.archiveSha256);
-    const out = await runOnEngine(
+    const out = await (o.engine ?? runOnEngine)(
       o.env,
       { pack: { files }, options: run.options, trust: o.trust, ...(o.key === undefined ? {} : { key: o.key }), ...(o.fetch === undefined ? {} : { fetch: o.fetch }) },
       { signal, onProgress: stream.progress },
