@@ -24,12 +24,15 @@ export type QueueJob = { jobId: string; runId: string };
 export type RunQueue = {
   /** Add a job inside the caller's transaction (it exists once the transaction commits). */
   enqueue(tx: SqlExecutor, job: QueueJob): Promise<void>;
-  /** Take up to `max` jobs; each is given to one taker only. */
-  take(max: number): Promise<QueueJob[]>;
-  /** Mark taken jobs done. */
-  complete(jobIds: readonly string[]): Promise<void>;
+  /**
+   * Take up to `max` jobs; each is given to one taker only. Inside a transaction (`tx`), the take is undone when the
+   * transaction is: a taker that dies before committing leaves no job taken.
+   */
+  take(max: number, tx?: SqlExecutor): Promise<QueueJob[]>;
+  /** Mark taken jobs done (inside `tx` when given). */
+  complete(jobIds: readonly string[], tx?: SqlExecutor): Promise<void>;
   /** Cancel jobs that are waiting or taken (a cancelled job is never offered again). */
-  cancel(jobIds: readonly string[]): Promise<void>;
+  cancel(jobIds: readonly string[], tx?: SqlExecutor): Promise<void>;
   /** Stop pg-boss's maintenance (the database stays open). */
   stop(): Promise<void>;
 };
@@ -78,22 +81,23 @@ export async function openRunQueue(db: SqlDatabase, options: RunQueueOptions = {
       if ((await boss.getQueue(RUN_QUEUE)) === null) throw err; // another process created it meanwhile: fine
     });
   }
+  const on = (tx: SqlExecutor | undefined) => (tx === undefined ? {} : { db: adapter((text, values) => tx.query(text, values)) });
   return {
     enqueue: async (tx, job) => {
-      await boss.send(RUN_QUEUE, { runId: job.runId }, { id: job.jobId, db: adapter((text, values) => tx.query(text, values)) });
+      await boss.send(RUN_QUEUE, { runId: job.runId }, { id: job.jobId, ...on(tx) });
     },
-    take: async (max) => {
-      const jobs = await boss.fetch<{ runId?: unknown }>(RUN_QUEUE, { batchSize: max });
+    take: async (max, tx) => {
+      const jobs = await boss.fetch<{ runId?: unknown }>(RUN_QUEUE, { batchSize: max, ...on(tx) });
       const valid = (j: (typeof jobs)[number]) => typeof j.data?.runId === "string" && UUID.test(j.data.runId);
       const junk = jobs.filter((j) => !valid(j)).map((j) => j.id);
-      if (junk.length > 0) await boss.cancel(RUN_QUEUE, junk); // not ours: never offered again
+      if (junk.length > 0) await boss.cancel(RUN_QUEUE, junk, on(tx)); // not ours: never offered again
       return jobs.filter(valid).map((j) => ({ jobId: j.id, runId: j.data.runId as string }));
     },
-    complete: async (ids) => {
-      if (ids.length > 0) await boss.complete(RUN_QUEUE, [...ids]);
+    complete: async (ids, tx) => {
+      if (ids.length > 0) await boss.complete(RUN_QUEUE, [...ids], on(tx));
     },
-    cancel: async (ids) => {
-      if (ids.length > 0) await boss.cancel(RUN_QUEUE, [...ids]);
+    cancel: async (ids, tx) => {
+      if (ids.length > 0) await boss.cancel(RUN_QUEUE, [...ids], on(tx));
     },
     stop: async () => {
       await boss.stop({ graceful: false, wait: true, close: false });

@@ -33,49 +33,47 @@ export async function localRunHash(name: string, options: { seed?: string; input
   return run.runHash;
 }
 
+/** The PostgreSQL server of a test file: its URL and how to stop it (a no-op for a server the file did not start). */
+export type TestPostgres = { url: string; stop(): void };
+
 /**
  * The PostgreSQL server for tests: `$REACH_WASM_TEST_PG_URL` (set by .ci/run), else a private cluster started with
- * the Debian binaries when they exist (as the postgres user when running as root), else null (tests skip).
+ * Debian's binaries when they exist (as the postgres user when running as root), else null (those tests skip).
+ * Call `stop()` in `afterAll`.
  */
-export function testPostgresUrl(): string | null {
+export function testPostgres(): TestPostgres | null {
   const env = process.env["REACH_WASM_TEST_PG_URL"];
-  if (env !== undefined && env !== "") return env;
-  return privateCluster();
-}
-
-let cluster: { url: string } | null | undefined;
-function privateCluster(): string | null {
-  if (cluster !== undefined) return cluster?.url ?? null;
+  if (env !== undefined && env !== "") return { url: env, stop: () => {} };
   const bin = "/usr/lib/postgresql/15/bin";
   try {
     execFileSync(`${bin}/pg_ctl`, ["--version"], { stdio: "ignore" });
   } catch {
-    cluster = null;
     return null;
   }
   const dir = mkdtempSync(join(tmpdir(), "reach-pg-"));
   const port = 20000 + (process.pid % 20000);
   const asPg = process.getuid?.() === 0 ? ["runuser", "-u", "postgres", "--"] : [];
   const run = (args: string[]) => execFileSync(asPg[0] ?? args[0]!, asPg.length > 0 ? [...asPg.slice(1), ...args] : args.slice(1), { stdio: "ignore" });
+  const data = join(dir, "data");
   try {
     if (asPg.length > 0) execFileSync("chown", ["postgres", dir]);
-    run([`${bin}/initdb`, "-D", join(dir, "data"), "-A", "trust", "-U", "postgres"]);
-    run([`${bin}/pg_ctl`, "-D", join(dir, "data"), "-l", join(dir, "log"), "-w", "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`, "start"]);
+    run([`${bin}/initdb`, "-D", data, "-A", "trust", "-U", "postgres"]);
+    run([`${bin}/pg_ctl`, "-D", data, "-l", join(dir, "log"), "-w", "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`, "start"]);
   } catch {
     rmSync(dir, { recursive: true, force: true });
-    cluster = null;
     return null;
   }
-  process.on("exit", () => {
-    try {
-      run([`${bin}/pg_ctl`, "-D", join(dir, "data"), "-m", "immediate", "stop"]);
-    } catch {
-      // already gone
-    }
-    rmSync(dir, { recursive: true, force: true });
-  });
-  cluster = { url: `postgres://postgres@127.0.0.1:${port}/postgres` };
-  return cluster.url;
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop: () => {
+      try {
+        run([`${bin}/pg_ctl`, "-D", data, "-m", "immediate", "stop"]);
+      } catch {
+        // already gone
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** A fresh database on the test server (dropped and created). */
@@ -146,4 +144,25 @@ export function spinPackArchive(steps: number, n: number, id = "spin"): Uint8Arr
     { path: "reach.json", bytes: enc.encode(JSON.stringify(pack)) },
     { path: "tools/spin.js", bytes: enc.encode(tool) },
   ]);
+}
+
+/**
+ * The CLI bundled from the current sources (as `npm run build` bundles it), for tests that start `reach-wasm`
+ * processes (workers to kill, `serve`). Written under node_modules/.cache so that its external packages resolve.
+ */
+export async function cliBundle(): Promise<{ main: string; remove(): void }> {
+  const { build } = await import("esbuild");
+  const out = join(root, "node_modules", ".cache", `reach-wasm-test-${process.pid}`);
+  await build({
+    entryPoints: [join(root, "src/cli/main.ts")],
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    outdir: out,
+    logLevel: "error",
+    external: ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@electric-sql/pglite", "pg", "pg-boss"],
+  });
+  return { main: join(out, "main.js"), remove: () => rmSync(out, { recursive: true, force: true }) };
 }

@@ -124,13 +124,14 @@ export type StoredEnd = { recorded: boolean; incident: "run_hash_mismatch" | "ca
  * and a different run hash or different capsule bytes is recorded as a determinism incident.
  * @param db the database
  * @param worker this worker's id
- * @param run the run, its attempt and next event number
+ * @param run the run, its attempt and next event number, and the job to complete with it (in the same transaction)
  * @param end the outcome
  * @returns whether this end was recorded and which incident, if any, it caused
  * @example const stored = await finishRun(db, "w1", { runId, attempt: 1, seq: 5 }, end);
  */
-export async function finishRun(db: SqlDatabase, worker: string, run: { runId: string; attempt: number; seq: number }, end: RunEnd): Promise<StoredEnd> {
+export async function finishRun(db: SqlDatabase, worker: string, run: { runId: string; attempt: number; seq: number; job?: { queue: RunQueue; jobId: string } }, end: RunEnd): Promise<StoredEnd> {
   return await db.transaction(async (tx) => {
+    if (run.job !== undefined) await run.job.queue.complete([run.job.jobId], tx);
     let incident: StoredEnd["incident"] = null;
     if (end.runHash !== null && end.capsule !== null) incident = await storeCapsule(tx, worker, run.runId, end.runHash, end.capsule);
     const { phase, errorType } = endOf(end.status, end.error?.code ?? null);

@@ -161,11 +161,15 @@ class _Worker implements RunWorker {
 
   async #take(free: number): Promise<number> {
     const o = this.#o;
-    const jobs = await o.queue.take(free);
-    if (jobs.length === 0) return 0;
-    const claimed = await claimRuns(o.db, o.id, jobs);
-    const ids = new Set(claimed.map((c) => c.jobId));
-    await o.queue.complete(jobs.filter((j) => !ids.has(j.jobId)).map((j) => j.jobId)); // stale jobs: nothing to run
+    // take and claim in one transaction: a worker that dies in between leaves the job offered, not taken
+    const { taken, claimed } = await o.db.transaction(async (tx) => {
+      const jobs = await o.queue.take(free, tx);
+      if (jobs.length === 0) return { taken: 0, claimed: [] };
+      const runs = await claimRuns(tx, o.id, jobs);
+      const ids = new Set(runs.map((c) => c.jobId));
+      await o.queue.complete(jobs.filter((j) => !ids.has(j.jobId)).map((j) => j.jobId), tx); // stale jobs: nothing to run
+      return { taken: jobs.length, claimed: runs };
+    });
     for (const run of claimed) {
       const controller = new AbortController();
       if (run.cancelRequested) controller.abort();
@@ -175,7 +179,7 @@ class _Worker implements RunWorker {
       });
       this.#running.set(run.runId, { run, controller, done });
     }
-    return jobs.length;
+    return taken;
   }
 
   async stop(graceMs = 10_000): Promise<void> {
@@ -218,9 +222,9 @@ async function execute(o: WorkerOptions, cache: PackCache, run: ClaimedRun, sign
   }
   try {
     const { seq, pending } = await stream.close(); // a short run's events are stored with its end, in one transaction
-    const stored = await finishRun(o.db, o.id, { runId: run.runId, attempt: run.attempt, seq }, { ...end, events: [...pending, ...end.events] });
+    const job = { queue: o.queue, jobId: run.jobId };
+    const stored = await finishRun(o.db, o.id, { runId: run.runId, attempt: run.attempt, seq, job }, { ...end, events: [...pending, ...end.events] });
     if (stored.incident !== null) log(`DETERMINISM INCIDENT on run ${run.runId}: ${stored.incident} (run hash ${end.runHash}); recorded in reach_wasm.incidents`);
-    await o.queue.complete([run.jobId]);
   } catch (err) {
     log(`storing the end of run ${run.runId} failed: ${(err as Error).message}; the run will be re-queued once its heartbeat is stale`);
   }
