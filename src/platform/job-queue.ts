@@ -94,7 +94,8 @@ export async function openRunQueue(db: SqlDatabase, options: RunQueueOptions = {
       return jobs.filter(valid).map((j) => ({ jobId: j.id, runId: j.data.runId as string }));
     },
     complete: async (ids, tx) => {
-      if (ids.length > 0) await boss.complete(RUN_QUEUE, [...ids], on(tx));
+      // pg-boss 10 reads complete's third argument as output data whatever its typings say: options go fourth
+      if (ids.length > 0) await (boss.complete as (name: string, ids: string[], data: undefined, options: PgBoss.ConnectionOptions) => Promise<unknown>)(RUN_QUEUE, [...ids], undefined, on(tx));
     },
     cancel: async (ids, tx) => {
       if (ids.length > 0) await boss.cancel(RUN_QUEUE, [...ids], on(tx));
