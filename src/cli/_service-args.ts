@@ -115,11 +115,18 @@ export function engineEnvironment(): EngineEnvironment {
 }
 
 /**
- * This process's worker id: `host:pid`.
+ * This process's worker id: `host:pid` (the host from `$HOSTNAME` when the runtime may not ask the system, as on
+ * Deno without --allow-sys).
  * @returns the id
  */
 export function workerId(): string {
-  return `${hostname()}:${process.pid}`;
+  let host: string;
+  try {
+    host = hostname();
+  } catch {
+    host = process.env["HOSTNAME"] ?? "localhost";
+  }
+  return `${host}:${process.pid}`;
 }
 
 /**
@@ -146,21 +153,18 @@ export function clientOf(args: ParsedArgs): ServiceClient {
 }
 
 /**
- * Wait until SIGINT or SIGTERM.
- * @returns resolves with the signal's name
+ * Wait until SIGINT or SIGTERM; a second signal exits at once (130 / 143).
+ * @returns resolves with the first signal's name
  */
 export function untilSignal(): Promise<string> {
   return new Promise((resolve) => {
-    const stop = (name: string) => () => {
-      process.off("SIGINT", onInt);
-      process.off("SIGTERM", onTerm);
-      process.once("SIGINT", () => process.exit(130)); // a second signal ends at once
-      process.once("SIGTERM", () => process.exit(143));
+    let seen = false;
+    const on = (name: "SIGINT" | "SIGTERM") => () => {
+      if (seen) process.exit(name === "SIGINT" ? 130 : 143);
+      seen = true;
       resolve(name);
     };
-    const onInt = stop("SIGINT");
-    const onTerm = stop("SIGTERM");
-    process.on("SIGINT", onInt);
-    process.on("SIGTERM", onTerm);
+    process.on("SIGINT", on("SIGINT"));
+    process.on("SIGTERM", on("SIGTERM"));
   });
 }

@@ -202,7 +202,7 @@ async function lockDataDir(dir: string): Promise<() => Promise<void>> {
     } catch (err) {
       if ((err as { code?: string }).code !== "EEXIST") throw err;
       const pid = Number.parseInt(await readFile(path, "utf8").catch(() => ""), 10);
-      if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && pidAlive(pid)) {
+      if (Number.isSafeInteger(pid) && pid > 0 && (pid === process.pid || pidAlive(pid))) {
         throw new ReachError("PROTO_INVALID_ARGUMENT", `the embedded store ${JSON.stringify(dir)} is in use by process ${pid} (PGlite serves one process); stop that process, use another --data directory, or share a PostgreSQL server with --db postgres://…`);
       }
       await rm(path, { force: true }); // a stale lock of a process that is gone
