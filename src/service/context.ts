@@ -8,6 +8,7 @@ import type { SqlDatabase } from "../platform/postgres.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 import type { Authenticator } from "./http-auth.ts";
 import type { RunHub } from "./run-hub.ts";
+import type { RunPack } from "./store-runs.ts";
 
 /** The API's dependencies. */
 export type ServiceContext = {
@@ -23,4 +24,6 @@ export type ServiceContext = {
   maxBodyBytes: number;
   /** Lines for the server's log (stderr). */
   log: (line: string) => void;
+  /** Registered packs looked up recently, by `tenant digest` (saves a query per submission). */
+  packs: Map<string, { pack: RunPack; at: number }>;
 };

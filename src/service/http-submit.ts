@@ -60,6 +60,21 @@ async function packPart(form: FormData): Promise<Uint8Array> {
   return new Uint8Array(await part.arrayBuffer());
 }
 
+const PACK_CACHE_MS = 10_000;
+
+/** A tenant's registered pack, from the context's short-lived cache or the store. */
+async function registeredPack(ctx: ServiceContext, tenant: string, digest: string): Promise<RunPack | null> {
+  const key = `${tenant} ${digest}`;
+  const hit = ctx.packs.get(key);
+  if (hit !== undefined && performance.now() - hit.at < PACK_CACHE_MS) return hit.pack;
+  const pack = await findPack(ctx.db, tenant, digest);
+  if (pack !== null) {
+    if (ctx.packs.size > 10_000) ctx.packs.clear();
+    ctx.packs.set(key, { pack, at: performance.now() });
+  }
+  return pack;
+}
+
 /**
  * Check an uploaded pack archive and register it for the tenant.
  * @param ctx the service
@@ -83,6 +98,7 @@ export async function registerUpload(ctx: ServiceContext, tenant: string, bytes:
     throw refuse(422, "PACK_MALFORMED", `the uploaded pack's digest is ${inspection.digest}, not the ${expectedDigest} asked for; upload the pack you meant`, { expected: expectedDigest, actual: inspection.digest });
   }
   const pack = await registerPack(ctx.db, tenant, { bytes, sha256: sha256Hex(bytes) }, inspection);
+  ctx.packs.set(`${tenant} ${pack.digest}`, { pack, at: performance.now() });
   return { pack, inspection, size: bytes.length };
 }
 
@@ -101,7 +117,7 @@ export async function readSubmission(ctx: ServiceContext, tenant: string, req: R
   if (type.startsWith("application/json")) {
     const { pack: digest, ...options } = parseOrRefuse(SubmitRunSchema, await jsonBody(req), "the run request");
     checkStorable(options);
-    const pack = await findPack(ctx.db, tenant, digest);
+    const pack = await registeredPack(ctx, tenant, digest);
     if (pack === null) throw refuse(404, "PACK_NOT_FOUND", `no pack with digest ${digest} is registered for this tenant; register it with POST /packs (or upload it with the run as multipart)`, { digest });
     return { pack, options };
   }

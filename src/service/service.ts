@@ -78,7 +78,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   await migrate(o.db);
   const hub = await RunHub.open(o.db);
   const auth = new Authenticator(o.db, o.requireToken);
-  const app = createServiceApp({ db: o.db, queue: o.queue, env: o.env, trust: o.trust, auth, hub, maxBodyBytes: o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, log: o.log }, o.version);
+  const app = createServiceApp({ db: o.db, queue: o.queue, env: o.env, trust: o.trust, auth, hub, maxBodyBytes: o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, log: o.log, packs: new Map() }, o.version);
   let worker: RunWorker | null = null;
   if (o.workers > 0) {
     worker = await startWorker({

@@ -37,17 +37,17 @@ export async function submitRun(db: SqlDatabase, queue: RunQueue, run: { id: str
       if (found !== null) return found;
     }
     const inserted = await tx.query(
-      `INSERT INTO reach_wasm.runs (id, tenant, request_id, pack_digest, archive_sha256, pack_id, pack_version, request, status, phase, job_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, 'PENDING', 'queued', $1)
-       ON CONFLICT (tenant, request_id) WHERE request_id IS NOT NULL DO NOTHING RETURNING id`,
-      [run.id, run.tenant, requestId ?? null, run.pack.digest, run.pack.archiveSha256, run.pack.id, run.pack.version, JSON.stringify(request)],
+      `WITH ins AS (INSERT INTO reach_wasm.runs (id, tenant, request_id, pack_digest, archive_sha256, pack_id, pack_version, request, status, phase, job_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, 'PENDING', 'queued', $1)
+         ON CONFLICT (tenant, request_id) WHERE request_id IS NOT NULL DO NOTHING RETURNING id)
+       SELECT id, pg_notify($9, '') FROM ins`, // the NOTIFY goes out at commit, after the job below exists
+      [run.id, run.tenant, requestId ?? null, run.pack.digest, run.pack.archiveSha256, run.pack.id, run.pack.version, JSON.stringify(request), CHANNELS.jobs],
     );
     if (inserted.length === 0) {
       const found = await existing();
       if (found !== null) return found;
     }
     await queue.enqueue(tx, { jobId: run.id, runId: run.id });
-    await tx.query("SELECT pg_notify($1, '')", [CHANNELS.jobs]);
     return { runId: run.id, status: "PENDING" as const, existed: false };
   });
 }

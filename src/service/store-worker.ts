@@ -36,15 +36,15 @@ export type ClaimedRun = {
 export async function claimRuns(db: SqlExecutor, worker: string, jobs: readonly { jobId: string; runId: string }[]): Promise<ClaimedRun[]> {
   if (jobs.length === 0) return [];
   const rows = await db.query(
-    `UPDATE reach_wasm.runs r SET status = 'EXECUTING', phase = 'running', worker = $1, attempts = r.attempts + 1, heartbeat_at = now(),
-       started_at = coalesce(r.started_at, now()), updated_at = now()
-     FROM jsonb_to_recordset($2::jsonb) AS j(run_id uuid, job_id uuid)
-     WHERE r.id = j.run_id AND r.job_id = j.job_id AND r.status = 'PENDING'
-     RETURNING r.id::text AS id, r.job_id::text AS job_id, r.archive_sha256, r.request, r.attempts, r.cancel_requested_at IS NOT NULL AS cancel_requested,
-       (SELECT coalesce(max(e.seq) + 1, 0) FROM reach_wasm.run_events e WHERE e.run_id = r.id)::int AS next_seq`,
-    [worker, JSON.stringify(jobs.map((j) => ({ run_id: j.runId, job_id: j.jobId })))],
+    `WITH c AS (UPDATE reach_wasm.runs r SET status = 'EXECUTING', phase = 'running', worker = $1, attempts = r.attempts + 1, heartbeat_at = now(),
+         started_at = coalesce(r.started_at, now()), updated_at = now()
+       FROM jsonb_to_recordset($2::jsonb) AS j(run_id uuid, job_id uuid)
+       WHERE r.id = j.run_id AND r.job_id = j.job_id AND r.status = 'PENDING'
+       RETURNING r.id::text AS id, r.job_id::text AS job_id, r.archive_sha256, r.request, r.attempts, r.cancel_requested_at IS NOT NULL AS cancel_requested,
+         (SELECT coalesce(max(e.seq) + 1, 0) FROM reach_wasm.run_events e WHERE e.run_id = r.id)::int AS next_seq)
+     SELECT c.*, pg_notify($3, c.id) FROM c`,
+    [worker, JSON.stringify(jobs.map((j) => ({ run_id: j.runId, job_id: j.jobId }))), CHANNELS.run],
   );
-  if (rows.length > 0) await db.query("SELECT pg_notify($1, x) FROM jsonb_array_elements_text($2::jsonb) AS x", [CHANNELS.run, JSON.stringify(rows.map((r) => r["id"]))]);
   return rows.map((r) => ({
     runId: String(r["id"]),
     jobId: String(r["job_id"]),
@@ -80,10 +80,13 @@ function numbered(seq: number, drafts: readonly EventDraft[], at: string): strin
   return JSON.stringify(drafts.map((d, i) => ({ seq: seq + i, event_type: d.eventType, at, step_index: d.stepIndex ?? null, tool_name: d.toolName ?? null, data: d.data ?? null })));
 }
 
-const INSERT_EVENTS = `INSERT INTO reach_wasm.run_events (run_id, seq, attempt, event_type, at, step_index, tool_name, data)
-  SELECT $1, x.seq, $2, x.event_type, x.at, x.step_index, x.tool_name, x.data
-  FROM jsonb_to_recordset($3::jsonb) AS x(seq int, event_type text, at timestamptz, step_index int, tool_name text, data jsonb)
+/** The INSERT of numbered events; the arguments name the parameters (`$1`…) holding run id, attempt and events. */
+function insertEvents(runId: string, attempt: string, events: string, condition = ""): string {
+  return `INSERT INTO reach_wasm.run_events (run_id, seq, attempt, event_type, at, step_index, tool_name, data)
+  SELECT ${runId}, x.seq, ${attempt}, x.event_type, x.at, x.step_index, x.tool_name, x.data
+  FROM jsonb_to_recordset(${events}::jsonb) AS x(seq int, event_type text, at timestamptz, step_index int, tool_name text, data jsonb) ${condition}
   ON CONFLICT DO NOTHING`;
+}
 
 /**
  * Store a running run's buffered events and counters, and tell listeners.
@@ -95,7 +98,7 @@ const INSERT_EVENTS = `INSERT INTO reach_wasm.run_events (run_id, seq, attempt, 
  */
 export async function flushEvents(db: SqlExecutor, run: { runId: string; attempt: number; seq: number }, drafts: readonly EventDraft[], counters: ProgressCounters): Promise<void> {
   await db.query(
-    `WITH ins AS (${INSERT_EVENTS}), upd AS (UPDATE reach_wasm.runs SET progress = $4::jsonb, updated_at = now() WHERE id = $1 AND status = 'EXECUTING')
+    `WITH ins AS (${insertEvents("$1", "$2", "$3")}), upd AS (UPDATE reach_wasm.runs SET progress = $4::jsonb, updated_at = now() WHERE id = $1 AND status = 'EXECUTING')
      SELECT pg_notify($5, $1::text)`,
     [run.runId, run.attempt, numbered(run.seq, drafts, new Date().toISOString()), JSON.stringify(counters), CHANNELS.run],
   );
@@ -119,49 +122,49 @@ export type RunEnd = {
 export type StoredEnd = { recorded: boolean; incident: "run_hash_mismatch" | "capsule_mismatch" | null };
 
 /**
- * Store a run's end: the capsule (once per run hash), the record (once per run). A run that already ended (it was
- * executed twice, e.g. after its first worker was presumed dead) keeps its first end; this one is compared with it,
- * and a different run hash or different capsule bytes is recorded as a determinism incident.
+ * Store a run's end: the capsule (once per run hash), the record (once per run), its last events and a NOTIFY, in
+ * one statement; then complete its job. A run that already ended (it was executed twice, e.g. after its first
+ * worker was presumed dead) keeps its first end; this one is compared with it, and a different run hash or different
+ * capsule bytes is recorded as a determinism incident (with this capsule: nothing is dropped).
  * @param db the database
  * @param worker this worker's id
- * @param run the run, its attempt and next event number, and the job to complete with it (in the same transaction)
+ * @param run the run, its attempt and next event number, and the job to complete once the end is stored
  * @param end the outcome
  * @returns whether this end was recorded and which incident, if any, it caused
  * @example const stored = await finishRun(db, "w1", { runId, attempt: 1, seq: 5 }, end);
  */
 export async function finishRun(db: SqlDatabase, worker: string, run: { runId: string; attempt: number; seq: number; job?: { queue: RunQueue; jobId: string } }, end: RunEnd): Promise<StoredEnd> {
-  return await db.transaction(async (tx) => {
-    if (run.job !== undefined) await run.job.queue.complete([run.job.jobId], tx);
-    let incident: StoredEnd["incident"] = null;
-    if (end.runHash !== null && end.capsule !== null) incident = await storeCapsule(tx, worker, run.runId, end.runHash, end.capsule);
-    const { phase, errorType } = endOf(end.status, end.error?.code ?? null);
-    const updated = await tx.query(
-      `UPDATE reach_wasm.runs SET status = $2, phase = $3, run_hash = $4, engine_run_id = $5, result = $6::jsonb, error = $7::jsonb, error_type = $8,
-         progress = $9::jsonb, worker = $10, heartbeat_at = NULL, completed_at = now(), updated_at = now()
-       WHERE id = $1 AND status IN ('PENDING', 'EXECUTING') RETURNING id`,
-      [run.runId, end.status, phase, end.runHash, end.engineRunId, end.result === null ? null : JSON.stringify(end.result), end.error === null ? null : JSON.stringify(end.error), errorType, JSON.stringify(end.counters), worker],
-    );
-    if (updated.length > 0) {
-      await tx.query(`WITH ins AS (${INSERT_EVENTS}) SELECT pg_notify($4, $1::text)`, [run.runId, run.attempt, numbered(run.seq, end.events, new Date().toISOString()), CHANNELS.run]);
-      return { recorded: true, incident };
-    }
-    const first = await tx.query<{ run_hash: string | null }>("SELECT run_hash FROM reach_wasm.runs WHERE id = $1", [run.runId]);
-    const firstHash = first[0]?.run_hash ?? null;
-    if (firstHash !== null && end.runHash !== null && firstHash !== end.runHash) {
-      await tx.query("INSERT INTO reach_wasm.incidents (run_id, kind, expected_run_hash, actual_run_hash, worker) VALUES ($1, 'run_hash_mismatch', $2, $3, $4)", [run.runId, firstHash, end.runHash, worker]);
-      incident = "run_hash_mismatch";
-    }
-    return { recorded: false, incident };
-  });
+  const { phase, errorType } = endOf(end.status, end.error?.code ?? null);
+  const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
+  const [row] = await db.query<{ capsule_inserted: boolean; updated: boolean }>(
+    `WITH cap AS (INSERT INTO reach_wasm.capsules (run_hash, bytes, size) SELECT $4::text, $11::bytea, $12::int WHERE $4::text IS NOT NULL AND $11::bytea IS NOT NULL
+                  ON CONFLICT (run_hash) DO NOTHING RETURNING run_hash),
+          upd AS (UPDATE reach_wasm.runs SET status = $2, phase = $3, run_hash = $4, engine_run_id = $5, result = $6::jsonb, error = $7::jsonb, error_type = $8,
+                    progress = $9::jsonb, worker = $10, heartbeat_at = NULL, completed_at = now(), updated_at = now()
+                  WHERE id = $1 AND status IN ('PENDING', 'EXECUTING') RETURNING id),
+          ev AS (${insertEvents("$1", "$13", "$14", "WHERE EXISTS (SELECT 1 FROM upd)")})
+     SELECT EXISTS (SELECT 1 FROM cap) AS capsule_inserted, EXISTS (SELECT 1 FROM upd) AS updated, pg_notify($15, $1::text)`,
+    [run.runId, end.status, phase, end.runHash, end.engineRunId, json(end.result), json(end.error), errorType, JSON.stringify(end.counters), worker,
+      end.capsule, end.capsule?.length ?? null, run.attempt, numbered(run.seq, end.events, new Date().toISOString()), CHANNELS.run],
+  );
+  if (run.job !== undefined) await run.job.queue.complete([run.job.jobId]); // a crash before this only leaves a stale job
+  let incident: StoredEnd["incident"] = null;
+  if (end.runHash !== null && end.capsule !== null && row?.capsule_inserted !== true) incident = await compareCapsule(db, worker, run.runId, end.runHash, end.capsule);
+  if (row?.updated === true) return { recorded: true, incident };
+  const first = await db.query<{ run_hash: string | null }>("SELECT run_hash FROM reach_wasm.runs WHERE id = $1", [run.runId]);
+  const firstHash = first[0]?.run_hash ?? null;
+  if (firstHash !== null && end.runHash !== null && firstHash !== end.runHash) {
+    await db.query("INSERT INTO reach_wasm.incidents (run_id, kind, expected_run_hash, actual_run_hash, worker) VALUES ($1, 'run_hash_mismatch', $2, $3, $4)", [run.runId, firstHash, end.runHash, worker]);
+    incident = "run_hash_mismatch";
+  }
+  return { recorded: false, incident };
 }
 
-/** Insert the capsule unless its run hash is stored; compare it with the stored one when it is. */
-async function storeCapsule(tx: SqlExecutor, worker: string, runId: string, runHash: string, bytes: Uint8Array): Promise<StoredEnd["incident"]> {
-  const inserted = await tx.query("INSERT INTO reach_wasm.capsules (run_hash, bytes, size) VALUES ($1, $2, $3) ON CONFLICT (run_hash) DO NOTHING RETURNING run_hash", [runHash, bytes, bytes.length]);
-  if (inserted.length > 0) return null;
-  const same = await tx.query<{ same: boolean }>("SELECT bytes = $2 AS same FROM reach_wasm.capsules WHERE run_hash = $1", [runHash, bytes]);
-  if (same[0]?.same === true) return null;
-  await tx.query("INSERT INTO reach_wasm.incidents (run_id, kind, expected_run_hash, actual_run_hash, worker, capsule) VALUES ($1, 'capsule_mismatch', $2, $2, $3, $4)", [runId, runHash, worker, bytes]);
+/** Compare a capsule with the one stored under its run hash; a difference is a determinism incident. */
+async function compareCapsule(db: SqlExecutor, worker: string, runId: string, runHash: string, bytes: Uint8Array): Promise<StoredEnd["incident"]> {
+  const same = await db.query<{ same: boolean }>("SELECT bytes = $2 AS same FROM reach_wasm.capsules WHERE run_hash = $1", [runHash, bytes]);
+  if (same[0]?.same !== false) return null;
+  await db.query("INSERT INTO reach_wasm.incidents (run_id, kind, expected_run_hash, actual_run_hash, worker, capsule) VALUES ($1, 'capsule_mismatch', $2, $2, $3, $4)", [runId, runHash, worker, bytes]);
   return "capsule_mismatch";
 }
 

@@ -83,8 +83,10 @@ class _Worker implements RunWorker {
   #unlisten: (() => Promise<void>)[] = [];
   #stopping = false;
   #wake: (() => void) | null = null;
-  /** A NOTIFY or a freed slot arrived while the loop was busy: look again before sleeping. */
-  #poked = false;
+  /** Job notices so far (NOTIFY on the jobs channel); a take that comes back short clears `#jobsMaybe` only if none arrived meanwhile. */
+  #notices = 0;
+  /** There may be jobs to take: a notice arrived, the poll timer fired, or the last take filled every free slot. */
+  #jobsMaybe = true;
   #loop: Promise<void> = Promise.resolve();
 
   constructor(o: WorkerOptions) {
@@ -100,7 +102,11 @@ class _Worker implements RunWorker {
   async start(): Promise<void> {
     const o = this.#o;
     this.#unlisten = [
-      await o.db.listen(CHANNELS.jobs, () => this.#poke()),
+      await o.db.listen(CHANNELS.jobs, () => {
+        this.#notices++;
+        this.#jobsMaybe = true;
+        this.#poke();
+      }),
       await o.db.listen(CHANNELS.cancel, (runId) => this.#running.get(runId)?.controller.abort()),
     ];
     this.#timers.push(setInterval(() => void this.#beat(), o.heartbeatMs ?? WORKER_DEFAULTS.heartbeatMs));
@@ -109,7 +115,6 @@ class _Worker implements RunWorker {
   }
 
   #poke(): void {
-    this.#poked = true;
     this.#wake?.();
   }
 
@@ -133,29 +138,35 @@ class _Worker implements RunWorker {
     }
   }
 
+  /** Take jobs while there are free slots and maybe jobs; otherwise sleep until a notice, a freed slot or the poll timer. */
   async #run(): Promise<void> {
     const concurrency = this.#o.concurrency ?? WORKER_DEFAULTS.concurrency;
     while (!this.#stopping) {
       const free = concurrency - this.#running.size;
-      let took = 0;
-      this.#poked = false;
-      if (free > 0) {
+      if (free > 0 && this.#jobsMaybe) {
+        const seen = this.#notices;
         try {
-          took = await this.#take(free);
+          const took = await this.#take(free);
+          if (took < free && this.#notices === seen) this.#jobsMaybe = false; // drained, as far as anyone told us
         } catch (err) {
           this.#log(`taking jobs failed: ${(err as Error).message}`);
+          this.#jobsMaybe = false; // look again at the next notice or poll
         }
+        continue;
       }
-      if (took === 0 && !this.#stopping && !this.#poked) {
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, this.#o.pollMs ?? WORKER_DEFAULTS.pollMs);
-          this.#wake = () => {
-            clearTimeout(t);
-            this.#wake = null;
-            resolve();
-          };
-        });
-      }
+      if (this.#stopping) break;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          this.#jobsMaybe = true;
+          this.#wake = null;
+          resolve();
+        }, this.#o.pollMs ?? WORKER_DEFAULTS.pollMs);
+        this.#wake = () => {
+          clearTimeout(t);
+          this.#wake = null;
+          resolve();
+        };
+      });
     }
   }
 
