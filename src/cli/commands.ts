@@ -145,7 +145,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       "Runs until SIGINT/SIGTERM; runs still going after 10 s go back to the queue. A worker that dies (SIGKILL, lost",
       "machine) stops heartbeating; after --stale-after seconds (default 45) another worker re-runs its runs. A run",
       "executed twice keeps one capsule; a different second result is recorded as a determinism incident.",
-      "--concurrency N: runs at once (default 2). The embedded store serves one process: use serve --workers there.",
+      "--concurrency N: runs claimed at once (default 4; more slots overlap database round trips). The embedded store",
+      "serves one process: use serve --workers there.",
     ].join("\n"),
   },
   {

@@ -21,7 +21,7 @@ const USAGE = "reach-wasm worker [--db URL | --data DIR] [--concurrency N] [--tr
 export async function runWorkerCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const args = parseArgs(argv, ["--db", "--data", "--concurrency", "--trust", "--key", "--stale-after", "--poll"], ["--json"], USAGE);
   if (args.positional.length > 0) throw usageError(USAGE, `unexpected argument ${JSON.stringify(args.positional[0])}`);
-  const concurrency = intOption(args, "--concurrency", 1, 64, USAGE) ?? 2;
+  const concurrency = intOption(args, "--concurrency", 1, 64, USAGE) ?? 4;
   const staleSeconds = intOption(args, "--stale-after", 1, 86_400, USAGE) ?? WORKER_DEFAULTS.staleSeconds;
   const pollMs = intOption(args, "--poll", 50, 60_000, USAGE) ?? WORKER_DEFAULTS.pollMs;
   const trust = await loadTrustStore(args.values.get("--trust"));

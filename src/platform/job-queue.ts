@@ -24,6 +24,8 @@ export type QueueJob = { jobId: string; runId: string };
 export type RunQueue = {
   /** Add a job inside the caller's transaction (it exists once the transaction commits). */
   enqueue(tx: SqlExecutor, job: QueueJob): Promise<void>;
+  /** Add several jobs in one statement inside the caller's transaction. */
+  enqueueMany(tx: SqlExecutor, jobs: readonly QueueJob[]): Promise<void>;
   /**
    * Take up to `max` jobs; each is given to one taker only. Inside a transaction (`tx`), the take is undone when the
    * transaction is: a taker that dies before committing leaves no job taken.
@@ -85,6 +87,9 @@ export async function openRunQueue(db: SqlDatabase, options: RunQueueOptions = {
   return {
     enqueue: async (tx, job) => {
       await boss.send(RUN_QUEUE, { runId: job.runId }, { id: job.jobId, ...on(tx) });
+    },
+    enqueueMany: async (tx, jobs) => {
+      if (jobs.length > 0) await boss.insert(jobs.map((j) => ({ id: j.jobId, name: RUN_QUEUE, data: { runId: j.runId } })), on(tx));
     },
     take: async (max, tx) => {
       const jobs = await boss.fetch<{ runId?: unknown }>(RUN_QUEUE, { batchSize: max, ...on(tx) });

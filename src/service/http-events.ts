@@ -38,16 +38,18 @@ export async function awaitRecord(ctx: ServiceContext, tenant: string, runId: st
   for (;;) {
     const left = deadline - performance.now();
     const wait = left > 0 ? ctx.hub.wait(runId, Math.min(left, 2000)) : null;
+    if (wait !== null && !ctx.hub.closed) {
+      // while it runs, a one-column look is enough; the full record is read once, at the end
+      const rows = await ctx.db.query<{ status: string }>("SELECT status FROM reach_wasm.runs WHERE id = $1 AND tenant = $2", [runId, tenant]);
+      if (rows[0] !== undefined && !ended(rows[0].status)) {
+        await wait.changed;
+        continue;
+      }
+    }
+    wait?.cancel();
     const record = await getRun(ctx.db, tenant, runId);
-    if (record === null) {
-      wait?.cancel();
-      throw noRun(runId);
-    }
-    if (wait === null || ended(record.status) || ctx.hub.closed) {
-      wait?.cancel();
-      return record;
-    }
-    await wait.changed;
+    if (record === null) throw noRun(runId);
+    return record;
   }
 }
 

@@ -53,6 +53,31 @@ export async function submitRun(db: SqlDatabase, queue: RunQueue, run: { id: str
 }
 
 /**
+ * Record several runs (without requestId) and queue their jobs, in one transaction of two statements.
+ * @param db the database
+ * @param queue the run queue
+ * @param runs the new runs: fresh ids, tenants, packs and options without requestId
+ * @example await submitRuns(db, queue, [{ id, tenant: "local", pack, options: {} }]);
+ */
+export async function submitRuns(db: SqlDatabase, queue: RunQueue, runs: readonly { id: string; tenant: string; pack: RunPack; options: RunOptions }[]): Promise<void> {
+  const rows = runs.map((r) => {
+    const { requestId: _none, ...request } = r.options;
+    return { id: r.id, tenant: r.tenant, pack_digest: r.pack.digest, archive_sha256: r.pack.archiveSha256, pack_id: r.pack.id, pack_version: r.pack.version, request };
+  });
+  await db.transaction(async (tx) => {
+    await tx.query(
+      `WITH ins AS (INSERT INTO reach_wasm.runs (id, tenant, pack_digest, archive_sha256, pack_id, pack_version, request, status, phase, job_id)
+         SELECT x.id, x.tenant, x.pack_digest, x.archive_sha256, x.pack_id, x.pack_version, x.request, 'PENDING', 'queued', x.id
+         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, tenant text, pack_digest text, archive_sha256 text, pack_id text, pack_version text, request jsonb)
+         RETURNING id)
+       SELECT count(*)::int AS n, pg_notify($2, '') FROM ins`,
+      [JSON.stringify(rows), CHANNELS.jobs],
+    );
+    await queue.enqueueMany(tx, runs.map((r) => ({ jobId: r.id, runId: r.id })));
+  });
+}
+
+/**
  * One of a tenant's runs.
  * @param db the database
  * @param tenant the tenant asking

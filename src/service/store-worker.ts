@@ -42,8 +42,8 @@ export async function claimRuns(db: SqlExecutor, worker: string, jobs: readonly 
        WHERE r.id = j.run_id AND r.job_id = j.job_id AND r.status = 'PENDING'
        RETURNING r.id::text AS id, r.job_id::text AS job_id, r.archive_sha256, r.request, r.attempts, r.cancel_requested_at IS NOT NULL AS cancel_requested,
          (SELECT coalesce(max(e.seq) + 1, 0) FROM reach_wasm.run_events e WHERE e.run_id = r.id)::int AS next_seq)
-     SELECT c.*, pg_notify($3, c.id) FROM c`,
-    [worker, JSON.stringify(jobs.map((j) => ({ run_id: j.runId, job_id: j.jobId }))), CHANNELS.run],
+     SELECT c.* FROM c`, // no NOTIFY: waiters care about events and ends, and the first events follow within 200 ms
+    [worker, JSON.stringify(jobs.map((j) => ({ run_id: j.runId, job_id: j.jobId })))],
   );
   return rows.map((r) => ({
     runId: String(r["id"]),
@@ -123,17 +123,17 @@ export type StoredEnd = { recorded: boolean; incident: "run_hash_mismatch" | "ca
 
 /**
  * Store a run's end: the capsule (once per run hash), the record (once per run), its last events and a NOTIFY, in
- * one statement; then complete its job. A run that already ended (it was executed twice, e.g. after its first
+ * one statement (the caller completes the job afterwards; a crash in between only leaves a stale job). A run that already ended (it was executed twice, e.g. after its first
  * worker was presumed dead) keeps its first end; this one is compared with it, and a different run hash or different
  * capsule bytes is recorded as a determinism incident (with this capsule: nothing is dropped).
  * @param db the database
  * @param worker this worker's id
- * @param run the run, its attempt and next event number, and the job to complete once the end is stored
+ * @param run the run, its attempt and next event number
  * @param end the outcome
  * @returns whether this end was recorded and which incident, if any, it caused
  * @example const stored = await finishRun(db, "w1", { runId, attempt: 1, seq: 5 }, end);
  */
-export async function finishRun(db: SqlDatabase, worker: string, run: { runId: string; attempt: number; seq: number; job?: { queue: RunQueue; jobId: string } }, end: RunEnd): Promise<StoredEnd> {
+export async function finishRun(db: SqlDatabase, worker: string, run: { runId: string; attempt: number; seq: number }, end: RunEnd): Promise<StoredEnd> {
   const { phase, errorType } = endOf(end.status, end.error?.code ?? null);
   const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
   const [row] = await db.query<{ capsule_inserted: boolean; updated: boolean }>(
@@ -147,7 +147,6 @@ export async function finishRun(db: SqlDatabase, worker: string, run: { runId: s
     [run.runId, end.status, phase, end.runHash, end.engineRunId, json(end.result), json(end.error), errorType, JSON.stringify(end.counters), worker,
       end.capsule, end.capsule?.length ?? null, run.attempt, numbered(run.seq, end.events, new Date().toISOString()), CHANNELS.run],
   );
-  if (run.job !== undefined) await run.job.queue.complete([run.job.jobId]); // a crash before this only leaves a stale job
   let incident: StoredEnd["incident"] = null;
   if (end.runHash !== null && end.capsule !== null && row?.capsule_inserted !== true) incident = await compareCapsule(db, worker, run.runId, end.runHash, end.capsule);
   if (row?.updated === true) return { recorded: true, incident };

@@ -87,6 +87,8 @@ class _Worker implements RunWorker {
   #notices = 0;
   /** There may be jobs to take: a notice arrived, the poll timer fired, or the last take filled every free slot. */
   #jobsMaybe = true;
+  /** Jobs whose runs ended and were stored: completed with the next take (one statement less per run), or before sleeping. */
+  #done: string[] = [];
   #loop: Promise<void> = Promise.resolve();
 
   constructor(o: WorkerOptions) {
@@ -155,6 +157,8 @@ class _Worker implements RunWorker {
         continue;
       }
       if (this.#stopping) break;
+      await this.#completeDone();
+      if (this.#jobsMaybe && concurrency - this.#running.size > 0) continue; // a notice or a free slot came meanwhile
       await new Promise<void>((resolve) => {
         const t = setTimeout(() => {
           this.#jobsMaybe = true;
@@ -170,27 +174,45 @@ class _Worker implements RunWorker {
     }
   }
 
+  async #completeDone(): Promise<void> {
+    const done = this.#done.splice(0);
+    try {
+      await this.#o.queue.complete(done);
+    } catch (err) {
+      this.#done.push(...done);
+      this.#log(`completing jobs failed: ${(err as Error).message}`);
+    }
+  }
+
   async #take(free: number): Promise<number> {
     const o = this.#o;
+    const done = this.#done.splice(0);
     // take and claim in one transaction: a worker that dies in between leaves the job offered, not taken
-    const { taken, claimed } = await o.db.transaction(async (tx) => {
-      const jobs = await o.queue.take(free, tx);
-      if (jobs.length === 0) return { taken: 0, claimed: [] };
-      const runs = await claimRuns(tx, o.id, jobs);
-      const ids = new Set(runs.map((c) => c.jobId));
-      await o.queue.complete(jobs.filter((j) => !ids.has(j.jobId)).map((j) => j.jobId), tx); // stale jobs: nothing to run
-      return { taken: jobs.length, claimed: runs };
-    });
-    for (const run of claimed) {
+    let result: { taken: number; claimed: ClaimedRun[] };
+    try {
+      result = await o.db.transaction(async (tx) => {
+        const jobs = await o.queue.take(free, tx);
+        const runs = await claimRuns(tx, o.id, jobs);
+        const ids = new Set(runs.map((c) => c.jobId));
+        await o.queue.complete([...done, ...jobs.filter((j) => !ids.has(j.jobId)).map((j) => j.jobId)], tx); // unclaimed: stale jobs
+        return { taken: jobs.length, claimed: runs };
+      });
+    } catch (err) {
+      this.#done.push(...done);
+      throw err;
+    }
+    for (const run of result.claimed) {
       const controller = new AbortController();
       if (run.cancelRequested) controller.abort();
-      const done = execute(o, this.#cache, run, controller.signal, this.#log).finally(() => {
+      const done = execute(o, this.#cache, run, controller.signal, this.#log).then((stored) => {
+        if (stored) this.#done.push(run.jobId);
+      }).finally(() => {
         this.#running.delete(run.runId);
         this.#poke();
       });
       this.#running.set(run.runId, { run, controller, done });
     }
-    return taken;
+    return result.taken;
   }
 
   async stop(graceMs = 10_000): Promise<void> {
@@ -203,6 +225,7 @@ class _Worker implements RunWorker {
     clearTimeout(timer);
     for (const t of this.#timers) clearInterval(t);
     for (const off of this.#unlisten) await off().catch(() => {});
+    await this.#completeDone();
     const left = [...this.#running.keys()];
     if (left.length > 0) {
       const released = await releaseRuns(this.#o.db, this.#o.queue, this.#o.id, left).catch(() => []);
@@ -211,8 +234,11 @@ class _Worker implements RunWorker {
   }
 }
 
-/** Run one claimed run to its stored end. Never throws: a failure to store leaves the run to the re-queue check. */
-async function execute(o: WorkerOptions, cache: PackCache, run: ClaimedRun, signal: AbortSignal, log: (line: string) => void): Promise<void> {
+/**
+ * Run one claimed run to its stored end; resolves true once the end is stored. Never throws: a failure to store
+ * leaves the run to the re-queue check.
+ */
+async function execute(o: WorkerOptions, cache: PackCache, run: ClaimedRun, signal: AbortSignal, log: (line: string) => void): Promise<boolean> {
   const stream = eventStream(o.db, run, log);
   let end: RunEnd;
   try {
@@ -233,11 +259,12 @@ async function execute(o: WorkerOptions, cache: PackCache, run: ClaimedRun, sign
   }
   try {
     const { seq, pending } = await stream.close(); // a short run's events are stored with its end, in one transaction
-    const job = { queue: o.queue, jobId: run.jobId };
-    const stored = await finishRun(o.db, o.id, { runId: run.runId, attempt: run.attempt, seq, job }, { ...end, events: [...pending, ...end.events] });
+    const stored = await finishRun(o.db, o.id, { runId: run.runId, attempt: run.attempt, seq }, { ...end, events: [...pending, ...end.events] });
     if (stored.incident !== null) log(`DETERMINISM INCIDENT on run ${run.runId}: ${stored.incident} (run hash ${end.runHash}); recorded in reach_wasm.incidents`);
+    return true;
   } catch (err) {
     log(`storing the end of run ${run.runId} failed: ${(err as Error).message}; the run will be re-queued once its heartbeat is stale`);
+    return false;
   }
 }
 
