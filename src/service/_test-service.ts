@@ -1,7 +1,7 @@
 // Test helpers of the run service: a service on PGlite (in memory) or on the test PostgreSQL server, pack archives,
 // and the local run hash of a pack (what `reach-wasm run` computes).
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { writeArchive } from "../capsule/archive.ts";
@@ -44,7 +44,9 @@ export type TestPostgres = { url: string; stop(): void };
 export function testPostgres(): TestPostgres | null {
   const env = process.env["REACH_WASM_TEST_PG_URL"];
   if (env !== undefined && env !== "") return { url: env, stop: () => {} };
-  const bin = "/usr/lib/postgresql/15/bin";
+  const versions = existsSync("/usr/lib/postgresql") ? readdirSync("/usr/lib/postgresql").filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(a) - Number(b)) : [];
+  if (versions.length === 0) return null;
+  const bin = `/usr/lib/postgresql/${versions[versions.length - 1]}/bin`;
   try {
     execFileSync(`${bin}/pg_ctl`, ["--version"], { stdio: "ignore" });
   } catch {
