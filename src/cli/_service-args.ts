@@ -32,6 +32,7 @@ export type ParsedArgs = { positional: string[]; values: Map<string, string>; fl
  * @param usage the command's usage line (for messages)
  * @returns the parsed arguments
  * @throws ReachError `PROTO_INVALID_ARGUMENT` for an unknown option or a missing value
+ * @example parseArgs(["--db", "postgres://…", "--json"], ["--db"], ["--json"], USAGE)
  */
 export function parseArgs(argv: readonly string[], valued: readonly string[], bare: readonly string[], usage: string): ParsedArgs {
   const out: ParsedArgs = { positional: [], values: new Map(), flags: new Set() };
@@ -66,6 +67,8 @@ export function usageError(usage: string, message: string): ReachError {
  * @param max largest allowed
  * @param usage the usage line
  * @returns the value, or undefined when the option is absent
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` for a value that is not an integer in range
+ * @example intOption(args, "--workers", 0, 64, USAGE) // 2 for "--workers 2"
  */
 export function intOption(args: ParsedArgs, flag: string, min: number, max: number, usage: string): number | undefined {
   const text = args.values.get(flag);
@@ -92,6 +95,7 @@ export function defaultDataDir(): string {
  * @param usage the usage line
  * @returns the open database
  * @throws ReachError when both are given, or the store cannot be opened
+ * @example const db = await openStore(parseArgs(argv, ["--db", "--data"], [], USAGE), USAGE);
  */
 export async function openStore(args: ParsedArgs, usage: string): Promise<SqlDatabase> {
   const url = args.values.get("--db") ?? process.env["REACH_WASM_DB"];
@@ -133,6 +137,7 @@ export function workerId(): string {
  * The capsule signing key of `--key FILE`, if given.
  * @param args parsed arguments
  * @returns the Ed25519 private key seed, or undefined
+ * @throws ReachError when the key file cannot be read or parsed
  */
 export async function signingKey(args: ParsedArgs): Promise<Uint8Array | undefined> {
   const path = args.values.get("--key");
@@ -145,6 +150,8 @@ export async function signingKey(args: ParsedArgs): Promise<Uint8Array | undefin
  * `$REACH_WASM_TOKEN`).
  * @param args parsed arguments
  * @returns the client
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` for a server that is not an http(s) URL
+ * @example const client = clientOf(parseArgs(["--server", "http://127.0.0.1:7411"], ["--server"], [], USAGE));
  */
 export function clientOf(args: ParsedArgs): ServiceClient {
   const server = args.values.get("--server") ?? process.env["REACH_WASM_SERVER"] ?? `http://${DEFAULT_LISTEN}`;

@@ -77,6 +77,7 @@ async function capsule(argv: readonly string[], io: CliIO): Promise<number> {
  * @param argv arguments after `runs`
  * @param io output streams
  * @returns the exit code
+ * @throws ReachError for a bad invocation, an unreachable store or server, or a refusal (the CLI exits 2)
  */
 export async function runRunsCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const [sub, ...rest] = argv;

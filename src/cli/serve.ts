@@ -20,6 +20,7 @@ const USAGE = "reach-wasm serve [--db URL | --data DIR] [--listen HOST:PORT] [--
  * @param text the address
  * @returns host and port
  * @throws ReachError `PROTO_INVALID_ARGUMENT`
+ * @example parseListen("[::1]:7411") // { hostname: "::1", port: 7411 }
  */
 export function parseListen(text: string): { hostname: string; port: number } {
   const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
@@ -32,6 +33,7 @@ export function parseListen(text: string): { hostname: string; port: number } {
  * @param argv arguments after `serve`
  * @param io output streams
  * @returns the exit code (0 after a clean stop)
+ * @throws ReachError for a bad invocation, an unreachable store or server, or a refusal (the CLI exits 2)
  */
 export async function runServeCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const args = parseArgs(argv, ["--db", "--listen", "--data", "--workers", "--max-body", "--trust", "--key", "--stale-after"], ["--auth", "--json"], USAGE);

@@ -97,6 +97,7 @@ export async function followRun(client: ServiceClient, runId: string, io: CliIO)
  * @param argv arguments after `submit`
  * @param io output streams
  * @returns 0 accepted (or COMPLETED with --wait), 1 FAILED/ABORTED with --wait, 2 refused or bad invocation
+ * @throws ReachError for a bad invocation, an unreachable store or server, or a refusal (the CLI exits 2)
  */
 export async function runSubmitCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const args = parseArgs(argv, ["--server", "--token", "--input", "--seed", "--request-id", "--max-steps", "--step-timeout", "--out"], ["--wait", "--json", "--approve"], USAGE);

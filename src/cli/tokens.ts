@@ -14,6 +14,7 @@ const USAGE = "reach-wasm tokens create --tenant NAME [--db URL | --data DIR] [-
  * @param argv arguments after `tokens`
  * @param io output streams
  * @returns the exit code
+ * @throws ReachError for a bad invocation, an unreachable store or server, or a refusal (the CLI exits 2)
  */
 export async function runTokensCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const [sub, ...rest] = argv;

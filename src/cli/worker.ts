@@ -17,6 +17,7 @@ const USAGE = "reach-wasm worker [--db URL | --data DIR] [--concurrency N] [--tr
  * @param argv arguments after `worker`
  * @param io output streams
  * @returns the exit code (0 after a clean stop)
+ * @throws ReachError for a bad invocation, an unreachable store or server, or a refusal (the CLI exits 2)
  */
 export async function runWorkerCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const args = parseArgs(argv, ["--db", "--data", "--concurrency", "--trust", "--key", "--stale-after", "--poll"], ["--json"], USAGE);

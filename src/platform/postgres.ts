@@ -66,6 +66,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<SqlDatabase>
  * The URL without its password, for messages.
  * @param url a connection URL
  * @returns the URL with `***` for the password
+ * @example redactUrl("postgres://u:secret@h/db") // "postgres://u:***@h/db"
  */
 export function redactUrl(url: string): string {
   try {

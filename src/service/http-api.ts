@@ -32,6 +32,7 @@ function runIdOf(c: Context<Env>): string {
  * @param ctx the database, queue, engine, auth and limits
  * @param version the reach-wasm version (for `/openapi.json`)
  * @returns the Hono app; serve `app.fetch`
+ * @throws nothing at build time; handlers answer every failure with a ReachError document
  * @example const server = await serveHttp(createServiceApp(ctx, VERSION).fetch, { hostname: "127.0.0.1", port: 7411 });
  */
 export function createServiceApp(ctx: ServiceContext, version: string): Hono<Env> {

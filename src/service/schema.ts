@@ -108,6 +108,7 @@ CREATE INDEX IF NOT EXISTS incidents_run ON reach_wasm.incidents (run_id);
  * Create the service's tables when missing (one process at a time: a transaction-scoped advisory lock).
  * @param db the open database
  * @throws ReachError `PROTO_VERSION_MISMATCH` when a newer reach-wasm set the database up
+ * @returns once the tables exist
  * @example await migrate(db);
  */
 export async function migrate(db: SqlDatabase): Promise<void> {

@@ -14,6 +14,7 @@ import type { RunPack } from "./store-runs.ts";
  * @param archive the archive bytes and their SHA-256
  * @param pack what {@link inspectPack} found
  * @returns the pack as runs refer to it
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
  * @example const p = await registerPack(db, "local", { bytes, sha256 }, inspection);
  */
 export async function registerPack(tx: SqlExecutor, tenant: string, archive: { bytes: Uint8Array; sha256: string }, pack: PackInspection): Promise<RunPack> {
@@ -32,6 +33,7 @@ export async function registerPack(tx: SqlExecutor, tenant: string, archive: { b
  * @param tenant the tenant
  * @param digest the pack digest
  * @returns the pack, or null when this tenant has not registered it
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
  * @example const p = await findPack(db, "local", digest);
  */
 export async function findPack(db: SqlExecutor, tenant: string, digest: string): Promise<RunPack | null> {
@@ -48,6 +50,7 @@ export async function findPack(db: SqlExecutor, tenant: string, digest: string):
  * @param db the database
  * @param sha256 the archive's SHA-256
  * @returns the bytes, or null
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
  * @example const bytes = await readPackArchive(db, sha);
  */
 export async function readPackArchive(db: SqlExecutor, sha256: string): Promise<Uint8Array | null> {

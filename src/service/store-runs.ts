@@ -23,6 +23,7 @@ export type RunPack = { digest: string; archiveSha256: string; id: string; versi
  * @param queue the run queue
  * @param run the new run's id (a fresh UUID), tenant, pack and options
  * @returns the run id, its status and whether it already existed
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
  * @example await submitRun(db, queue, { id, tenant: "local", pack, options: { seed: "1" } });
  */
 export async function submitRun(db: SqlDatabase, queue: RunQueue, run: { id: string; tenant: string; pack: RunPack; options: RunOptions }): Promise<{ runId: string; status: ServiceRunStatus; existed: boolean }> {
@@ -57,6 +58,8 @@ export async function submitRun(db: SqlDatabase, queue: RunQueue, run: { id: str
  * @param db the database
  * @param queue the run queue
  * @param runs the new runs: fresh ids, tenants, packs and options without requestId
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
+ * @returns once the runs and their jobs are committed
  * @example await submitRuns(db, queue, [{ id, tenant: "local", pack, options: {} }]);
  */
 export async function submitRuns(db: SqlDatabase, queue: RunQueue, runs: readonly { id: string; tenant: string; pack: RunPack; options: RunOptions }[]): Promise<void> {
@@ -83,6 +86,7 @@ export async function submitRuns(db: SqlDatabase, queue: RunQueue, runs: readonl
  * @param tenant the tenant asking
  * @param runId the run id
  * @returns the record, or null when the tenant has no such run
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
  * @example const record = await getRun(db, "local", runId);
  */
 export async function getRun(db: SqlExecutor, tenant: string, runId: string): Promise<RunRecord | null> {
@@ -96,6 +100,7 @@ export async function getRun(db: SqlExecutor, tenant: string, runId: string): Pr
  * @param tenant the tenant asking
  * @param q filters: status, pack id or digest, cursor (from the previous page), limit
  * @returns the runs and the cursor of the next page (null on the last page)
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
  * @example const page = await listRuns(db, "local", { status: "COMPLETED", limit: 50 });
  */
 export async function listRuns(db: SqlExecutor, tenant: string, q: { status?: string; pack?: string; cursor?: string; limit?: number }): Promise<{ runs: RunRecord[]; nextCursor: string | null }> {
@@ -117,6 +122,8 @@ export async function listRuns(db: SqlExecutor, tenant: string, q: { status?: st
  * @param runId the run
  * @param attempt the attempt the events belong to (0 for the API's own)
  * @param drafts the events
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
+ * @returns once the events are written (visible at commit)
  * @example await appendEventsNow(tx, runId, 0, eventsOf({ kind: "cancelled-while-queued" }));
  */
 export async function appendEventsNow(tx: SqlExecutor, runId: string, attempt: number, drafts: readonly EventDraft[]): Promise<void> {
@@ -142,6 +149,7 @@ export type CancelOutcome = { outcome: "cancelled" | "requested" | "missing" } |
  * @param tenant the tenant asking
  * @param runId the run
  * @returns what happened
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
  * @example const { outcome } = await cancelRun(db, queue, "local", runId);
  */
 export async function cancelRun(db: SqlDatabase, queue: RunQueue, tenant: string, runId: string): Promise<CancelOutcome> {
@@ -183,6 +191,7 @@ export async function cancelRun(db: SqlDatabase, queue: RunQueue, tenant: string
  * @param after the last sequence number already seen (-1 for all)
  * @param limit the most to return
  * @returns the events in order
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
  * @example const events = await readEvents(db, runId, -1, 500);
  */
 export async function readEvents(db: SqlExecutor, runId: string, after: number, limit: number): Promise<ServiceEvent[]> {
@@ -214,6 +223,7 @@ export async function readEvents(db: SqlExecutor, runId: string, after: number, 
  * @param tenant the tenant asking
  * @param runId the run
  * @returns the run hash and bytes, or null when the run has no capsule (yet)
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
  * @example const c = await readCapsule(db, "local", runId);
  */
 export async function readCapsule(db: SqlExecutor, tenant: string, runId: string): Promise<{ runHash: string; bytes: Uint8Array } | null> {

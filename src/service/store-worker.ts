@@ -31,6 +31,7 @@ export type ClaimedRun = {
  * @param worker this worker's id
  * @param jobs the taken jobs
  * @returns the claimed runs
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
  * @example const runs = await claimRuns(db, "w1", jobs);
  */
 export async function claimRuns(db: SqlExecutor, worker: string, jobs: readonly { jobId: string; runId: string }[]): Promise<ClaimedRun[]> {
@@ -62,6 +63,7 @@ export async function claimRuns(db: SqlExecutor, worker: string, jobs: readonly 
  * @param worker this worker's id
  * @param runIds the runs it is executing
  * @returns the ids of those runs whose cancel was requested
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
  * @example const stop = await heartbeat(db, "w1", ["…"]);
  */
 export async function heartbeat(db: SqlExecutor, worker: string, runIds: readonly string[]): Promise<string[]> {
@@ -94,6 +96,8 @@ function insertEvents(runId: string, attempt: string, events: string, condition 
  * @param run the run, its attempt and the sequence number of the first event
  * @param drafts the events
  * @param counters the seed 004 counters so far
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
+ * @returns once the events and counters are stored
  * @example await flushEvents(db, { runId, attempt: 1, seq: 0 }, drafts, counters);
  */
 export async function flushEvents(db: SqlExecutor, run: { runId: string; attempt: number; seq: number }, drafts: readonly EventDraft[], counters: ProgressCounters): Promise<void> {
@@ -131,6 +135,7 @@ export type StoredEnd = { recorded: boolean; incident: "run_hash_mismatch" | "ca
  * @param run the run, its attempt and next event number
  * @param end the outcome
  * @returns whether this end was recorded and which incident, if any, it caused
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
  * @example const stored = await finishRun(db, "w1", { runId, attempt: 1, seq: 5 }, end);
  */
 export async function finishRun(db: SqlDatabase, worker: string, run: { runId: string; attempt: number; seq: number }, end: RunEnd): Promise<StoredEnd> {
@@ -175,6 +180,7 @@ async function compareCapsule(db: SqlExecutor, worker: string, runId: string, ru
  * @param staleSeconds how long without a heartbeat makes a worker presumed dead
  * @param maxAttempts how many workers a run may lose
  * @returns the ids of the re-queued and of the given-up runs
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
  * @example await requeueStale(db, queue, 15, 3);
  */
 export async function requeueStale(db: SqlDatabase, queue: RunQueue, staleSeconds: number, maxAttempts: number): Promise<{ requeued: string[]; givenUp: string[] }> {
@@ -219,6 +225,7 @@ async function giveUp(db: SqlDatabase, queue: RunQueue, staleSeconds: number, ma
  * @param worker the stopping worker's id
  * @param runIds its unfinished runs
  * @returns the re-queued run ids
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
  * @example await releaseRuns(db, queue, "w1", ["…"]);
  */
 export async function releaseRuns(db: SqlDatabase, queue: RunQueue, worker: string, runIds: readonly string[]): Promise<string[]> {

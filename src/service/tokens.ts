@@ -56,6 +56,7 @@ export async function createToken(db: SqlExecutor, tenant: string): Promise<stri
  * @param db the database
  * @param token the bearer token as presented
  * @returns the tenant, or null for a malformed or unknown token
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
  * @example const tenant = await tenantOfToken(db, token);
  */
 export async function tenantOfToken(db: SqlExecutor, token: string): Promise<string | null> {
