@@ -5,6 +5,7 @@
  * @module
  */
 import type { z } from "zod";
+import { MAX_DEPTH } from "../canonical/jcs.ts";
 import { sha256Hex } from "../canonical/sha256.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { ServiceContext } from "./context.ts";
@@ -30,6 +31,25 @@ export function parseOrRefuse<S extends z.ZodType>(schema: S, value: unknown, wh
   if (r.success) return r.data;
   const issues = r.error.issues.map((i) => `${i.path.length === 0 ? "(top)" : i.path.join(".")}: ${i.message}`);
   throw refuse(400, "PROTO_SCHEMA_VIOLATION", `${what} is not valid: ${issues.join("; ")}`, { issues });
+}
+
+/** The deepest nesting of a JSON value, counted without recursion (so a hostile document cannot overflow the stack). */
+function depthOf(value: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (d > max) max = d;
+    if (max > MAX_DEPTH) return max;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, d + 1]);
+  }
+  return max;
+}
+
+/** Refuse a request document nested deeper than a run input may be (the canonical JSON limit, seed 003 §3.3). */
+function checkDepth(value: unknown, what: string): void {
+  if (depthOf(value) > MAX_DEPTH) throw refuse(400, "PROTO_INVALID_MESSAGE", `${what} nests deeper than ${MAX_DEPTH} levels, which no run input may; flatten it`, { maxDepth: MAX_DEPTH });
 }
 
 function checkStorable(options: RunOptions): void {
@@ -115,7 +135,9 @@ export async function registerUpload(ctx: ServiceContext, tenant: string, bytes:
 export async function readSubmission(ctx: ServiceContext, tenant: string, req: Request): Promise<{ pack: RunPack; options: RunOptions }> {
   const type = (req.headers.get("content-type") ?? "").toLowerCase();
   if (type.startsWith("application/json")) {
-    const { pack: digest, ...options } = parseOrRefuse(SubmitRunSchema, await jsonBody(req), "the run request");
+    const body = await jsonBody(req);
+    checkDepth(body, "the run request");
+    const { pack: digest, ...options } = parseOrRefuse(SubmitRunSchema, body, "the run request");
     checkStorable(options);
     const pack = await registeredPack(ctx, tenant, digest);
     if (pack === null) throw refuse(404, "PACK_NOT_FOUND", `no pack with digest ${digest} is registered for this tenant; register it with POST /packs (or upload it with the run as multipart)`, { digest });
@@ -132,6 +154,7 @@ export async function readSubmission(ctx: ServiceContext, tenant: string, req: R
         throw refuse(400, "PROTO_INVALID_MESSAGE", `the "request" part is not JSON (${(err as Error).message})`);
       }
     }
+    checkDepth(raw, 'the "request" part');
     const options = parseOrRefuse(RunOptionsSchema, raw, 'the "request" part');
     checkStorable(options);
     const { pack } = await registerUpload(ctx, tenant, await packPart(form));

@@ -84,7 +84,7 @@ export type RunRecord = z.infer<typeof RunRecordSchema>;
 export const ListRunsQuerySchema = z.strictObject({
   status: RunStatusSchema.optional(),
   pack: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/).optional().describe("a pack id (e.g. hello) or a pack digest"),
-  cursor: z.string().regex(/^[0-9]{1,19}$/).optional().describe("nextCursor of the previous page"),
+  cursor: z.string().regex(/^[0-9]{1,18}$/).optional().describe("nextCursor of the previous page"),
   limit: z.coerce.number().int().min(1).max(200).optional(),
 });
 

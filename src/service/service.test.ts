@@ -97,6 +97,9 @@ describe("run service on PGlite", () => {
     expectRefusal(await call("POST", "/runs", JSON.stringify({ pack: "a".repeat(64), sede: 1 }), "application/json"), 400, "PROTO_SCHEMA_VIOLATION");
     expectRefusal(await call("POST", "/runs", JSON.stringify({ pack: "a".repeat(64), input: { s: "\u0000" } }), "application/json"), 400, "PROTO_INVALID_MESSAGE");
     expectRefusal(await call("POST", "/runs", "x", "text/plain"), 415, "PROTO_INVALID_MESSAGE");
+    const deep = "[".repeat(100_000) + "]".repeat(100_000);
+    expectRefusal(await call("POST", "/runs", `{"pack":"${"a".repeat(64)}","input":${deep}}`, "application/json"), 400, "PROTO_INVALID_MESSAGE");
+    expectRefusal(await call("GET", "/runs?cursor=99999999999999999999"), 400, "PROTO_SCHEMA_VIOLATION");
     expectRefusal(await call("GET", "/runs/not-a-uuid"), 404, "PROTO_INVALID_ARGUMENT");
     expectRefusal(await call("GET", "/runs/00000000-0000-4000-8000-000000000000"), 404, "PROTO_INVALID_ARGUMENT");
     expectRefusal(await call("GET", "/runs?status=DONE"), 400, "PROTO_SCHEMA_VIOLATION");
