@@ -11,7 +11,7 @@ import { homeDir } from "../platform/config.ts";
 import { openDatabase } from "../platform/postgres.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
 import { readHostFile } from "../platform/files.ts";
-import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { defaultEnvironment } from "../platform/environment.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { migrate } from "../service/schema.ts";
 import { ServiceClient } from "../service/client.ts";
@@ -111,11 +111,13 @@ export async function openStore(args: ParsedArgs, usage: string): Promise<SqlDat
 }
 
 /**
- * The engine environment of this process.
- * @returns QuickJS from the installed package, built-in components
+ * The engine environment of this process (`defaultEnvironment`: QuickJS and Python engines, native SHA-256, the
+ * fuel cache).
+ * @returns the environment workers and pack checks use
+ * @example const env = engineEnvironment();
  */
 export function engineEnvironment(): EngineEnvironment {
-  return { quickjsEngine: readQuickJsEngineWasm };
+  return defaultEnvironment();
 }
 
 /**

@@ -12,13 +12,13 @@ import { openDatabase } from "../platform/postgres.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
 import { serveHttp } from "../platform/http-server.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
-import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { defaultEnvironment } from "../platform/environment.ts";
 import { startService } from "./service.ts";
 import type { RunningService, ServiceOptions } from "./service.ts";
 import { migrate } from "./schema.ts";
 
 export const root = new URL("../../", import.meta.url).pathname;
-export const env = { quickjsEngine: readQuickJsEngineWasm };
+export const env = defaultEnvironment();
 
 /** The bytes of `reach-wasm pack build packs/<name>`. */
 export async function packArchive(name: string): Promise<Uint8Array> {
