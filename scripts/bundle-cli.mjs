@@ -19,7 +19,8 @@ await build({
   outdir: "dist/cli",
   entryNames: "[name]",
   chunkNames: "chunks/[name]-[hash]",
-  external: ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core"],
+  // the run service's drivers stay external too: PGlite loads its WebAssembly and data files beside its own module
+  external: ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@electric-sql/pglite", "pg", "pg-boss"],
   logLevel: "error",
   legalComments: "none",
 });

@@ -23,8 +23,13 @@ const HANDLERS: Readonly<Record<string, () => Promise<Handler>>> = {
   replay: async () => (await import("./capsule-commands.ts")).runReplayCommand,
   revoke: async () => (await import("./delegate.ts")).runRevokeCommand,
   run: async () => (await import("./run.ts")).runRunCommand,
+  runs: async () => (await import("./runs.ts")).runRunsCommand,
+  serve: async () => (await import("./serve.ts")).runServeCommand,
+  submit: async () => (await import("./submit.ts")).runSubmitCommand,
+  tokens: async () => (await import("./tokens.ts")).runTokensCommand,
   verify: async () => (await import("./capsule-commands.ts")).runVerifyCommand,
   wasi: async () => (await import("./wasi.ts")).runWasiCommand,
+  worker: async () => (await import("./worker.ts")).runWorkerCommand,
 };
 
 /**

@@ -1,0 +1,155 @@
+/**
+ * `npm run bench` (run service part; Node only): runs/s of `packs/hello` through `serve` with 1, 2 and 3 workers, on
+ * PGlite (workers inside the serve process: the embedded store serves one process) and on PostgreSQL (worker
+ * processes), against the same runs done in this process by the engine call (the ratio), and the submit-to-completed
+ * latency (p50/p99) with 4 clients each waiting for its run before sending the next. Printed with the machine's load:
+ * the machines are shared and noisy; nothing here is asserted by tests.
+ * Targets (run service): ≥ 0.7× the in-process rate with 2 workers on PostgreSQL; p99 ≤ 250 ms.
+ * PostgreSQL: `$REACH_WASM_TEST_PG_URL`, else a private cluster of Debian's binaries, else that half is skipped.
+ * @module
+ */
+import { spawn } from "node:child_process";
+import http from "node:http";
+import type { ChildProcess } from "node:child_process";
+import { hostname, loadavg } from "node:os";
+import { join } from "node:path";
+import { runEngine } from "../src/engine/engine.ts";
+import { installNativeSha256 } from "../src/platform/native-sha256.ts";
+import { installFuelStore } from "../src/platform/fuel-store.ts";
+import { readPackFiles } from "../src/platform/pack-files.ts";
+import { cliBundle, env, freshPostgres, packArchive, root, startTestService, testPostgres } from "../src/service/_test-service.ts";
+import type { TestService } from "../src/service/_test-service.ts";
+
+installNativeSha256();
+installFuelStore();
+const THROUGHPUT_RUNS = Number(process.env["BENCH_SERVICE_RUNS"] ?? 400);
+const LATENCY_RUNS = 200;
+const IN_FLIGHT = 48;
+/** Runs at once per worker process: the engine blocks its event loop for a run, so more slots overlap database round trips. */
+const CONCURRENCY = Number(process.env["BENCH_SERVICE_CONCURRENCY"] ?? 8);
+const log = (line: string) => console.log(`[service] ${line}`);
+const load = () => loadavg().map((x) => x.toFixed(2)).join(" ");
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
+}
+
+async function inProcessRate(): Promise<number> {
+  const files = await readPackFiles(join(root, "packs/hello"));
+  for (let i = 0; i < 20; i++) await runEngine(env, { pack: { files }, seed: String(i) });
+  const n = 300;
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) await runEngine(env, { pack: { files }, seed: String(i) });
+  return n / ((performance.now() - t0) / 1000);
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+/** One JSON request over a keep-alive connection (node:http: about a third of fetch's CPU per request, measured). */
+function request(base: string, method: string, path: string, body?: string): Promise<{ status: number; json: Record<string, unknown> }> {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = body === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(body) };
+    const req = http.request({ host: u.hostname, port: u.port, method, path, agent, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown> }));
+    });
+    req.on("error", reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+/** Submit `n` runs with at most `inFlight` outstanding; each client waits for its run's end before the next. */
+async function drive(t: TestService, digest: string, n: number, inFlight: number, seed0: number): Promise<{ seconds: number; latencies: number[] }> {
+  let next = 0;
+  const latencies: number[] = [];
+  const t0 = performance.now();
+  const client = async () => {
+    while (next < n) {
+      const i = next++;
+      const s = performance.now();
+      const sub = await request(t.url, "POST", "/runs", JSON.stringify({ pack: digest, seed: seed0 + i }));
+      if (sub.status !== 202) throw new Error(`submit: HTTP ${sub.status} ${JSON.stringify(sub.json)}`);
+      const runId = sub.json["runId"] as string;
+      for (;;) {
+        const r = await request(t.url, "GET", `/runs/${runId}?wait=60`);
+        if (r.json["status"] === "COMPLETED") break;
+        if (r.json["status"] !== "PENDING" && r.json["status"] !== "EXECUTING") throw new Error(`run ${runId} ended ${String(r.json["status"])}`);
+      }
+      latencies.push(performance.now() - s);
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, client));
+  return { seconds: (performance.now() - t0) / 1000, latencies };
+}
+
+async function measure(label: string, t: TestService, baseline: number): Promise<{ rate: number; p99: number }> {
+  const reg = await fetch(`${t.url}/packs`, { method: "POST", headers: { "content-type": "application/gzip" }, body: (await packArchive("hello")) as Uint8Array<ArrayBuffer> });
+  const { digest } = (await reg.json()) as { digest: string };
+  await drive(t, digest, 40, 8, 1_000_000); // warm: fuel cache, JIT, connections
+  const thr = await drive(t, digest, THROUGHPUT_RUNS, IN_FLIGHT, 2_000_000);
+  const rate = THROUGHPUT_RUNS / thr.seconds;
+  const lat = await drive(t, digest, LATENCY_RUNS, 4, 3_000_000);
+  const p50 = pct(lat.latencies, 0.5);
+  const p99 = pct(lat.latencies, 0.99);
+  log(`${label}: ${rate.toFixed(0)} runs/s (${(rate / baseline).toFixed(2)}× in-process); latency with 4 clients p50 ${p50.toFixed(0)} ms, p99 ${p99.toFixed(0)} ms; under full load (${IN_FLIGHT} in flight) p50 ${pct(thr.latencies, 0.5).toFixed(0)} ms; load ${load()}`);
+  return { rate, p99 };
+}
+
+async function workerProcess(main: string, dbUrl: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [main, "worker", "--db", dbUrl, "--concurrency", String(CONCURRENCY)], { cwd: root, stdio: ["ignore", "ignore", "pipe"] });
+  let err = "";
+  await new Promise<void>((resolve, reject) => {
+    child.stderr!.on("data", (d: Buffer) => {
+      err += d.toString();
+      if (err.includes("takes runs")) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`worker exited ${code}: ${err}`)));
+  });
+  return child;
+}
+
+log(`host ${hostname()}, load ${load()} (1/5/15 min), ${THROUGHPUT_RUNS} runs of packs/hello per configuration, ${IN_FLIGHT} in flight, worker processes with --concurrency ${CONCURRENCY}`);
+const baseline = await inProcessRate();
+log(`in-process engine call: ${baseline.toFixed(0)} runs/s (${(1000 / baseline).toFixed(1)} ms per run); load ${load()}`);
+
+for (const workers of process.env["BENCH_SERVICE_SKIP_PGLITE"] === "1" ? [] : [1, 2, 3]) {
+  const t = await startTestService({ workers, worker: { pollMs: 2000, heartbeatMs: 500, staleSeconds: 45 } });
+  try {
+    await measure(`PGlite, serve with ${workers} worker slot(s) in-process`, t, baseline);
+  } finally {
+    await t.close();
+  }
+}
+
+const pg = testPostgres();
+if (pg === null) log("PostgreSQL: no server ($REACH_WASM_TEST_PG_URL) and no Debian binaries; skipped");
+else {
+  const bundle = await cliBundle();
+  try {
+    let two: { rate: number; p99: number } | null = null;
+    for (const workers of [1, 2, 3]) {
+      const dbUrl = await freshPostgres(pg.url, `reach_wasm_bench_${workers}`);
+      const t = await startTestService({ dbUrl, workers: 0 });
+      const children: ChildProcess[] = [];
+      try {
+        for (let i = 0; i < workers; i++) children.push(await workerProcess(bundle.main, dbUrl));
+        const m = await measure(`PostgreSQL, serve + ${workers} worker process(es)`, t, baseline);
+        if (workers === 2) two = m;
+      } finally {
+        for (const c of children) c.kill("SIGTERM");
+        await Promise.all(children.map((c) => new Promise((r) => c.once("exit", r))));
+        await t.close();
+      }
+    }
+    if (two !== null) {
+      log(`targets: 2 workers on PostgreSQL ${two.rate / baseline >= 0.7 ? "met" : "MISSED"} (${(two.rate / baseline).toFixed(2)}× ≥ 0.7×); p99 ${two.p99 <= 250 ? "met" : "MISSED"} (${two.p99.toFixed(0)} ms ≤ 250 ms)`);
+    }
+  } finally {
+    bundle.remove();
+    pg.stop();
+  }
+}

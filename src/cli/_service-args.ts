@@ -1,0 +1,179 @@
+/**
+ * What the run service's commands (`serve`, `worker`, `tokens`, `submit`, `runs`) share: option parsing, opening
+ * the store (`--db URL` or the embedded `--data DIR`), the engine environment, the client's server and token.
+ * Not a command itself: command modules import this, never each other.
+ * @module
+ */
+import { hostname } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { homeDir } from "../platform/config.ts";
+import { openDatabase } from "../platform/postgres.ts";
+import type { SqlDatabase } from "../platform/postgres.ts";
+import { readHostFile } from "../platform/files.ts";
+import { defaultEnvironment } from "../platform/environment.ts";
+import { ReachError } from "../protocol/errors.ts";
+import { migrate } from "../service/schema.ts";
+import { ServiceClient } from "../service/client.ts";
+import { parsePrivateKeyFile } from "../trust/keys.ts";
+import type { EngineEnvironment } from "../engine/runners.ts";
+
+/** The default API address. */
+export const DEFAULT_LISTEN = "127.0.0.1:7411";
+
+/** Parsed options: positional arguments and `--flag value` / `--flag`. */
+export type ParsedArgs = { positional: string[]; values: Map<string, string>; flags: Set<string> };
+
+/**
+ * Parse `argv` against the options a command knows.
+ * @param argv the arguments after the command
+ * @param valued options that take a value
+ * @param bare options without a value
+ * @param usage the command's usage line (for messages)
+ * @returns the parsed arguments
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` for an unknown option or a missing value
+ * @example parseArgs(["--db", "postgres://…", "--json"], ["--db"], ["--json"], USAGE)
+ */
+export function parseArgs(argv: readonly string[], valued: readonly string[], bare: readonly string[], usage: string): ParsedArgs {
+  const out: ParsedArgs = { positional: [], values: new Map(), flags: new Set() };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (valued.includes(a)) {
+      const v = argv[++i];
+      if (v === undefined) throw usageError(usage, `${a} needs a value`);
+      out.values.set(a, v);
+    } else if (bare.includes(a)) out.flags.add(a);
+    else if (a.startsWith("--")) throw usageError(usage, `unknown option ${a}`);
+    else out.positional.push(a);
+  }
+  return out;
+}
+
+/**
+ * A bad-invocation error naming the usage.
+ * @param usage the usage line
+ * @param message what is wrong
+ * @returns the error
+ */
+export function usageError(usage: string, message: string): ReachError {
+  return new ReachError("PROTO_INVALID_ARGUMENT", `${message}; usage: ${usage}`);
+}
+
+/**
+ * An integer option.
+ * @param args the parsed arguments
+ * @param flag the option
+ * @param min smallest allowed
+ * @param max largest allowed
+ * @param usage the usage line
+ * @returns the value, or undefined when the option is absent
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` for a value that is not an integer in range
+ * @example intOption(args, "--workers", 0, 64, USAGE) // 2 for "--workers 2"
+ */
+export function intOption(args: ParsedArgs, flag: string, min: number, max: number, usage: string): number | undefined {
+  const text = args.values.get(flag);
+  if (text === undefined) return undefined;
+  if (!/^(0|[1-9][0-9]{0,12})$/.test(text) || Number(text) < min || Number(text) > max) throw usageError(usage, `${flag} expects an integer ${min}..${max}, got ${JSON.stringify(text)}`);
+  return Number(text);
+}
+
+/**
+ * The embedded store's default directory: `$REACH_WASM_DATA`, else `$XDG_DATA_HOME/reach-wasm/service`, else
+ * `~/.local/share/reach-wasm/service`.
+ * @returns the directory
+ */
+export function defaultDataDir(): string {
+  const env = process.env["REACH_WASM_DATA"];
+  if (env !== undefined && env !== "") return env;
+  const xdg = process.env["XDG_DATA_HOME"];
+  return join(xdg !== undefined && xdg !== "" ? xdg : join(homeDir(), ".local", "share"), "reach-wasm", "service");
+}
+
+/**
+ * Open the service store and create its tables when missing: `--db URL` (PostgreSQL), else PGlite in `--data DIR`.
+ * @param args parsed arguments with `--db` / `--data`
+ * @param usage the usage line
+ * @returns the open database
+ * @throws ReachError when both are given, or the store cannot be opened
+ * @example const db = await openStore(parseArgs(argv, ["--db", "--data"], [], USAGE), USAGE);
+ */
+export async function openStore(args: ParsedArgs, usage: string): Promise<SqlDatabase> {
+  const url = args.values.get("--db") ?? process.env["REACH_WASM_DB"];
+  if (args.values.has("--db") && args.values.has("--data")) throw usageError(usage, "--db (a PostgreSQL server) and --data (the embedded store) exclude each other");
+  const db = url !== undefined && url !== "" && !args.values.has("--data") ? await openDatabase({ url }) : await openDatabase({ dataDir: args.values.get("--data") ?? defaultDataDir() });
+  try {
+    await migrate(db);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return db;
+}
+
+/**
+ * The engine environment of this process (`defaultEnvironment`: QuickJS and Python engines, native SHA-256, the
+ * fuel cache).
+ * @returns the environment workers and pack checks use
+ * @example const env = engineEnvironment();
+ */
+export function engineEnvironment(): EngineEnvironment {
+  return defaultEnvironment();
+}
+
+/**
+ * This process's worker id: `host:pid` (the host from `$HOSTNAME` when the runtime may not ask the system, as on
+ * Deno without --allow-sys).
+ * @returns the id
+ */
+export function workerId(): string {
+  let host: string;
+  try {
+    host = hostname();
+  } catch {
+    host = process.env["HOSTNAME"] ?? "localhost";
+  }
+  return `${host}:${process.pid}`;
+}
+
+/**
+ * The capsule signing key of `--key FILE`, if given.
+ * @param args parsed arguments
+ * @returns the Ed25519 private key seed, or undefined
+ * @throws ReachError when the key file cannot be read or parsed
+ */
+export async function signingKey(args: ParsedArgs): Promise<Uint8Array | undefined> {
+  const path = args.values.get("--key");
+  if (path === undefined) return undefined;
+  return parsePrivateKeyFile(new TextDecoder().decode(await readHostFile(path, 64 * 1024))).privateKey;
+}
+
+/**
+ * The client for `--server` (default `$REACH_WASM_SERVER`, else http://127.0.0.1:7411) and `--token` (default
+ * `$REACH_WASM_TOKEN`).
+ * @param args parsed arguments
+ * @returns the client
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` for a server that is not an http(s) URL
+ * @example const client = clientOf(parseArgs(["--server", "http://127.0.0.1:7411"], ["--server"], [], USAGE));
+ */
+export function clientOf(args: ParsedArgs): ServiceClient {
+  const server = args.values.get("--server") ?? process.env["REACH_WASM_SERVER"] ?? `http://${DEFAULT_LISTEN}`;
+  const token = args.values.get("--token") ?? process.env["REACH_WASM_TOKEN"];
+  return new ServiceClient({ server, ...(token === undefined || token === "" ? {} : { token }) });
+}
+
+/**
+ * Wait until SIGINT or SIGTERM; a second signal exits at once (130 / 143).
+ * @returns resolves with the first signal's name
+ */
+export function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    let seen = false;
+    const on = (name: "SIGINT" | "SIGTERM") => () => {
+      if (seen) process.exit(name === "SIGINT" ? 130 : 143);
+      seen = true;
+      resolve(name);
+    };
+    process.on("SIGINT", on("SIGINT"));
+    process.on("SIGTERM", on("SIGTERM"));
+  });
+}

@@ -1,0 +1,87 @@
+/**
+ * `reach-wasm serve [--db URL] [--listen HOST:PORT] [--data DIR] [--workers N] [--auth]`: the run service's HTTP API
+ * (and, by default on the embedded store, a worker in the same process) until SIGINT/SIGTERM.
+ * @module
+ */
+import { serveHttp } from "../platform/http-server.ts";
+import { openRunQueue } from "../platform/job-queue.ts";
+import { ReachError } from "../protocol/errors.ts";
+import { DEFAULT_MAX_BODY_BYTES, startService, tokensRequired } from "../service/service.ts";
+import { WORKER_DEFAULTS } from "../service/worker.ts";
+import type { CliIO } from "./cli.ts";
+import { DEFAULT_LISTEN, engineEnvironment, intOption, openStore, parseArgs, signingKey, untilSignal, usageError, workerId } from "./_service-args.ts";
+import { loadTrustStore } from "./trust.ts";
+import { VERSION } from "./version.ts";
+
+const USAGE = "reach-wasm serve [--db URL | --data DIR] [--listen HOST:PORT] [--workers N] [--auth] [--max-body BYTES] [--trust FILE] [--key FILE] [--stale-after S] [--json]";
+
+/**
+ * Split `HOST:PORT` (`[::1]:7411` for IPv6).
+ * @param text the address
+ * @returns host and port
+ * @throws ReachError `PROTO_INVALID_ARGUMENT`
+ * @example parseListen("[::1]:7411") // { hostname: "::1", port: 7411 }
+ */
+export function parseListen(text: string): { hostname: string; port: number } {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
+  if (m === null || Number(m[2]) > 65535) throw usageError(USAGE, `--listen expects HOST:PORT such as 127.0.0.1:7411 or [::1]:7411, got ${JSON.stringify(text)}`);
+  return { hostname: m[1]!.replace(/^\[(.*)\]$/, "$1"), port: Number(m[2]) };
+}
+
+/**
+ * The `serve` command.
+ * @param argv arguments after `serve`
+ * @param io output streams
+ * @returns the exit code (0 after a clean stop)
+ * @throws ReachError for a bad invocation, an unreachable store or server, or a refusal (the CLI exits 2)
+ */
+export async function runServeCommand(argv: readonly string[], io: CliIO): Promise<number> {
+  const args = parseArgs(argv, ["--db", "--listen", "--data", "--workers", "--max-body", "--trust", "--key", "--stale-after"], ["--auth", "--json"], USAGE);
+  if (args.positional.length > 0) throw usageError(USAGE, `unexpected argument ${JSON.stringify(args.positional[0])}`);
+  const listen = parseListen(args.values.get("--listen") ?? DEFAULT_LISTEN);
+  const maxBody = intOption(args, "--max-body", 1024, 1024 * 1024 * 1024, USAGE) ?? DEFAULT_MAX_BODY_BYTES;
+  const staleSeconds = intOption(args, "--stale-after", 1, 86_400, USAGE) ?? WORKER_DEFAULTS.staleSeconds;
+  const trust = await loadTrustStore(args.values.get("--trust"));
+  const key = await signingKey(args);
+  const workersArg = intOption(args, "--workers", 0, 64, USAGE);
+  const log = (line: string) => io.stderr(`reach-wasm: ${line}\n`);
+  const db = await openStore(args, USAGE);
+  try {
+    const embedded = db.kind === "pglite";
+    const workers = workersArg ?? (embedded ? 1 : 0);
+    const requireToken = tokensRequired(listen.hostname, embedded, args.flags.has("--auth"));
+    const queue = await openRunQueue(db, { onError: log });
+    try {
+      const svc = await startService({
+        db,
+        queue,
+        env: engineEnvironment(),
+        trust,
+        requireToken,
+        serve: (handler) => serveHttp(handler, listen),
+        version: VERSION,
+        maxBodyBytes: maxBody,
+        workers,
+        workerId: workerId(),
+        worker: { staleSeconds },
+        ...(key === undefined ? {} : { key }),
+        fetch: (url, init) => fetch(url, init),
+        log,
+      });
+      const who = requireToken ? "bearer tokens required (reach-wasm tokens create --tenant NAME)" : 'requests without a token act as tenant "local"';
+      log(`serving runs from ${db.where} on ${svc.url}; ${workers} worker slot(s) in this process; ${who}`);
+      if (args.flags.has("--json")) io.stdout(JSON.stringify({ url: svc.url, store: db.kind, workers, tokensRequired: requireToken }) + "\n");
+      const signal = await untilSignal();
+      log(`${signal}: stopping (runs in progress get 10 s to finish; the rest go back to the queue)`);
+      await svc.close(10_000);
+    } finally {
+      await queue.stop();
+    }
+  } catch (err) {
+    if (err instanceof ReachError) throw err;
+    throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", `serve: ${(err as Error).message}`, { cause: err });
+  } finally {
+    await db.close();
+  }
+  return 0;
+}

@@ -1,0 +1,130 @@
+/**
+ * `reach-wasm submit <pack> [--server URL] [--token T] [--input FILE|-|JSON] [--seed N] [--wait] [--json]`: send a
+ * run to a run service (the pack is uploaded only when the service does not have it yet). With `--wait`, progress
+ * goes to stderr and the exit code is the run's, as for `run`: 0 COMPLETED, 1 FAILED or ABORTED, 2 refused.
+ * @module
+ */
+import { join } from "node:path";
+import { writeArchive } from "../capsule/archive.ts";
+import { readHostFile } from "../platform/files.ts";
+import { readPackFiles } from "../platform/pack-files.ts";
+import { readStdin, writeFileAtomic } from "../platform/write.ts";
+import { ReachError } from "../protocol/errors.ts";
+import type { ServiceClient } from "../service/client.ts";
+import type { RunOptions, RunRecord, ServiceEvent } from "../service/schemas.ts";
+import { packDigest } from "../trust/pack-signature.ts";
+import type { CliIO } from "./cli.ts";
+import { clientOf, intOption, parseArgs, usageError } from "./_service-args.ts";
+
+const USAGE = "reach-wasm submit <pack-dir|pack.tar.gz> [--server URL] [--token T] [--input FILE|-|JSON] [--seed N] [--request-id ID] [--approve] [--max-steps N] [--step-timeout MS] [--wait] [--out DIR] [--json]";
+
+async function readInput(spec: string | undefined): Promise<unknown> {
+  if (spec === undefined) return undefined;
+  const inline = /^\s*[[{]/.test(spec);
+  const text = inline ? spec : new TextDecoder("utf-8", { fatal: true }).decode(spec === "-" ? await readStdin() : await readHostFile(spec, 64 * 1024 * 1024));
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw usageError(USAGE, `--input ${inline ? "(inline JSON)" : JSON.stringify(spec)} is not JSON (${(err as Error).message})`);
+  }
+}
+
+async function options(args: ReturnType<typeof parseArgs>): Promise<RunOptions> {
+  const seed = args.values.get("--seed");
+  if (seed !== undefined && !/^(0|[1-9][0-9]{0,19})$/.test(seed)) throw usageError(USAGE, `--seed expects a decimal integer 0..18446744073709551615, got ${JSON.stringify(seed)}`);
+  const input = await readInput(args.values.get("--input"));
+  const maxSteps = intOption(args, "--max-steps", 1, 100, USAGE);
+  const stepTimeoutMs = intOption(args, "--step-timeout", 1, 3_600_000, USAGE);
+  const requestId = args.values.get("--request-id");
+  return {
+    ...(input === undefined ? {} : { input: input as RunOptions["input"] }),
+    ...(seed === undefined ? {} : { seed }),
+    ...(requestId === undefined ? {} : { requestId }),
+    ...(args.flags.has("--approve") ? { approve: true } : {}),
+    ...(maxSteps === undefined ? {} : { maxSteps }),
+    ...(stepTimeoutMs === undefined ? {} : { stepTimeoutMs }),
+  };
+}
+
+/**
+ * One progress line for an event.
+ * @param e the event
+ * @returns the line, or null for events not worth a line
+ */
+export function describeEvent(e: ServiceEvent): string | null {
+  const d = (e.data ?? {}) as Record<string, unknown>;
+  const step = `[${(e.stepIndex ?? 0) + 1}/${String(d["total"] ?? "?")}] ${String(d["stepId"] ?? "")} (${e.toolName ?? "?"})`;
+  switch (e.eventType) {
+    case "run_started":
+      return `attempt ${String(d["attempt"])}: plan ${String(d["planId"])}, ${String(d["totalSteps"])} step(s)`;
+    case "step_started":
+      return `${step} …`;
+    case "step_completed":
+      return `step ${String(d["stepId"])} (${e.toolName ?? "?"}) ${String(d["status"])}${d["code"] === undefined ? "" : ` ${String(d["code"])}`} in ${String(d["durationMs"])} ms`;
+    case "replan_triggered":
+      return `replanning (attempt ${String(d["attempt"])}) after ${String(d["reason"])}`;
+    case "run_completed":
+    case "run_failed":
+    case "run_cancelled":
+    case "timeout_error":
+      return `${e.eventType}${d["runHash"] ? ` ${String(d["runHash"])}` : ""}`;
+    default:
+      return null;
+  }
+}
+
+/**
+ * Follow a run's events on stderr until it ends, then return its record.
+ * @param client the service client
+ * @param runId the run
+ * @param io output streams
+ * @returns the final record
+ */
+export async function followRun(client: ServiceClient, runId: string, io: CliIO): Promise<RunRecord> {
+  try {
+    for await (const e of client.events(runId)) {
+      const line = describeEvent(e);
+      if (line !== null) io.stderr(`reach-wasm: ${line}\n`);
+    }
+  } catch (err) {
+    if (!(err instanceof ReachError) || err.code !== "EXEC_RESOURCE_UNAVAILABLE") io.stderr(`reach-wasm: the event stream broke (${(err as Error).message}); waiting for the run's end\n`);
+  }
+  return await client.waitForEnd(runId);
+}
+
+/**
+ * The `submit` command.
+ * @param argv arguments after `submit`
+ * @param io output streams
+ * @returns 0 accepted (or COMPLETED with --wait), 1 FAILED/ABORTED with --wait, 2 refused or bad invocation
+ * @throws ReachError for a bad invocation, an unreachable store or server, or a refusal (the CLI exits 2)
+ */
+export async function runSubmitCommand(argv: readonly string[], io: CliIO): Promise<number> {
+  const args = parseArgs(argv, ["--server", "--token", "--input", "--seed", "--request-id", "--max-steps", "--step-timeout", "--out"], ["--wait", "--json", "--approve"], USAGE);
+  const [path, extra] = args.positional;
+  if (path === undefined) throw usageError(USAGE, "the pack directory or archive is missing");
+  if (extra !== undefined) throw usageError(USAGE, `unexpected argument ${JSON.stringify(extra)}`);
+  if (args.values.has("--out") && !args.flags.has("--wait")) throw usageError(USAGE, "--out saves the capsule of a finished run; add --wait");
+  const client = clientOf(args);
+  const files = await readPackFiles(path);
+  const digest = packDigest(files);
+  const archive = writeArchive([...files].map(([p, bytes]) => ({ path: p, bytes })));
+  const accepted = await client.submit(digest, archive, await options(args));
+  io.stderr(`reach-wasm: submitted run ${accepted.runId} (${accepted.status})\n`);
+  if (!args.flags.has("--wait")) {
+    if (args.flags.has("--json")) io.stdout(JSON.stringify(accepted) + "\n");
+    return 0;
+  }
+  const record = await followRun(client, accepted.runId, io);
+  const summary = record.error === null ? "" : `: ${record.error.code}: ${record.error.message}`;
+  io.stderr(`reach-wasm: ${record.status} ${record.runHash ?? "(no run hash)"}${summary}\n`);
+  const out = args.values.get("--out");
+  if (out !== undefined && record.capsule !== null) {
+    const { runHash, bytes } = await client.capsule(record.runId);
+    const file = join(out, `${runHash}.capsule.tar.gz`);
+    await writeFileAtomic(file, bytes);
+    io.stderr(`reach-wasm: capsule ${file}\n`);
+  }
+  if (args.flags.has("--json")) io.stdout(JSON.stringify(record) + "\n");
+  return record.status === "COMPLETED" ? 0 : 1;
+}

@@ -1,0 +1,170 @@
+// Test helpers of the run service: a service on PGlite (in memory) or on the test PostgreSQL server, pack archives,
+// and the local run hash of a pack (what `reach-wasm run` computes).
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { writeArchive } from "../capsule/archive.ts";
+import { runEngine } from "../engine/engine.ts";
+import { openRunQueue } from "../platform/job-queue.ts";
+import type { RunQueue } from "../platform/job-queue.ts";
+import { openDatabase } from "../platform/postgres.ts";
+import type { SqlDatabase } from "../platform/postgres.ts";
+import { serveHttp } from "../platform/http-server.ts";
+import { readPackFiles } from "../platform/pack-files.ts";
+import { defaultEnvironment } from "../platform/environment.ts";
+import { startService } from "./service.ts";
+import type { RunningService, ServiceOptions } from "./service.ts";
+import { migrate } from "./schema.ts";
+
+export const root = new URL("../../", import.meta.url).pathname;
+export const env = defaultEnvironment();
+
+/** The bytes of `reach-wasm pack build packs/<name>`. */
+export async function packArchive(name: string): Promise<Uint8Array> {
+  const files = await readPackFiles(join(root, "packs", name));
+  return writeArchive([...files].map(([path, bytes]) => ({ path, bytes })));
+}
+
+/** The run hash of a pack run in this process (the same engine call `reach-wasm run` makes). */
+export async function localRunHash(name: string, options: { seed?: string; input?: unknown } = {}): Promise<string> {
+  const files = await readPackFiles(join(root, "packs", name));
+  const run = await runEngine(env, { pack: { files }, ...(options.seed === undefined ? {} : { seed: options.seed }), ...(options.input === undefined ? {} : { input: options.input as never }) });
+  return run.runHash;
+}
+
+/** The PostgreSQL server of a test file: its URL and how to stop it (a no-op for a server the file did not start). */
+export type TestPostgres = { url: string; stop(): void };
+
+/**
+ * The PostgreSQL server for tests: `$REACH_WASM_TEST_PG_URL` (set by .ci/run), else a private cluster started with
+ * Debian's binaries when they exist (as the postgres user when running as root), else null (those tests skip).
+ * Call `stop()` in `afterAll`.
+ */
+export function testPostgres(): TestPostgres | null {
+  const env = process.env["REACH_WASM_TEST_PG_URL"];
+  if (env !== undefined && env !== "") return { url: env, stop: () => {} };
+  const versions = existsSync("/usr/lib/postgresql") ? readdirSync("/usr/lib/postgresql").filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(a) - Number(b)) : [];
+  if (versions.length === 0) return null;
+  const bin = `/usr/lib/postgresql/${versions[versions.length - 1]}/bin`;
+  try {
+    execFileSync(`${bin}/pg_ctl`, ["--version"], { stdio: "ignore" });
+  } catch {
+    return null;
+  }
+  const dir = mkdtempSync(join(tmpdir(), "reach-pg-"));
+  const port = 20000 + (process.pid % 20000);
+  const asPg = process.getuid?.() === 0 ? ["runuser", "-u", "postgres", "--"] : [];
+  const run = (args: string[]) => execFileSync(asPg[0] ?? args[0]!, asPg.length > 0 ? [...asPg.slice(1), ...args] : args.slice(1), { stdio: "ignore" });
+  const data = join(dir, "data");
+  try {
+    if (asPg.length > 0) execFileSync("chown", ["postgres", dir]);
+    run([`${bin}/initdb`, "-D", data, "-A", "trust", "-U", "postgres"]);
+    run([`${bin}/pg_ctl`, "-D", data, "-l", join(dir, "log"), "-w", "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`, "start"]);
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+    return null;
+  }
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop: () => {
+      try {
+        run([`${bin}/pg_ctl`, "-D", data, "-m", "immediate", "stop"]);
+      } catch {
+        // already gone
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A fresh database on the test server (dropped and created). */
+export async function freshPostgres(base: string, name: string): Promise<string> {
+  const admin = await openDatabase({ url: base, poolSize: 1 });
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.close();
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+export type TestService = { svc: RunningService; db: SqlDatabase; queue: RunQueue; url: string; close(): Promise<void> };
+
+/** Start a service (PGlite in memory unless `dbUrl`) on a free loopback port. */
+export async function startTestService(options: Partial<ServiceOptions> & { dbUrl?: string } = {}): Promise<TestService> {
+  const db = await openDatabase(options.dbUrl === undefined ? { memory: true } : { url: options.dbUrl });
+  await migrate(db);
+  const queue = await openRunQueue(db);
+  const svc = await startService({
+    db,
+    queue,
+    env,
+    trust: null,
+    requireToken: false,
+    serve: (handler) => serveHttp(handler, { hostname: "127.0.0.1", port: 0 }),
+    version: "test",
+    workers: 1,
+    workerId: `test:${process.pid}`,
+    worker: { staleSeconds: 3, heartbeatMs: 200, pollMs: 500 },
+    log: () => {},
+    ...options,
+  });
+  return {
+    svc,
+    db,
+    queue,
+    url: svc.url,
+    close: async () => {
+      await svc.close(2000);
+      await queue.stop();
+      await db.close();
+    },
+  };
+}
+
+/** A pack of `steps` steps of a QuickJS tool that counts to `n` (a run that takes a while, cancellable between steps). */
+export function spinPackArchive(steps: number, n: number, id = "spin"): Uint8Array {
+  const enc = new TextEncoder();
+  const pack = {
+    specVersion: "1.0.0",
+    id,
+    version: "1.0.0",
+    manifest: { manifestVersion: "1.0.0", capabilities: { tools: [{ name: "spin" }] }, policies: { maxToolCalls: steps } },
+    entrypoint: "plan.json",
+    tools: { spin: { kind: "js", module: "tools/spin.js", outputSchema: { type: "object", required: ["count"] } } },
+  };
+  const plan = {
+    contract_version: "S2-B-05.v1", plan_id: `${id}-1`, goal_id: "spin", created_at: "1970-01-01T00:00:00.000Z", planner: "static", status: "APPROVED",
+    risk: { level: 0 }, scope: { allowed: ["spin"] },
+    steps: Array.from({ length: steps }, (_, i) => ({ id: `s${i}`, tool: "spin", arguments: { n }, return_spec: { type: "object", required: ["count"] } })),
+    success_criteria: ["counted"],
+  };
+  const tool = "export default function spin(input) { let c = 0; for (let i = 0; i < input.n; i++) c = (c + i) % 1000003; return { count: c }; }\n";
+  return writeArchive([
+    { path: "plan.json", bytes: enc.encode(JSON.stringify(plan)) },
+    { path: "reach.json", bytes: enc.encode(JSON.stringify(pack)) },
+    { path: "tools/spin.js", bytes: enc.encode(tool) },
+  ]);
+}
+
+/**
+ * The CLI bundled from the current sources (as `npm run build` bundles it), for tests that start `reach-wasm`
+ * processes (workers to kill, `serve`). Written under node_modules/.cache so that its external packages resolve.
+ */
+export async function cliBundle(): Promise<{ main: string; remove(): void }> {
+  const { build } = await import("esbuild");
+  const out = join(root, "node_modules", ".cache", `reach-wasm-test-${process.pid}`);
+  await build({
+    entryPoints: [join(root, "src/cli/main.ts")],
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    outdir: out,
+    logLevel: "error",
+    external: ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@electric-sql/pglite", "pg", "pg-boss"],
+  });
+  return { main: join(out, "main.js"), remove: () => rmSync(out, { recursive: true, force: true }) };
+}

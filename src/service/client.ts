@@ -1,0 +1,192 @@
+/**
+ * A client of the run service (web-standard `fetch`), used by `reach-wasm submit` and `reach-wasm runs`. Every
+ * refusal of the server comes back as the ReachError it sent; an unreachable server is `EXEC_RESOURCE_UNAVAILABLE`.
+ * @module
+ */
+import { ReachError, isErrorCode } from "../protocol/errors.ts";
+import type { RunOptions, RunRecord, ServiceEvent } from "./schemas.ts";
+
+/** Where the service is and who asks. */
+export type ClientOptions = { server: string; token?: string; fetch?: typeof fetch };
+
+/** A page of runs. */
+export type RunPage = { runs: RunRecord[]; nextCursor: string | null };
+
+function asBody(bytes: Uint8Array): BodyInit {
+  return bytes as Uint8Array<ArrayBuffer>;
+}
+
+/** A client bound to one service. */
+export class ServiceClient {
+  readonly #base: string;
+  readonly #token: string | undefined;
+  readonly #fetch: typeof fetch;
+
+  /**
+   * @param options the server URL (`http://host:port`), the bearer token, and a fetch (default the global one)
+   * @throws ReachError `PROTO_INVALID_ARGUMENT` for a server that is not an http(s) URL
+   */
+  constructor(options: ClientOptions) {
+    let url: URL;
+    try {
+      url = new URL(options.server);
+    } catch {
+      throw new ReachError("PROTO_INVALID_ARGUMENT", `--server expects a URL such as http://127.0.0.1:7411, got ${JSON.stringify(options.server)}`);
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") throw new ReachError("PROTO_INVALID_ARGUMENT", `--server expects an http:// or https:// URL, got ${JSON.stringify(options.server)}`);
+    this.#base = url.toString().replace(/\/+$/, "");
+    this.#token = options.token;
+    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+  }
+
+  async #request(method: string, path: string, init: { body?: BodyInit; type?: string; signal?: AbortSignal } = {}): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (this.#token !== undefined) headers["authorization"] = `Bearer ${this.#token}`;
+    if (init.type !== undefined) headers["content-type"] = init.type;
+    let res: Response;
+    try {
+      res = await this.#fetch(`${this.#base}${path}`, { method, headers, ...(init.body === undefined ? {} : { body: init.body }), ...(init.signal === undefined ? {} : { signal: init.signal }) });
+    } catch (err) {
+      if (init.signal?.aborted) throw err;
+      throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", `cannot reach the run service at ${this.#base} (${(err as Error).message}); start it with \`reach-wasm serve\` or pass --server URL`, { cause: err, retryAfter: 1000 });
+    }
+    if (res.ok) return res;
+    throw await refusalOf(res);
+  }
+
+  async #json<T>(method: string, path: string, init: { body?: BodyInit; type?: string } = {}): Promise<T> {
+    return (await (await this.#request(method, path, init)).json()) as T;
+  }
+
+  /**
+   * Register a pack archive (`POST /packs`).
+   * @param archive the `.tar.gz` bytes
+   * @param digest the digest it must have, if known
+   * @returns the registration
+   * @example await client.registerPack(bytes, digest);
+   */
+  async registerPack(archive: Uint8Array, digest?: string): Promise<{ digest: string; id: string; version: string; signed: boolean; trusted: boolean }> {
+    return await this.#json("POST", `/packs${digest === undefined ? "" : `?digest=${digest}`}`, { body: asBody(archive), type: "application/gzip" });
+  }
+
+  /**
+   * Submit a run of a registered pack; when the service does not know the pack, register `archive` and retry.
+   * @param digest the pack digest
+   * @param archive the pack archive (uploaded only when needed)
+   * @param options input, seed, requestId, …
+   * @returns the run id and status
+   * @example const { runId } = await client.submit(digest, bytes, { seed: "1" });
+   */
+  async submit(digest: string, archive: Uint8Array, options: RunOptions): Promise<{ runId: string; status: string }> {
+    const body = JSON.stringify({ pack: digest, ...options });
+    try {
+      return await this.#json("POST", "/runs", { body, type: "application/json" });
+    } catch (err) {
+      if (!(err instanceof ReachError) || err.code !== "PACK_NOT_FOUND") throw err;
+    }
+    await this.registerPack(archive, digest);
+    return await this.#json("POST", "/runs", { body, type: "application/json" });
+  }
+
+  /**
+   * A run record; with `waitSeconds`, the server holds the answer until the run ends or the wait is over.
+   * @param runId the run
+   * @param waitSeconds 0..60
+   * @returns the record
+   * @example const r = await client.run(id, 60);
+   */
+  async run(runId: string, waitSeconds = 0): Promise<RunRecord> {
+    return await this.#json("GET", `/runs/${encodeURIComponent(runId)}${waitSeconds > 0 ? `?wait=${waitSeconds}` : ""}`);
+  }
+
+  /**
+   * Wait for a run to end.
+   * @param runId the run
+   * @returns its final record
+   * @example const done = await client.waitForEnd(id);
+   */
+  async waitForEnd(runId: string): Promise<RunRecord> {
+    for (;;) {
+      const r = await this.run(runId, 60);
+      if (r.status !== "PENDING" && r.status !== "EXECUTING") return r;
+    }
+  }
+
+  /**
+   * A page of runs.
+   * @param q filters and paging
+   * @returns the page
+   * @example const page = await client.list({ status: "FAILED" });
+   */
+  async list(q: { status?: string; pack?: string; cursor?: string; limit?: number } = {}): Promise<RunPage> {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(q)) if (v !== undefined) params.set(k, String(v));
+    const qs = params.toString();
+    return await this.#json("GET", `/runs${qs === "" ? "" : `?${qs}`}`);
+  }
+
+  /**
+   * Cancel a run.
+   * @param runId the run
+   * @returns `cancelled` (it was queued) or `requested` (its worker stops it)
+   * @example await client.cancel(id);
+   */
+  async cancel(runId: string): Promise<{ runId: string; outcome: string }> {
+    return await this.#json("POST", `/runs/${encodeURIComponent(runId)}/cancel`);
+  }
+
+  /**
+   * A run's capsule.
+   * @param runId the run
+   * @returns the run hash and the capsule bytes
+   * @example const { runHash, bytes } = await client.capsule(id);
+   */
+  async capsule(runId: string): Promise<{ runHash: string; bytes: Uint8Array }> {
+    const res = await this.#request("GET", `/runs/${encodeURIComponent(runId)}/capsule`);
+    return { runHash: res.headers.get("x-reach-run-hash") ?? "", bytes: new Uint8Array(await res.arrayBuffer()) };
+  }
+
+  /**
+   * A run's events, from the first, as they happen, until the run ends (Server-Sent Events).
+   * @param runId the run
+   * @param signal stops the stream
+   * @yields each event
+   * @example for await (const e of client.events(id)) console.error(e.eventType);
+   */
+  async *events(runId: string, signal?: AbortSignal): AsyncGenerator<ServiceEvent> {
+    const res = await this.#request("GET", `/runs/${encodeURIComponent(runId)}/events`, signal === undefined ? {} : { signal });
+    if (res.body === null) return;
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let cut: number;
+      while ((cut = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        const data = block.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n");
+        if (data === "") continue;
+        const event = JSON.parse(data) as ServiceEvent;
+        if (event.eventType !== "heartbeat") yield event;
+      }
+    }
+  }
+}
+
+/** The ReachError a refusing response carries (or one describing a response that is not a ReachError document). */
+async function refusalOf(res: Response): Promise<ReachError> {
+  const text = await res.text();
+  try {
+    const doc = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; details?: unknown } };
+    const e = doc.error;
+    if (e !== undefined && isErrorCode(e.code) && typeof e.message === "string" && e.message !== "") {
+      const details = typeof e.details === "object" && e.details !== null ? (e.details as Record<string, unknown>) : {};
+      return new ReachError(e.code, e.message, { details: { ...details, httpStatus: res.status } });
+    }
+  } catch {
+    // not JSON: described below
+  }
+  return new ReachError("EXEC_RESOURCE_UNAVAILABLE", `the run service answered HTTP ${res.status} without a ReachError (${text.slice(0, 200)}); is --server a reach-wasm service?`, { details: { httpStatus: res.status } });
+}

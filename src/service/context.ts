@@ -1,0 +1,29 @@
+/**
+ * What the HTTP API of the run service works with.
+ * @module
+ */
+import type { EngineEnvironment } from "../engine/runners.ts";
+import type { RunQueue } from "../platform/job-queue.ts";
+import type { SqlDatabase } from "../platform/postgres.ts";
+import type { TrustStore } from "../trust/trust-store.ts";
+import type { Authenticator } from "./http-auth.ts";
+import type { RunHub } from "./run-hub.ts";
+import type { RunPack } from "./store-runs.ts";
+
+/** The API's dependencies. */
+export type ServiceContext = {
+  db: SqlDatabase;
+  queue: RunQueue;
+  /** The engine environment (to check uploaded packs). */
+  env: EngineEnvironment;
+  /** Decides whether an uploaded pack counts as trusted. */
+  trust: TrustStore | null;
+  auth: Authenticator;
+  hub: RunHub;
+  /** The largest request body accepted (bytes). */
+  maxBodyBytes: number;
+  /** Lines for the server's log (stderr). */
+  log: (line: string) => void;
+  /** Registered packs looked up recently, by `tenant digest` (saves a query per submission). */
+  packs: Map<string, { pack: RunPack; at: number }>;
+};

@@ -1,0 +1,92 @@
+/**
+ * The service's only way into the engine (ARCHITECTURE "Faces over one engine call"). Workers run every job through
+ * {@link runOnEngine}; the API checks uploaded packs with {@link inspectPack}, which loads and verifies a pack
+ * exactly as a run does but runs no tool. Swapping the engine (e.g. for one isolated in a worker thread, so that a
+ * cancel can stop a tool stuck in a loop) means changing this file only. Until then an AbortSignal acts between
+ * steps and at the engine's asynchronous host calls.
+ * @module
+ */
+import { loadPackFrom, runEngine } from "../engine/engine.ts";
+import type { PackSource } from "../engine/engine.ts";
+import { packTrust } from "../engine/pack.ts";
+import type { EngineEnvironment } from "../engine/runners.ts";
+import type { RunProgress, RunStatus } from "../engine/types.ts";
+import type { ReachError } from "../protocol/errors.ts";
+import type { FetchLike } from "../sandbox/host/http.ts";
+import type { JsonValue } from "../sandbox/types.ts";
+import type { TrustStore } from "../trust/trust-store.ts";
+import type { RunOptions } from "./schemas.ts";
+
+/** What a worker hands the engine. */
+export type EngineJob = {
+  /** The pack's files or archive bytes. */
+  pack: PackSource;
+  /** The run's options as submitted (input, seed, approve, limits). */
+  options: Omit<RunOptions, "requestId">;
+  /** Packs signed by these keys run unrestricted; every other pack runs in the restricted executor. */
+  trust: TrustStore | null;
+  /** Sign capsules with this Ed25519 private key seed. */
+  key?: Uint8Array;
+  /** The network for trusted packs that declare hosts (default: none). */
+  fetch?: FetchLike;
+};
+
+/** What came out of a run. */
+export type EngineOutcome = {
+  status: RunStatus;
+  runHash: string;
+  /** The run id inside the capsule. */
+  engineRunId: string;
+  error: ReachError | null;
+  capsule: Uint8Array;
+  /** The result document (`result.json`). */
+  result: Record<string, unknown>;
+  /** Artifact descriptions of the result. */
+  artifacts: readonly unknown[];
+};
+
+/**
+ * Run one job on the engine.
+ * @param env the platform's engines
+ * @param job the pack, options and trust
+ * @param hooks `signal` cancels the run (it ends ABORTED with its capsule); `onProgress` reports steps
+ * @returns the outcome with the capsule bytes
+ * @throws ReachError `PACK_*` / `PROTO_*` when the pack cannot run at all (no capsule then)
+ * @example const out = await runOnEngine(env, { pack: { archive }, options: {}, trust: null }, { signal, onProgress: () => {} });
+ */
+export async function runOnEngine(env: EngineEnvironment, job: EngineJob, hooks: { signal: AbortSignal; onProgress: (p: RunProgress) => void }): Promise<EngineOutcome> {
+  const o = job.options;
+  const run = await runEngine(env, {
+    pack: job.pack,
+    input: (o.input ?? {}) as JsonValue,
+    ...(o.seed === undefined ? {} : { seed: String(o.seed) }),
+    ...(o.approve === undefined ? {} : { approve: o.approve }),
+    ...(o.maxSteps === undefined ? {} : { maxSteps: o.maxSteps }),
+    ...(o.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: o.stepTimeoutMs }),
+    trust: { store: job.trust },
+    ...(job.key === undefined ? {} : { key: job.key }),
+    ...(job.fetch === undefined ? {} : { fetch: job.fetch }),
+    signal: hooks.signal,
+    onProgress: hooks.onProgress,
+  });
+  const artifacts = Array.isArray(run.result["artifacts"]) ? (run.result["artifacts"] as unknown[]) : [];
+  return { status: run.status, runHash: run.runHash, engineRunId: run.runId, error: run.error, capsule: run.capsule.bytes, result: run.result, artifacts };
+}
+
+/** What a pack check finds. */
+export type PackInspection = { digest: string; id: string; version: string; signed: boolean; trusted: boolean; signer: string | null };
+
+/**
+ * Load and verify a pack as a run would (schema, specVersion, tools, signature), without running anything.
+ * @param env the platform's engines (its components decide which component tools exist)
+ * @param archive the pack's `.tar.gz` bytes
+ * @param trust the trust store deciding `trusted`
+ * @returns the pack's digest, id, version and signature state
+ * @throws ReachError `PACK_*` for a malformed pack, `PACK_INVALID_SIGNATURE` for a bad signature
+ * @example const p = await inspectPack(env, bytes, null); // { digest: "…", id: "hello", … }
+ */
+export async function inspectPack(env: EngineEnvironment, archive: Uint8Array, trust: TrustStore | null): Promise<PackInspection> {
+  const loaded = await loadPackFrom(env, { archive });
+  const t = packTrust(loaded, trust);
+  return { digest: loaded.packDigest, id: loaded.pack.id, version: loaded.pack.version, signed: t.signed, trusted: t.trusted, signer: t.publicKey };
+}

@@ -1,0 +1,185 @@
+/**
+ * Reading what clients send: run submissions (a registered pack by digest as JSON, or a pack archive upload as
+ * multipart) and pack registrations (raw archive bytes or multipart). Every field is checked before anything is
+ * stored; an uploaded pack is loaded and verified exactly as a run would load it.
+ * @module
+ */
+import type { z } from "zod";
+import { MAX_DEPTH } from "../canonical/jcs.ts";
+import { sha256Hex } from "../canonical/sha256.ts";
+import { ReachError } from "../protocol/errors.ts";
+import type { ServiceContext } from "./context.ts";
+import { inspectPack } from "./engine-adapter.ts";
+import type { PackInspection } from "./engine-adapter.ts";
+import { refuse } from "./http-errors.ts";
+import { PackDigestSchema, RunOptionsSchema, SubmitRunSchema } from "./schemas.ts";
+import type { RunOptions } from "./schemas.ts";
+import { findPack, registerPack } from "./store-packs.ts";
+import type { RunPack } from "./store-runs.ts";
+
+/**
+ * Check a value against a schema, or refuse with 400 naming every problem.
+ * @param schema the zod schema
+ * @param value the value
+ * @param what what the value is, for the message
+ * @returns the parsed value
+ * @throws HttpRefusal 400 `PROTO_SCHEMA_VIOLATION`
+ * @example const q = parseOrRefuse(ListRunsQuerySchema, c.req.query(), "the query");
+ */
+export function parseOrRefuse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issues = r.error.issues.map((i) => `${i.path.length === 0 ? "(top)" : i.path.join(".")}: ${i.message}`);
+  throw refuse(400, "PROTO_SCHEMA_VIOLATION", `${what} is not valid: ${issues.join("; ")}`, { issues });
+}
+
+/** The deepest nesting of a JSON value, counted without recursion (so a hostile document cannot overflow the stack). */
+function depthOf(value: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (d > max) max = d;
+    if (max > MAX_DEPTH) return max;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, d + 1]);
+  }
+  return max;
+}
+
+/** Refuse a request document nested deeper than a run input may be (the canonical JSON limit, seed 003 §3.3). */
+function checkDepth(value: unknown, what: string): void {
+  if (depthOf(value) > MAX_DEPTH) throw refuse(400, "PROTO_INVALID_MESSAGE", `${what} nests deeper than ${MAX_DEPTH} levels, which no run input may; flatten it`, { maxDepth: MAX_DEPTH });
+}
+
+function checkStorable(options: RunOptions): void {
+  // PostgreSQL's jsonb cannot hold U+0000: refuse it here rather than fail in the database
+  if (JSON.stringify(options).includes("\\u0000")) throw refuse(400, "PROTO_INVALID_MESSAGE", "the run input contains the character U+0000, which the run store cannot keep; remove it");
+}
+
+async function jsonBody(req: Request): Promise<unknown> {
+  const text = await req.text();
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw refuse(400, "PROTO_INVALID_MESSAGE", `the request body is not JSON (${(err as Error).message}); send a JSON object`);
+  }
+}
+
+async function formOf(req: Request): Promise<FormData> {
+  try {
+    return await req.formData();
+  } catch (err) {
+    throw refuse(400, "PROTO_INVALID_MESSAGE", `the multipart body cannot be read (${(err as Error).message}); send multipart/form-data with a "pack" file part`);
+  }
+}
+
+async function packPart(form: FormData): Promise<Uint8Array> {
+  const part = form.get("pack");
+  if (part === null || typeof part === "string") throw refuse(400, "PROTO_INVALID_MESSAGE", 'the multipart body has no "pack" file part; attach the pack archive (reach-wasm pack build) as "pack"');
+  return new Uint8Array(await part.arrayBuffer());
+}
+
+const PACK_CACHE_MS = 10_000;
+
+/** A tenant's registered pack, from the context's short-lived cache or the store. */
+async function registeredPack(ctx: ServiceContext, tenant: string, digest: string): Promise<RunPack | null> {
+  const key = `${tenant} ${digest}`;
+  const hit = ctx.packs.get(key);
+  if (hit !== undefined && performance.now() - hit.at < PACK_CACHE_MS) return hit.pack;
+  const pack = await findPack(ctx.db, tenant, digest);
+  if (pack !== null) {
+    if (ctx.packs.size > 10_000) ctx.packs.clear();
+    ctx.packs.set(key, { pack, at: performance.now() });
+  }
+  return pack;
+}
+
+/**
+ * Check an uploaded pack archive and register it for the tenant.
+ * @param ctx the service
+ * @param tenant the tenant
+ * @param bytes the archive bytes
+ * @param expectedDigest the digest the client says it uploads, if any
+ * @returns the registered pack and what the check found
+ * @throws HttpRefusal 400 (empty), 422 (`PACK_*`: malformed, bad signature, digest differs)
+ * @example const { pack } = await registerUpload(ctx, tenant, bytes);
+ */
+export async function registerUpload(ctx: ServiceContext, tenant: string, bytes: Uint8Array, expectedDigest?: string): Promise<{ pack: RunPack; inspection: PackInspection; size: number }> {
+  if (bytes.length === 0) throw refuse(400, "PROTO_INVALID_MESSAGE", "the pack archive is empty; send the bytes of `reach-wasm pack build`");
+  let inspection: PackInspection;
+  try {
+    inspection = await inspectPack(ctx.env, bytes, ctx.trust);
+  } catch (err) {
+    if (err instanceof ReachError) throw refuse(422, err.code, `the uploaded pack cannot run: ${err.message}`, err.details);
+    throw err;
+  }
+  if (expectedDigest !== undefined && inspection.digest !== expectedDigest) {
+    throw refuse(422, "PACK_MALFORMED", `the uploaded pack's digest is ${inspection.digest}, not the ${expectedDigest} asked for; upload the pack you meant`, { expected: expectedDigest, actual: inspection.digest });
+  }
+  const pack = await registerPack(ctx.db, tenant, { bytes, sha256: sha256Hex(bytes) }, inspection);
+  ctx.packs.set(`${tenant} ${pack.digest}`, { pack, at: performance.now() });
+  return { pack, inspection, size: bytes.length };
+}
+
+/**
+ * Read a run submission: JSON `{pack: digest, input?, seed?, requestId?, …}` for a registered pack, or
+ * `multipart/form-data` with a `pack` archive part and an optional `request` part (the options as JSON text).
+ * @param ctx the service
+ * @param tenant the tenant submitting
+ * @param req the request (its body already bounded)
+ * @returns the pack to run and the options
+ * @throws HttpRefusal 400 / 404 `PACK_NOT_FOUND` / 415 / 422
+ * @example const { pack, options } = await readSubmission(ctx, tenant, c.req.raw);
+ */
+export async function readSubmission(ctx: ServiceContext, tenant: string, req: Request): Promise<{ pack: RunPack; options: RunOptions }> {
+  const type = (req.headers.get("content-type") ?? "").toLowerCase();
+  if (type.startsWith("application/json")) {
+    const body = await jsonBody(req);
+    checkDepth(body, "the run request");
+    const { pack: digest, ...options } = parseOrRefuse(SubmitRunSchema, body, "the run request");
+    checkStorable(options);
+    const pack = await registeredPack(ctx, tenant, digest);
+    if (pack === null) throw refuse(404, "PACK_NOT_FOUND", `no pack with digest ${digest} is registered for this tenant; register it with POST /packs (or upload it with the run as multipart)`, { digest });
+    return { pack, options };
+  }
+  if (type.startsWith("multipart/form-data")) {
+    const form = await formOf(req);
+    const text = form.get("request");
+    let raw: unknown = {};
+    if (typeof text === "string" && text.trim() !== "") {
+      try {
+        raw = JSON.parse(text) as unknown;
+      } catch (err) {
+        throw refuse(400, "PROTO_INVALID_MESSAGE", `the "request" part is not JSON (${(err as Error).message})`);
+      }
+    }
+    checkDepth(raw, 'the "request" part');
+    const options = parseOrRefuse(RunOptionsSchema, raw, 'the "request" part');
+    checkStorable(options);
+    const { pack } = await registerUpload(ctx, tenant, await packPart(form));
+    return { pack, options };
+  }
+  throw refuse(415, "PROTO_INVALID_MESSAGE", `a run is submitted as application/json (a registered pack's digest) or multipart/form-data (a pack archive), not ${JSON.stringify(type || "(none)")}`);
+}
+
+/**
+ * Read a pack registration: the archive bytes as the body (`application/gzip` or `application/octet-stream`) or
+ * as the `pack` part of `multipart/form-data`; `?digest=` optionally names the digest expected.
+ * @param ctx the service
+ * @param tenant the tenant registering
+ * @param req the request (its body already bounded)
+ * @returns the registered pack and what the check found
+ * @throws HttpRefusal 400 / 415 / 422
+ * @example const r = await readPackUpload(ctx, tenant, c.req.raw);
+ */
+export async function readPackUpload(ctx: ServiceContext, tenant: string, req: Request): Promise<{ pack: RunPack; inspection: PackInspection; size: number }> {
+  const digest = new URL(req.url).searchParams.get("digest");
+  const expected = digest === null ? undefined : parseOrRefuse(PackDigestSchema, digest, "the digest query parameter");
+  const type = (req.headers.get("content-type") ?? "").toLowerCase();
+  if (type.startsWith("multipart/form-data")) return await registerUpload(ctx, tenant, await packPart(await formOf(req)), expected);
+  if (type.startsWith("application/gzip") || type.startsWith("application/x-gzip") || type.startsWith("application/octet-stream")) {
+    return await registerUpload(ctx, tenant, new Uint8Array(await req.arrayBuffer()), expected);
+  }
+  throw refuse(415, "PROTO_INVALID_MESSAGE", `send the pack archive as application/gzip (or multipart/form-data with a "pack" part), not ${JSON.stringify(type || "(none)")}`);
+}

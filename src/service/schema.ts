@@ -1,0 +1,125 @@
+/**
+ * The run service's tables (schema `reach_wasm`), the same SQL on a PostgreSQL server and on PGlite. pg-boss keeps
+ * its own schema (`pgboss`) for the queue.
+ *
+ * - `runs`: one row per submitted run: tenant, request, status (seed 003 §3.1) and phase (seed 004), timestamps,
+ *   the worker holding it and its heartbeat, the result, the run hash.
+ * - `capsules`: capsule bytes, unique by run hash (two runs with the same run hash share one capsule).
+ * - `run_events`: the live events of a run (seed 004 "Event Types"), numbered per run.
+ * - `incidents`: determinism incidents (a run executed twice with different results), never dropped.
+ * - `tokens` (SHA-256 of bearer tokens → tenant), `packs` (a tenant's registered packs by digest) and
+ *   `pack_archives` (archive bytes by SHA-256).
+ * @module
+ */
+import { ReachError } from "../protocol/errors.ts";
+import type { SqlDatabase } from "../platform/postgres.ts";
+
+/** The version of the tables below; a database set up by a newer reach-wasm is refused. */
+export const SCHEMA_VERSION = 1;
+
+const DDL = `
+CREATE SCHEMA IF NOT EXISTS reach_wasm;
+CREATE TABLE IF NOT EXISTS reach_wasm.schema_version (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE IF NOT EXISTS reach_wasm.tokens (
+  token_hash text PRIMARY KEY,
+  tenant text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS reach_wasm.pack_archives (
+  archive_sha256 text PRIMARY KEY,
+  bytes bytea NOT NULL,
+  size int NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS reach_wasm.packs (
+  tenant text NOT NULL,
+  pack_digest text NOT NULL,
+  archive_sha256 text NOT NULL REFERENCES reach_wasm.pack_archives,
+  pack_id text NOT NULL,
+  pack_version text NOT NULL,
+  signed boolean NOT NULL,
+  signer text,
+  registered_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant, pack_digest)
+);
+CREATE TABLE IF NOT EXISTS reach_wasm.capsules (
+  run_hash text PRIMARY KEY,
+  bytes bytea NOT NULL,
+  size int NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS reach_wasm.runs (
+  id uuid PRIMARY KEY,
+  seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+  tenant text NOT NULL,
+  request_id text,
+  pack_digest text NOT NULL,
+  archive_sha256 text NOT NULL,
+  pack_id text NOT NULL,
+  pack_version text NOT NULL,
+  request jsonb NOT NULL,
+  status text NOT NULL,
+  phase text NOT NULL,
+  job_id uuid NOT NULL,
+  worker text,
+  attempts int NOT NULL DEFAULT 0,
+  cancel_requested_at timestamptz,
+  heartbeat_at timestamptz,
+  submitted_at timestamptz NOT NULL DEFAULT now(),
+  started_at timestamptz,
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  completed_at timestamptz,
+  progress jsonb NOT NULL DEFAULT '{"currentStepIndex":0,"totalSteps":0,"replansCount":0}',
+  run_hash text,
+  engine_run_id text,
+  result jsonb,
+  error jsonb,
+  error_type text
+);
+CREATE UNIQUE INDEX IF NOT EXISTS runs_request_id ON reach_wasm.runs (tenant, request_id) WHERE request_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS runs_tenant_seq ON reach_wasm.runs (tenant, seq);
+CREATE INDEX IF NOT EXISTS runs_executing ON reach_wasm.runs (heartbeat_at) WHERE status = 'EXECUTING';
+CREATE INDEX IF NOT EXISTS runs_run_hash ON reach_wasm.runs (run_hash);
+CREATE TABLE IF NOT EXISTS reach_wasm.run_events (
+  run_id uuid NOT NULL REFERENCES reach_wasm.runs ON DELETE CASCADE,
+  seq int NOT NULL,
+  attempt int NOT NULL,
+  event_type text NOT NULL,
+  at timestamptz NOT NULL,
+  step_index int,
+  tool_name text,
+  data jsonb,
+  PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS reach_wasm.incidents (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  run_id uuid NOT NULL,
+  kind text NOT NULL,
+  expected_run_hash text,
+  actual_run_hash text,
+  worker text,
+  capsule bytea,
+  at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS incidents_run ON reach_wasm.incidents (run_id);
+`;
+
+/**
+ * Create the service's tables when missing (one process at a time: a transaction-scoped advisory lock).
+ * @param db the open database
+ * @throws ReachError `PROTO_VERSION_MISMATCH` when a newer reach-wasm set the database up
+ * @returns once the tables exist
+ * @example await migrate(db);
+ */
+export async function migrate(db: SqlDatabase): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock(7411001)");
+    for (const statement of DDL.split(";\n").map((s) => s.trim()).filter((s) => s !== "")) await tx.query(statement);
+    await tx.query("INSERT INTO reach_wasm.schema_version (version) VALUES ($1) ON CONFLICT DO NOTHING", [SCHEMA_VERSION]);
+  });
+  const rows = await db.query<{ v: number }>("SELECT max(version)::int AS v FROM reach_wasm.schema_version");
+  const found = rows[0]?.v ?? 0;
+  if (found > SCHEMA_VERSION) {
+    throw new ReachError("PROTO_VERSION_MISMATCH", `the service database ${db.where} was set up by a newer reach-wasm (tables version ${found}, this one knows ${SCHEMA_VERSION}); upgrade reach-wasm`);
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * One run service: the HTTP API and, optionally, workers in the same process, over an open database and queue
+ * (handed in by the platform, so this file stays web-standard). `reach-wasm serve` is this plus argument parsing.
+ * @module
+ */
+import type { EngineEnvironment } from "../engine/runners.ts";
+import type { RunQueue } from "../platform/job-queue.ts";
+import type { SqlDatabase } from "../platform/postgres.ts";
+import type { FetchLike } from "../sandbox/host/http.ts";
+import type { TrustStore } from "../trust/trust-store.ts";
+import { Authenticator } from "./http-auth.ts";
+import { createServiceApp } from "./http-api.ts";
+import { RunHub } from "./run-hub.ts";
+import { migrate } from "./schema.ts";
+import { startWorker } from "./worker.ts";
+import type { RunWorker, WorkerOptions } from "./worker.ts";
+
+/** The default largest request body: 64 MiB. */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+/** A web-standard handler server (the platform's `serveHttp`, bound to an address). */
+export type Serve = (handler: (request: Request) => Response | Promise<Response>) => Promise<{ url: string; close(): Promise<void> }>;
+
+/** What {@link startService} needs. */
+export type ServiceOptions = {
+  db: SqlDatabase;
+  queue: RunQueue;
+  env: EngineEnvironment;
+  trust: TrustStore | null;
+  /** false: requests without a token act as the local tenant (see {@link tokensRequired}). */
+  requireToken: boolean;
+  serve: Serve;
+  version: string;
+  maxBodyBytes?: number;
+  /** Runs executed at once by workers inside this process (0: none; workers run elsewhere). */
+  workers: number;
+  /** This process's worker id (host:pid). */
+  workerId: string;
+  /** Worker tuning (heartbeat, staleness, polling). */
+  worker?: Pick<WorkerOptions, "pollMs" | "heartbeatMs" | "staleSeconds" | "maxAttempts" | "engine">;
+  key?: Uint8Array;
+  fetch?: FetchLike;
+  log: (line: string) => void;
+};
+
+/** A running service. */
+export type RunningService = {
+  readonly url: string;
+  /** The in-process worker, when `workers > 0`. */
+  readonly worker: RunWorker | null;
+  /** Stop serving, let the in-process runs finish (up to `graceMs`), hand the rest back to the queue. */
+  close(graceMs?: number): Promise<void>;
+};
+
+/**
+ * Whether requests must carry a bearer token: always, except on a loopback address with the embedded store and no
+ * `--auth` (one machine, one user: requests without a token are the local tenant).
+ * @param listen the host the API listens on
+ * @param embedded true for the PGlite store
+ * @param auth `--auth` was given
+ * @returns true when tokens are required
+ * @example tokensRequired("127.0.0.1", true, false) // false
+ */
+export function tokensRequired(listen: string, embedded: boolean, auth: boolean): boolean {
+  const host = listen.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  const loopback = host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  return auth || !embedded || !loopback;
+}
+
+/**
+ * Start the API (and workers) on an open database and queue; the tables are created when missing.
+ * @param o database, queue, engine, auth rule, server and workers
+ * @returns the running service
+ * @throws ReachError when the tables cannot be set up or the address cannot be bound
+ * @example const svc = await startService({ db, queue, env, trust: null, requireToken: false, serve, version, workers: 1, workerId: "h:1", log });
+ */
+export async function startService(o: ServiceOptions): Promise<RunningService> {
+  await migrate(o.db);
+  const hub = await RunHub.open(o.db);
+  const auth = new Authenticator(o.db, o.requireToken);
+  const app = createServiceApp({ db: o.db, queue: o.queue, env: o.env, trust: o.trust, auth, hub, maxBodyBytes: o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, log: o.log, packs: new Map() }, o.version);
+  let worker: RunWorker | null = null;
+  if (o.workers > 0) {
+    worker = await startWorker({
+      db: o.db,
+      queue: o.queue,
+      env: o.env,
+      trust: o.trust,
+      id: o.workerId,
+      concurrency: o.workers,
+      ...(o.worker ?? {}),
+      ...(o.key === undefined ? {} : { key: o.key }),
+      ...(o.fetch === undefined ? {} : { fetch: o.fetch }),
+      log: o.log,
+    });
+  }
+  let server: { url: string; close(): Promise<void> };
+  try {
+    server = await o.serve((request) => app.fetch(request));
+  } catch (err) {
+    await worker?.stop(0);
+    await hub.close();
+    throw err;
+  }
+  return {
+    url: server.url,
+    worker,
+    close: async (graceMs = 10_000) => {
+      await hub.close(); // wakes long polls and event streams, which then end
+      await server.close();
+      await worker?.stop(graceMs);
+    },
+  };
+}

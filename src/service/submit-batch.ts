@@ -1,0 +1,64 @@
+/**
+ * Group commit for submissions: while one batch of new runs is being written, the next ones gather, and are then
+ * written together (one transaction, two statements). An idle service writes each run at once; a busy one writes
+ * fewer, larger transactions. Runs with a requestId take the one-by-one path (it looks for an earlier run first).
+ * @module
+ */
+import type { RunQueue } from "../platform/job-queue.ts";
+import type { SqlDatabase } from "../platform/postgres.ts";
+import type { RunOptions, ServiceRunStatus } from "./schemas.ts";
+import { submitRun, submitRuns } from "./store-runs.ts";
+import type { RunPack } from "./store-runs.ts";
+
+type NewRun = { id: string; tenant: string; pack: RunPack; options: RunOptions };
+type Waiting = { run: NewRun; resolve: (v: Submitted) => void; reject: (e: unknown) => void };
+/** What a submission became. */
+export type Submitted = { runId: string; status: ServiceRunStatus; existed: boolean };
+
+/** Largest batch written at once. */
+const MAX_BATCH = 256;
+
+/** Writes new runs, batching those that arrive while a write is under way. */
+export class SubmitBatcher {
+  readonly #db: SqlDatabase;
+  readonly #queue: RunQueue;
+  #waiting: Waiting[] = [];
+  #writing = false;
+
+  /**
+   * @param db the database
+   * @param queue the run queue
+   */
+  constructor(db: SqlDatabase, queue: RunQueue) {
+    this.#db = db;
+    this.#queue = queue;
+  }
+
+  /**
+   * Record a run and queue its job.
+   * @param run a fresh id, the tenant, the pack and the options
+   * @returns the run id and status (an earlier run's for a repeated requestId)
+   * @example const { runId } = await batcher.submit({ id, tenant, pack, options });
+   */
+  submit(run: NewRun): Promise<Submitted> {
+    if (run.options.requestId !== undefined) return submitRun(this.#db, this.#queue, run);
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ run, resolve, reject });
+      if (!this.#writing) void this.#write();
+    });
+  }
+
+  async #write(): Promise<void> {
+    this.#writing = true;
+    while (this.#waiting.length > 0) {
+      const batch = this.#waiting.splice(0, MAX_BATCH);
+      try {
+        await submitRuns(this.#db, this.#queue, batch.map((w) => w.run));
+        for (const w of batch) w.resolve({ runId: w.run.id, status: "PENDING", existed: false });
+      } catch (err) {
+        for (const w of batch) w.reject(err);
+      }
+    }
+    this.#writing = false;
+  }
+}
