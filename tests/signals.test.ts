@@ -6,15 +6,26 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliBundle } from "../src/service/_test-service.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const scratch = mkdtempSync(join(tmpdir(), "reach-signals-"));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+// The CLI bundled from src/ for this test (dist/ may be stale during development); Deno runs src/ directly.
+let bundle: { main: string; remove(): void } | undefined;
+const bundled = join(scratch, "main.js");
+beforeAll(async () => {
+  bundle = await cliBundle();
+  writeFileSync(bundled, `await import(${JSON.stringify(bundle.main)});\n`);
+}, 120_000);
+afterAll(() => {
+  bundle?.remove();
+  rmSync(scratch, { recursive: true, force: true });
+});
 
 const DENO = join(root, "node_modules/.bin/deno");
 const RUNTIMES: [string, string[]][] = [
-  ["node", [process.execPath, join(root, "dist/cli/main.js")]],
+  ["node", [process.execPath, bundled]],
   ["deno", [DENO, "run", "-A", "--quiet", join(root, "src/cli/main.ts")]],
 ];
 

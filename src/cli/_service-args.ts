@@ -11,6 +11,10 @@ import { homeDir } from "../platform/config.ts";
 import { openDatabase } from "../platform/postgres.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
 import { readHostFile } from "../platform/files.ts";
+import { EngineThreadPool } from "../platform/engine-thread.ts";
+import { jobRequest, outcomeOf } from "../service/engine-adapter.ts";
+import type { runOnEngine } from "../service/engine-adapter.ts";
+import { formatTrustStore } from "../trust/trust-store.ts";
 import { defaultEnvironment } from "../platform/environment.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { migrate } from "../service/schema.ts";
@@ -118,6 +122,24 @@ export async function openStore(args: ParsedArgs, usage: string): Promise<SqlDat
  */
 export function engineEnvironment(): EngineEnvironment {
   return defaultEnvironment();
+}
+
+/**
+ * The service's engine on a pool of engine threads, so that a cancel (or a stop) interrupts a tool at once, even in
+ * a tight loop, and the process keeps answering HTTP, heartbeats and cancels while runs execute.
+ * @param size threads (the worker's concurrency)
+ * @returns the engine function for the service's workers, and `close`
+ */
+export function pooledEngine(size: number): { engine: typeof runOnEngine; close(): void } {
+  const pool = new EngineThreadPool(size);
+  const engine: typeof runOnEngine = async (_env, job, hooks) => {
+    const run = await pool.run(
+      { ...jobRequest(job), trust: { storeText: job.trust === null ? null : formatTrustStore(job.trust) }, network: job.fetch !== undefined },
+      { signal: hooks.signal, onProgress: hooks.onProgress },
+    );
+    return outcomeOf(run);
+  };
+  return { engine, close: () => pool.close() };
 }
 
 /**

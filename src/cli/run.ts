@@ -76,10 +76,21 @@ export async function runRunCommand(argv: readonly string[], io: CliIO): Promise
   const input = await readInput(args.input);
   const storeText = await readTrustStoreText(args.trust);
   const keyFileText = args.key === undefined ? undefined : new TextDecoder().decode(await readHostFile(args.key, 64 * 1024));
+  // The handlers stay until the results are written: a signal while writing cannot abort a finished run, but a
+  // second one still exits at once, removing any temporary file.
   const signals = abortOnSignals();
-  let run: EngineRun;
   try {
-    run = await runIsolated(
+    return await runAndWrite(args, { files, input, storeText, keyFileText, outRoot, signal: signals.signal }, io, say);
+  } finally {
+    signals.dispose();
+  }
+}
+
+type Prepared = { files: Map<string, Uint8Array>; input: Awaited<ReturnType<typeof readInput>>; storeText: string | null; keyFileText: string | undefined; outRoot: string; signal: AbortSignal };
+
+async function runAndWrite(args: ReturnType<typeof parseRunArgs>, p: Prepared, io: CliIO, say: (text: string) => void): Promise<number> {
+  const { files, input, storeText, keyFileText, outRoot } = p;
+  const run: EngineRun = await runIsolated(
       {
         pack: { files },
         input,
@@ -91,11 +102,8 @@ export async function runRunCommand(argv: readonly string[], io: CliIO): Promise
         ...(keyFileText === undefined ? {} : { keyFileText }),
         network: true,
       },
-      { signal: signals.signal, onProgress: (p) => say(describe(p)) },
+      { signal: p.signal, onProgress: (progress) => say(describe(progress)) },
     );
-  } finally {
-    signals.dispose();
-  }
   const written = await writeResults(outRoot, run);
   const summary = run.error === null ? "" : `: ${run.error.code}: ${run.error.message}`;
   say(`${run.status} ${run.runHash}${summary}`);

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { stat } from "node:fs/promises";
 import { writeFileAtomic } from "../platform/write.ts";
 import type { RunRecord } from "../service/schemas.ts";
-import type { CliIO } from "./cli.ts";
+import type { CliIO } from "./io.ts";
 import { clientOf, intOption, parseArgs, usageError } from "./_service-args.ts";
 
 const USAGE = "reach-wasm runs list [--status S] [--pack ID|DIGEST] [--limit N] [--cursor C] | show <runId> [--wait] | cancel <runId> | capsule <runId> [--out FILE|DIR]  [--server URL] [--token T] [--json]";

@@ -8,9 +8,9 @@ import { openRunQueue } from "../platform/job-queue.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { DEFAULT_MAX_BODY_BYTES, startService, tokensRequired } from "../service/service.ts";
 import { WORKER_DEFAULTS } from "../service/worker.ts";
-import type { CliIO } from "./cli.ts";
-import { DEFAULT_LISTEN, engineEnvironment, intOption, openStore, parseArgs, signingKey, untilSignal, usageError, workerId } from "./_service-args.ts";
-import { loadTrustStore } from "./trust.ts";
+import type { CliIO } from "./io.ts";
+import { DEFAULT_LISTEN, engineEnvironment, intOption, pooledEngine, openStore, parseArgs, signingKey, untilSignal, usageError, workerId } from "./_service-args.ts";
+import { loadTrustStore } from "../platform/trust-file.ts";
 import { VERSION } from "./version.ts";
 
 const USAGE = "reach-wasm serve [--db URL | --data DIR] [--listen HOST:PORT] [--workers N] [--auth] [--max-body BYTES] [--trust FILE] [--key FILE] [--stale-after S] [--json]";
@@ -51,6 +51,7 @@ export async function runServeCommand(argv: readonly string[], io: CliIO): Promi
     const workers = workersArg ?? (embedded ? 1 : 0);
     const requireToken = tokensRequired(listen.hostname, embedded, args.flags.has("--auth"));
     const queue = await openRunQueue(db, { onError: log });
+    const pooled = pooledEngine(Math.max(1, workers * 4));
     try {
       const svc = await startService({
         db,
@@ -63,7 +64,7 @@ export async function runServeCommand(argv: readonly string[], io: CliIO): Promi
         maxBodyBytes: maxBody,
         workers,
         workerId: workerId(),
-        worker: { staleSeconds },
+        worker: { staleSeconds, engine: pooled.engine },
         ...(key === undefined ? {} : { key }),
         fetch: (url, init) => fetch(url, init),
         log,
@@ -75,6 +76,7 @@ export async function runServeCommand(argv: readonly string[], io: CliIO): Promi
       log(`${signal}: stopping (runs in progress get 10 s to finish; the rest go back to the queue)`);
       await svc.close(10_000);
     } finally {
+      pooled.close();
       await queue.stop();
     }
   } catch (err) {

@@ -13,7 +13,7 @@ import { ReachError } from "../protocol/errors.ts";
 import type { ServiceClient } from "../service/client.ts";
 import type { RunOptions, RunRecord, ServiceEvent } from "../service/schemas.ts";
 import { packDigest } from "../trust/pack-signature.ts";
-import type { CliIO } from "./cli.ts";
+import type { CliIO } from "./io.ts";
 import { clientOf, intOption, parseArgs, usageError } from "./_service-args.ts";
 
 const USAGE = "reach-wasm submit <pack-dir|pack.tar.gz> [--server URL] [--token T] [--input FILE|-|JSON] [--seed N] [--request-id ID] [--approve] [--max-steps N] [--step-timeout MS] [--wait] [--out DIR] [--json]";

@@ -4,7 +4,7 @@
  * @module
  */
 import { createToken } from "../service/tokens.ts";
-import type { CliIO } from "./cli.ts";
+import type { CliIO } from "./io.ts";
 import { openStore, parseArgs, usageError } from "./_service-args.ts";
 
 const USAGE = "reach-wasm tokens create --tenant NAME [--db URL | --data DIR] [--json]";

@@ -6,9 +6,9 @@
 import { openRunQueue } from "../platform/job-queue.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { WORKER_DEFAULTS, startWorker } from "../service/worker.ts";
-import type { CliIO } from "./cli.ts";
-import { engineEnvironment, intOption, openStore, parseArgs, signingKey, untilSignal, usageError, workerId } from "./_service-args.ts";
-import { loadTrustStore } from "./trust.ts";
+import type { CliIO } from "./io.ts";
+import { engineEnvironment, intOption, pooledEngine, openStore, parseArgs, signingKey, untilSignal, usageError, workerId } from "./_service-args.ts";
+import { loadTrustStore } from "../platform/trust-file.ts";
 
 const USAGE = "reach-wasm worker [--db URL | --data DIR] [--concurrency N] [--trust FILE] [--key FILE] [--stale-after S] [--json]";
 
@@ -33,7 +33,9 @@ export async function runWorkerCommand(argv: readonly string[], io: CliIO): Prom
     const queue = await openRunQueue(db, { onError: log });
     try {
       const id = workerId();
+      const pooled = pooledEngine(concurrency);
       const worker = await startWorker({
+        engine: pooled.engine,
         db,
         queue,
         env: engineEnvironment(),
@@ -51,6 +53,7 @@ export async function runWorkerCommand(argv: readonly string[], io: CliIO): Prom
       const signal = await untilSignal();
       log(`${signal}: stopping (runs in progress get 10 s to finish; the rest go back to the queue)`);
       await worker.stop(10_000);
+      pooled.close();
     } finally {
       await queue.stop();
     }

@@ -62,7 +62,7 @@ export type ToWorker =
   | { kind: "close"; aborted: boolean }
   | { kind: "abort"; reason: string };
 
-type Port = { post(message: ToWorker): void; onMessage(cb: (m: FromWorker) => void): void; onError(cb: (e: Error) => void): void; terminate(): void };
+type Port = { post(message: ToWorker): void; onMessage(cb: (m: FromWorker) => void): void; onError(cb: (e: Error) => void): void; clearListeners(): void; hold(busy: boolean): void; terminate(): void };
 
 let workerUrl: URL | null = null;
 let inline = false;
@@ -94,26 +94,38 @@ function defaultWorkerUrl(): URL {
 async function spawn(): Promise<Port> {
   const url = defaultWorkerUrl();
   const deno = (globalThis as { Deno?: unknown }).Deno !== undefined;
+  // Listeners are per call (a pooled worker serves many): kept here so that they can be removed between calls.
+  let messageCbs: ((m: FromWorker) => void)[] = [];
+  let errorCbs: ((e: Error) => void)[] = [];
+  const fanMessage = (m: FromWorker): void => {
+    for (const cb of messageCbs) cb(m);
+  };
+  const fanError = (e: Error): void => {
+    for (const cb of errorCbs) cb(e);
+  };
+  const common = {
+    onMessage: (cb: (m: FromWorker) => void) => void messageCbs.push(cb),
+    onError: (cb: (e: Error) => void) => void errorCbs.push(cb),
+    clearListeners: () => {
+      messageCbs = [];
+      errorCbs = [];
+    },
+  };
   if (deno) {
     const w = new Worker(url, { type: "module" });
-    return {
-      post: (m) => w.postMessage(m),
-      onMessage: (cb) => w.addEventListener("message", (e) => cb((e as MessageEvent<FromWorker>).data)),
-      onError: (cb) => w.addEventListener("error", (e) => {
-        e.preventDefault();
-        cb(new Error((e as ErrorEvent).message));
-      }),
-      terminate: () => w.terminate(),
-    };
+    w.addEventListener("message", (e) => fanMessage((e as MessageEvent<FromWorker>).data));
+    w.addEventListener("error", (e) => {
+      e.preventDefault();
+      fanError(new Error((e as ErrorEvent).message));
+    });
+    return { ...common, post: (m) => w.postMessage(m), hold: () => {}, terminate: () => w.terminate() };
   }
   const { Worker: NodeWorker } = await import("node:worker_threads");
   const w = new NodeWorker(url);
-  return {
-    post: (m) => w.postMessage(m),
-    onMessage: (cb) => w.on("message", cb),
-    onError: (cb) => w.on("error", cb),
-    terminate: () => void w.terminate(),
-  };
+  w.on("message", fanMessage);
+  w.on("error", fanError);
+  // A busy thread keeps the process alive; an idle pooled one does not.
+  return { ...common, post: (m) => w.postMessage(m), hold: (busy) => void (busy ? w.ref() : w.unref()), terminate: () => void w.terminate() };
 }
 
 /** A ReachError rebuilt from the details a worker sent. */
@@ -249,5 +261,106 @@ async function runInline(request: WireRequest, options: { signal?: AbortSignal; 
     return await runEngine(defaultEnvironment(), engineRequest(request, interrupt, controller, options.onProgress ?? (() => {})));
   } finally {
     options.signal?.removeEventListener("abort", stop);
+  }
+}
+
+/**
+ * Engine threads kept for many runs (a service worker): `size` threads, each serving one run at a time. A thread that
+ * had to be terminated (it did not stop after an abort) is replaced.
+ * @example
+ * const pool = new EngineThreadPool(4);
+ * const run = await pool.run({ pack: { archive } }, { signal });
+ * pool.close();
+ */
+export class EngineThreadPool {
+  readonly #size: number;
+  readonly #idle: Port[] = [];
+  #live = 0;
+  readonly #waiting: ((p: Port) => void)[] = [];
+
+  /** @param size how many threads at most (1..64) */
+  constructor(size: number) {
+    if (!Number.isSafeInteger(size) || size < 1 || size > 64) throw new RangeError(`"size" expected 1..64, got ${size}`);
+    this.#size = size;
+  }
+
+  async #take(): Promise<Port> {
+    const idle = this.#idle.pop();
+    if (idle !== undefined) {
+      idle.hold(true);
+      return idle;
+    }
+    if (this.#live < this.#size) {
+      this.#live++;
+      return await spawn().catch((err: unknown) => {
+        this.#live--;
+        throw err;
+      });
+    }
+    return await new Promise<Port>((resolve) => this.#waiting.push(resolve));
+  }
+
+  #give(port: Port | null): void {
+    if (port === null) {
+      this.#live--;
+      return;
+    }
+    const next = this.#waiting.shift();
+    if (next !== undefined) next(port);
+    else {
+      port.hold(false);
+      this.#idle.push(port);
+    }
+  }
+
+  /**
+   * Run a pack on a pooled thread (as {@link runIsolated}).
+   * @param request the pack and options
+   * @param options the abort signal and a progress callback
+   * @returns the run
+   */
+  async run(request: WireRequest, options: { signal?: AbortSignal; onProgress?: (p: RunProgress) => void } = {}): Promise<EngineRun> {
+    if (inline) return await runInline(request, options);
+    const port = await this.#take();
+    const interrupt = new SharedArrayBuffer(8);
+    let healthy = true;
+    const stop = (): void => {
+      Atomics.store(new Int32Array(interrupt), 0, interruptCode(options.signal?.reason));
+      port.post({ kind: "abort", reason: String(options.signal?.reason ?? "abort") });
+    };
+    if (options.signal?.aborted === true) stop();
+    else options.signal?.addEventListener("abort", stop, { once: true });
+    try {
+      return await new Promise<EngineRun>((resolve, reject) => {
+        let killer: ReturnType<typeof setTimeout> | undefined;
+        options.signal?.addEventListener("abort", () => (killer = setTimeout(() => {
+          healthy = false;
+          port.terminate();
+          reject(new ReachError("EXEC_ABORTED", `the engine did not stop within ${STOP_GRACE_MS / 1000} s of the abort and was terminated; no capsule was written`));
+        }, STOP_GRACE_MS)), { once: true });
+        port.onMessage((m) => {
+          if (m.kind === "progress") options.onProgress?.(m.progress);
+          else if (m.kind === "done" || m.kind === "error") {
+            clearTimeout(killer);
+            if (m.kind === "done") resolve(runOf(m.run));
+            else reject(errorFromDetails(m.error));
+          }
+        });
+        port.onError((e) => {
+          healthy = false;
+          reject(new ReachError("EXEC_RESOURCE_UNAVAILABLE", `the engine thread failed: ${e.message}`, { cause: e }));
+        });
+        port.post({ kind: "run", request, interrupt });
+      });
+    } finally {
+      options.signal?.removeEventListener("abort", stop);
+      port.clearListeners();
+      this.#give(healthy ? port : null);
+    }
+  }
+
+  /** Stop every thread. */
+  close(): void {
+    for (const p of this.#idle.splice(0)) p.terminate();
   }
 }

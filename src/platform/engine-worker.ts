@@ -29,11 +29,13 @@ function wire(run: EngineRun): WireRun {
 
 
 const ch = await channel();
-const controller = new AbortController();
 const env = defaultEnvironment();
 let session: EngineSession | null = null;
+// One call at a time; a pooled worker serves many, each with its own controller (an abort applies to the current).
+let controller = new AbortController();
 
 ch.listen((m) => {
+  if (m.kind === "run" || m.kind === "session") controller = new AbortController();
   void (async () => {
     try {
       if (m.kind === "abort") controller.abort(m.reason);

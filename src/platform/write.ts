@@ -4,8 +4,7 @@
  * as a whole. Runs on Node and on Deno (through `node:` compatibility).
  * @module
  */
-import { rmSync } from "node:fs";
-import { chmod, mkdir, open, rename, rm, stat } from "node:fs/promises";
+import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { ReachError } from "../protocol/errors.ts";
@@ -31,15 +30,21 @@ function removeInFlight(): void {
   }
 }
 
-async function writeFileDurably(path: string, bytes: Uint8Array, mode: number): Promise<void> {
-  const fh = await open(path, "wx", mode);
+/**
+ * Synchronous on purpose: while a file is written, no signal handler runs in between (they run on the event loop),
+ * so a second signal finds every file either not started or renamed into place — never half-written — and the
+ * runtime has no file operation still running on another thread when the process exits.
+ */
+function writeFileDurably(path: string, bytes: Uint8Array, mode: number): void {
+  const fd = openSync(path, "wx", mode);
   try {
-    await fh.writeFile(bytes);
-    await fh.sync();
+    let at = 0;
+    while (at < bytes.length) at += writeSync(fd, bytes, at, bytes.length - at);
+    fsyncSync(fd);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
-  await chmod(path, mode); // umask may have narrowed or widened nothing; make the mode exact
+  chmodSync(path, mode); // umask may have narrowed or widened nothing; make the mode exact
 }
 
 /**
@@ -53,12 +58,12 @@ async function writeFileDurably(path: string, bytes: Uint8Array, mode: number): 
 export async function writeFileAtomic(path: string, bytes: Uint8Array, mode = 0o644): Promise<void> {
   const tmp = tempName(path);
   try {
-    await mkdir(dirname(path), { recursive: true });
-    await writeFileDurably(tmp, bytes, mode);
-    await rename(tmp, path);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileDurably(tmp, bytes, mode);
+    renameSync(tmp, path);
     inFlight.delete(tmp);
   } catch (err) {
-    await rm(tmp, { force: true }).catch(() => {});
+    rmSync(tmp, { force: true });
     inFlight.delete(tmp);
     throw new ReachError("PROTO_INVALID_ARGUMENT", `cannot write ${JSON.stringify(path)}: ${(err as Error).message}`, { cause: err });
   }
@@ -74,26 +79,25 @@ export async function writeFileAtomic(path: string, bytes: Uint8Array, mode = 0o
 export async function writeDirAtomic(dir: string, files: ReadonlyMap<string, Uint8Array>): Promise<void> {
   const tmp = tempName(dir);
   try {
-    await mkdir(tmp, { recursive: true });
+    mkdirSync(tmp, { recursive: true });
     for (const [rel, bytes] of files) {
       const target = join(tmp, ...rel.split("/"));
-      await mkdir(dirname(target), { recursive: true });
-      await writeFileDurably(target, bytes, 0o644);
+      mkdirSync(dirname(target), { recursive: true });
+      writeFileDurably(target, bytes, 0o644);
     }
-    const exists = await stat(dir).then(() => true, () => false);
-    if (exists) {
+    if (existsSync(dir)) {
       const old = tempName(`${dir}.old`);
-      await rename(dir, old);
-      await rename(tmp, dir);
+      renameSync(dir, old);
+      renameSync(tmp, dir);
       inFlight.delete(tmp);
-      await rm(old, { recursive: true, force: true });
+      rmSync(old, { recursive: true, force: true });
       inFlight.delete(old);
     } else {
-      await rename(tmp, dir);
+      renameSync(tmp, dir);
       inFlight.delete(tmp);
     }
   } catch (err) {
-    await rm(tmp, { recursive: true, force: true }).catch(() => {});
+    rmSync(tmp, { recursive: true, force: true });
     inFlight.delete(tmp);
     throw new ReachError("PROTO_INVALID_ARGUMENT", `cannot write ${JSON.stringify(dir)}: ${(err as Error).message}`, { cause: err });
   }

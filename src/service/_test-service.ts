@@ -156,13 +156,15 @@ export async function cliBundle(): Promise<{ main: string; remove(): void }> {
   const { build } = await import("esbuild");
   const out = join(root, "node_modules", ".cache", `reach-wasm-test-${process.pid}`);
   await build({
-    entryPoints: [join(root, "src/cli/main.ts")],
+    entryPoints: [join(root, "src/cli/main.ts"), join(root, "src/platform/engine-worker.ts")],
     bundle: true,
     splitting: true,
     format: "esm",
     platform: "node",
     target: "node20",
     outdir: out,
+    entryNames: "[name]",
+    chunkNames: "chunks/[name]-[hash]",
     logLevel: "error",
     external: ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@electric-sql/pglite", "pg", "pg-boss"],
   });

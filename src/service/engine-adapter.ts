@@ -7,7 +7,7 @@
  * @module
  */
 import { loadPackFrom, runEngine } from "../engine/engine.ts";
-import type { PackSource } from "../engine/engine.ts";
+import type { EngineRun, EngineRunRequest, PackSource } from "../engine/engine.ts";
 import { packTrust } from "../engine/pack.ts";
 import type { EngineEnvironment } from "../engine/runners.ts";
 import type { RunProgress, RunStatus } from "../engine/types.ts";
@@ -55,20 +55,36 @@ export type EngineOutcome = {
  * @example const out = await runOnEngine(env, { pack: { archive }, options: {}, trust: null }, { signal, onProgress: () => {} });
  */
 export async function runOnEngine(env: EngineEnvironment, job: EngineJob, hooks: { signal: AbortSignal; onProgress: (p: RunProgress) => void }): Promise<EngineOutcome> {
-  const o = job.options;
   const run = await runEngine(env, {
+    ...jobRequest(job),
+    trust: { store: job.trust },
+    ...(job.fetch === undefined ? {} : { fetch: job.fetch }),
+    signal: hooks.signal,
+    onProgress: hooks.onProgress,
+  });
+  return outcomeOf(run);
+}
+
+/** The plain part of a job's engine request (no functions, no trust store object): what can cross to a thread. */
+export function jobRequest(job: EngineJob): Omit<EngineRunRequest, "trust" | "fetch" | "signal" | "onProgress" | "interrupted" | "annex"> {
+  const o = job.options;
+  return {
     pack: job.pack,
     input: (o.input ?? {}) as JsonValue,
     ...(o.seed === undefined ? {} : { seed: String(o.seed) }),
     ...(o.approve === undefined ? {} : { approve: o.approve }),
     ...(o.maxSteps === undefined ? {} : { maxSteps: o.maxSteps }),
     ...(o.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: o.stepTimeoutMs }),
-    trust: { store: job.trust },
     ...(job.key === undefined ? {} : { key: job.key }),
-    ...(job.fetch === undefined ? {} : { fetch: job.fetch }),
-    signal: hooks.signal,
-    onProgress: hooks.onProgress,
-  });
+  };
+}
+
+/**
+ * A run's outcome as the service stores it.
+ * @param run the engine's run
+ * @returns the outcome
+ */
+export function outcomeOf(run: EngineRun): EngineOutcome {
   const artifacts = Array.isArray(run.result["artifacts"]) ? (run.result["artifacts"] as unknown[]) : [];
   return { status: run.status, runHash: run.runHash, engineRunId: run.runId, error: run.error, capsule: run.capsule.bytes, result: run.result, artifacts };
 }

@@ -48,6 +48,7 @@ export function eventsOf(update: RunUpdate): EventDraft[] {
       const p = update.progress;
       if (p.kind === "planned") return [{ eventType: "run_started", data: { attempt: update.attempt, planId: p.planId, planHash: p.planHash, totalSteps: p.steps } }];
       if (p.kind === "replan") return [{ eventType: "replan_triggered", data: { attempt: p.attempt, reason: p.reason } }];
+      if (p.kind === "pack" || p.kind === "warning") return [];
       return stepEvents(p);
     }
     case "finished": {
@@ -77,5 +78,6 @@ export type ProgressCounters = { currentStepIndex: number; totalSteps: number; r
 export function advance(counters: ProgressCounters, p: RunProgress): ProgressCounters {
   if (p.kind === "planned") return { ...counters, totalSteps: p.steps };
   if (p.kind === "replan") return { ...counters, replansCount: counters.replansCount + 1 };
+  if (p.kind !== "step") return counters;
   return { ...counters, currentStepIndex: p.index, totalSteps: p.total };
 }
