@@ -34,6 +34,7 @@ function describe(p: RunProgress): string {
       : `${who} is ${signed}; running it unrestricted because of --unrestricted`;
   }
   if (p.kind === "warning") return `warning: ${p.message}`;
+  if (p.kind === "planning") return p.attempt === 0 ? "planning …" : `planning again (attempt ${p.attempt}) …`;
   if (p.kind === "planned") return `plan ${p.planId}: ${p.steps} step${p.steps === 1 ? "" : "s"}, hash ${p.planHash.slice(0, 16)}…`;
   if (p.kind === "replan") return `replanning (attempt ${p.attempt}) after ${p.reason}`;
   const head = `[${p.index + 1}/${p.total}] ${p.stepId} (${p.tool})`;
