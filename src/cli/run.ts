@@ -13,7 +13,6 @@
  */
 import { join } from "node:path";
 import type { EngineRun } from "../engine/engine.ts";
-import type { RunProgress } from "../engine/types.ts";
 import { runIsolated } from "../platform/engine-thread.ts";
 import { readHostFile } from "../platform/files.ts";
 import { prepareOutDir } from "../platform/out-dir.ts";
@@ -22,25 +21,8 @@ import { readTrustStoreText } from "../platform/trust-file.ts";
 import { abortOnSignals, writeDirAtomic, writeFileAtomic } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { CliIO } from "./io.ts";
+import { createProgress } from "./progress.ts";
 import { parseRunArgs, readInput } from "./run-args.ts";
-
-function describe(p: RunProgress): string {
-  if (p.kind === "pack") {
-    const who = `pack ${p.id}@${p.version}`;
-    if (p.trust.trusted) return `${who} is signed by trusted key ${p.trust.keyName ?? p.trust.publicKey}`;
-    const signed = p.trust.signed ? "signed by a key that is not in the trust store" : "not signed";
-    return p.restricted
-      ? `${who} is ${signed}: running it in the restricted executor (no network, no writes outside temp/, no memory writes); pass --unrestricted to grant its declared capabilities`
-      : `${who} is ${signed}; running it unrestricted because of --unrestricted`;
-  }
-  if (p.kind === "warning") return `warning: ${p.message}`;
-  if (p.kind === "planning") return p.attempt === 0 ? "planning …" : `planning again (attempt ${p.attempt}) …`;
-  if (p.kind === "planned") return `plan ${p.planId}: ${p.steps} step${p.steps === 1 ? "" : "s"}, hash ${p.planHash.slice(0, 16)}…`;
-  if (p.kind === "replan") return `replanning (attempt ${p.attempt}) after ${p.reason}`;
-  const head = `[${p.index + 1}/${p.total}] ${p.stepId} (${p.tool})`;
-  if (p.status === "started") return `${head} …`;
-  return `${head} ${p.status}${p.code === undefined ? "" : ` ${p.code}`} in ${p.durationMs} ms`;
-}
 
 /** Write the capsule and the run files; a failure (a full disk) is reported, not thrown. */
 async function writeResults(outRoot: string, run: EngineRun): Promise<{ capsulePath: string | null; outDir: string | null; error: ReachError | null }> {
@@ -69,9 +51,8 @@ async function writeResults(outRoot: string, run: EngineRun): Promise<{ capsuleP
 export async function runRunCommand(argv: readonly string[], io: CliIO): Promise<number> {
   if (argv.includes("--on")) return (await import("./delegated-run.ts")).runDelegatedRunCommand(argv, io);
   const args = parseRunArgs(argv);
-  const say = (text: string): void => {
-    if (!args.quiet) io.stderr(`reach-wasm: ${text}\n`);
-  };
+  const progress = createProgress(args.quiet ? { ...io, quiet: true } : io);
+  const say = (text: string): void => progress.line(text);
   const outRoot = await prepareOutDir(args.out, args.pack); // before any work: a run is never wasted on --out
   const files = await readPackFiles(args.pack);
   const input = await readInput(args.input);
@@ -92,9 +73,10 @@ export async function runRunCommand(argv: readonly string[], io: CliIO): Promise
         ...(keyFileText === undefined ? {} : { keyFileText }),
         network: true,
       },
-      { signal: signals.signal, onProgress: (p) => say(describe(p)) },
+      { signal: signals.signal, onProgress: progress.run },
     );
   } finally {
+    progress.done();
     signals.dispose();
   }
   const written = await writeResults(outRoot, run);
