@@ -63,7 +63,7 @@ export function shortHash(hash: string | null): string {
   return /^[0-9a-f]{64}$/.test(hash) ? `${hash.slice(0, 12)}…${hash.slice(-4)}` : safeText(hash);
 }
 
-/** Pad `text` to `width` columns (by UTF-16 length; ids and tool names are ASCII in practice). */
+/** Pad `text` to `width` columns (by UTF-16 length), always leaving at least one space after it. */
 export function pad(text: string, width: number): string {
-  return text.length >= width ? text : text + " ".repeat(width - text.length);
+  return text.length >= width ? `${text} ` : text + " ".repeat(width - text.length);
 }
