@@ -19,6 +19,7 @@ const USAGE = "reach-wasm diff <capsuleA> <capsuleB> [--json]";
  * @param io output streams
  * @returns the exit code
  * @throws ReachError `PROTO_INVALID_ARGUMENT` / `REPLAY_CAPSULE_*` (exit 2, reported by `main`)
+ * @example await runDiffCommand(["a.capsule.tar.gz", "b.capsule.tar.gz"], io) // 0 identical, 1 different
  */
 export async function runDiffCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const { flags, positional } = parseArgs(argv, { command: "diff", usage: USAGE, bare: ["--json"], valued: [], positionals: 2 });

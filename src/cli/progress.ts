@@ -41,6 +41,7 @@ export function detectTerminal(): TerminalInfo {
  * Whether a command's stdout may be coloured: a TTY and colour allowed (`NO_COLOR` unset, `TERM` not dumb).
  * @param io the command's streams
  * @returns true to colour
+ * @example renderShow(view, { color: colourStdout(io) })
  */
 export function colourStdout(io: CliIO): boolean {
   return io.terminal?.stdout === true && io.terminal.color;

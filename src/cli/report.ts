@@ -31,6 +31,7 @@ function defaultOut(path: string, isCapsule: boolean): string {
  * @param io output streams
  * @returns the exit code
  * @throws ReachError `PROTO_INVALID_ARGUMENT` / `REPLAY_CAPSULE_*` (exit 2, reported by `main`)
+ * @example await runReportCommand(["x.capsule.tar.gz", "--out", "x.html"], io) // 0
  */
 export async function runReportCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const { flags, positional } = parseArgs(argv, { command: "report", usage: USAGE, bare: ["--json"], valued: ["--out", "--trust"], positionals: 1 });

@@ -26,6 +26,7 @@ export const LARGE_CAPSULE_BYTES = 8 * 1024 * 1024;
  * Whether reading and checking the run at `path` is worth announcing: a capsule of {@link LARGE_CAPSULE_BYTES} or more.
  * @param path the host path
  * @returns true for a large capsule file
+ * @example await progress.task("reading", () => readHostRun(p), { announce: await isLargeRun(p) })
  */
 export async function isLargeRun(path: string): Promise<boolean> {
   try {
@@ -109,6 +110,7 @@ async function readRunDir(path: string): Promise<HostRun> {
  * @param path the `.capsule.tar.gz`
  * @returns the run (with real durations when `runs/<runHash>/evidence.json` is beside the capsule)
  * @throws ReachError `PROTO_INVALID_ARGUMENT` when it cannot be read; `REPLAY_CAPSULE_*` when it is not a capsule
+ * @example const { source, capsule } = await readCapsuleRun("x.capsule.tar.gz");
  */
 export async function readCapsuleRun(path: string): Promise<HostRun> {
   const capsule = readRunCapsule(await readHostFile(path, DEFAULT_ARCHIVE_LIMITS.maxCompressedBytes));

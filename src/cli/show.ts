@@ -20,6 +20,7 @@ const USAGE = "reach-wasm show <capsule|run-dir> [--json] [--full]";
  * @param io output streams
  * @returns the exit code
  * @throws ReachError `PROTO_INVALID_ARGUMENT` / `REPLAY_CAPSULE_*` (exit 2, reported by `main`)
+ * @example await runShowCommand(["x.capsule.tar.gz", "--json"], io) // 0
  */
 export async function runShowCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const { flags, positional } = parseArgs(argv, { command: "show", usage: USAGE, bare: ["--json", "--full"], valued: [], positionals: 1 });

@@ -21,6 +21,7 @@ function kv(label: string, value: string, raw = false): string {
  * @param v the run
  * @param verification the verification (null: not verified)
  * @returns HTML
+ * @example renderSummary(view, verifyForReport(capsule)) // "<header id=\"summary\">…"
  */
 export function renderSummary(v: RunView, verification: ReportVerification | null): string {
   const verdict = verification === null ? `<span class="badge unknown">not verified</span>` : verification.valid ? `<span class="badge ok">verified</span>` : `<span class="badge bad">verification failed</span>`;
@@ -46,6 +47,7 @@ export function renderSummary(v: RunView, verification: ReportVerification | nul
  * The verification section: every check of `verifyRunCapsule`.
  * @param verification the result, or null for a source that is not a capsule
  * @returns HTML
+ * @example renderVerification(null) // a "not verified" note
  */
 export function renderVerification(verification: ReportVerification | null): string {
   if (verification === null) return `<section id="verification"><h2>Verification</h2><p class="note">Not verified: only a capsule can be verified (reach-wasm verify).</p></section>`;
@@ -85,6 +87,7 @@ function sizeOf(ws: WorkspaceView | null, path: string): string {
  * The workspace section: each path added, changed or removed by the run, with a line diff of text files.
  * @param v the run
  * @returns HTML
+ * @example renderWorkspace(view) // "<section id=\"workspace\">…"
  */
 export function renderWorkspace(v: RunView): string {
   const { before, after } = v.workspace;
@@ -104,6 +107,7 @@ export function renderWorkspace(v: RunView): string {
  * The artifacts section: images (by their bytes' signature) inline as data: URLs, any artifact downloadable.
  * @param artifacts every artifact of the run
  * @returns HTML
+ * @example renderArtifacts(view.steps.flatMap((s) => s.artifacts))
  */
 export function renderArtifacts(artifacts: readonly ArtifactView[]): string {
   let budget: number = HTML_LIMITS.totalArtifactBytes;
@@ -124,6 +128,7 @@ export function renderArtifacts(artifacts: readonly ArtifactView[]): string {
  * The run's end: terminal event, error, abort point, planner stops, and what could not be read.
  * @param v the run
  * @returns HTML
+ * @example renderEnd(view) // "<section id=\"end\">…"
  */
 export function renderEnd(v: RunView): string {
   const t = v.terminal;

@@ -13,6 +13,7 @@ import type { StepView } from "./model.ts";
  * The element id of a step's details.
  * @param s the step
  * @returns `step-<position + 1>` (never derived from the untrusted step id)
+ * @example stepAnchor({ position: 0 }) // "step-1"
  */
 export function stepAnchor(s: Pick<StepView, "position">): string {
   return `step-${s.position + 1}`;
@@ -80,6 +81,7 @@ function problems(s: StepView): string {
  * @param s the step
  * @param blobs the tape's blobs (hash → bytes)
  * @returns HTML
+ * @example view.steps.map((s) => renderStep(s, view.blobs)).join("")
  */
 export function renderStep(s: StepView, blobs: ReadonlyMap<string, Uint8Array>): string {
   const facts = fact("invocation", s.invocationId) + fact("depends on", s.dependsOn.length === 0 ? null : s.dependsOn.join(", ")) +

@@ -45,6 +45,7 @@ export function esc(text: string): string {
  * @param value the value (strings are shown as they are when `raw`)
  * @param options `raw`: show a string as text, not as JSON; `max`: the clip length; `cls`: extra class
  * @returns HTML
+ * @example preBlock({ a: 1 }) // "<pre class=\"value\">{\n  \"a\": 1\n}</pre>"
  */
 export function preBlock(value: unknown, options: { raw?: boolean; max?: number; cls?: string } = {}): string {
   const text = options.raw === true && typeof value === "string" ? value : pretty(value);
@@ -58,6 +59,7 @@ export function preBlock(value: unknown, options: { raw?: boolean; max?: number;
  * @param mime the MIME type (only a fixed, known one: never one from the capsule)
  * @param bytes the content
  * @returns `data:<mime>;base64,<…>`
+ * @example dataUrl("image/png", bytes) // "data:image/png;base64,…"
  */
 export function dataUrl(mime: string, bytes: Uint8Array): string {
   return `data:${mime};base64,${bytesToBase64(bytes)}`;
@@ -67,6 +69,7 @@ export function dataUrl(mime: string, bytes: Uint8Array): string {
  * The image type of bytes by their signature (PNG, JPEG, GIF, WebP), never by a declared MIME type.
  * @param bytes the content
  * @returns the MIME type, or null when the bytes are not one of these images
+ * @example sniffImage(new TextEncoder().encode("<svg/>")) // null
  */
 export function sniffImage(bytes: Uint8Array): string | null {
   const b = bytes;
@@ -81,6 +84,7 @@ export function sniffImage(bytes: Uint8Array): string | null {
  * A file name safe for a `download` attribute (no path separators or control characters).
  * @param name the untrusted name
  * @returns a plain file name
+ * @example downloadName("../x.html") // "__x.html"
  */
 export function downloadName(name: string): string {
   // eslint-disable-next-line no-control-regex
@@ -88,12 +92,23 @@ export function downloadName(name: string): string {
   return cleaned === "" ? "download" : cleaned;
 }
 
-/** A `<tr>` of cells (already HTML). */
+/**
+ * A `<tr>` of cells (already HTML).
+ * @param cells the cells' HTML
+ * @param cls a class for the row
+ * @returns the row's HTML
+ * @example row(["a", "b"]) // "<tr><td>a</td><td>b</td></tr>"
+ */
 export function row(cells: readonly string[], cls?: string): string {
   return `<tr${cls === undefined ? "" : ` class="${cls}"`}>${cells.map((c) => `<td>${c}</td>`).join("")}</tr>`;
 }
 
-/** `n bytes` for a size, or `?`. */
+/**
+ * A size for a table cell, or `?`.
+ * @param n bytes, or null
+ * @returns escaped text
+ * @example sizeCell(null) // "?"
+ */
 export function sizeCell(n: number | null): string {
   return n === null ? "?" : esc(bytesText(n));
 }

@@ -71,6 +71,7 @@ export type StepContext = {
  * @param events the events, in order
  * @param ctx tape, tool kinds, entries (artifact bytes), evidence, and where to note problems
  * @returns the steps in event order, and every recorded stop (a stop outside any step is a planner's)
+ * @example const { steps, stops } = buildSteps(events, { tape, kinds, entries, evidence, warnings });
  */
 export function buildSteps(events: readonly RawEvent[], ctx: StepContext): { steps: StepView[]; stops: StopView[] } {
   const steps: StepView[] = [];

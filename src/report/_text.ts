@@ -49,7 +49,12 @@ export function painter(enabled: boolean): Paint {
   return enabled ? (c, t) => `\u001b[${CODES[c][0]}m${t}\u001b[${CODES[c][1]}m` : (_c, t) => t;
 }
 
-/** Colour of a status word. */
+/**
+ * Colour of a status word.
+ * @param status a status (completed, failed, identical, …)
+ * @returns the colour
+ * @example statusColour("failed") // "red"
+ */
 export function statusColour(status: string): Colour {
   const s = status.toLowerCase();
   if (s === "completed" || s === "identical" || s === "valid") return "green";
@@ -57,13 +62,24 @@ export function statusColour(status: string): Colour {
   return "yellow";
 }
 
-/** A 64-hex hash shortened for display (`d1deadba1d67…c601`). */
+/**
+ * A 64-hex hash shortened for display (`d1deadba1d67…c601`); anything else escaped as it is.
+ * @param hash the hash, or null
+ * @returns the short form (— for null)
+ * @example shortHash(null) // "—"
+ */
 export function shortHash(hash: string | null): string {
   if (hash === null) return "—";
   return /^[0-9a-f]{64}$/.test(hash) ? `${hash.slice(0, 12)}…${hash.slice(-4)}` : safeText(hash);
 }
 
-/** Pad `text` to `width` columns (by UTF-16 length), always leaving at least one space after it. */
+/**
+ * Pad `text` to `width` columns (by UTF-16 length), always leaving at least one space after it.
+ * @param text the cell
+ * @param width the column width
+ * @returns the padded cell
+ * @example pad("ab", 4) // "ab  "
+ */
 export function pad(text: string, width: number): string {
   return text.length >= width ? `${text} ` : text + " ".repeat(width - text.length);
 }

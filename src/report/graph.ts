@@ -49,6 +49,7 @@ function clipLabel(text: string, max: number): string {
  * Render the plan graph as inline SVG.
  * @param nodes the plan's steps, in plan order (ids unique; later duplicates are dropped)
  * @returns an `<svg>` element (empty graph: a short note)
+ * @example renderPlanGraph([{ id: "a", label: "a", sub: "tool", status: "completed", dependsOn: [], href: "#step-1" }])
  */
 export function renderPlanGraph(nodes: readonly GraphNode[]): string {
   const seen = new Set<string>();

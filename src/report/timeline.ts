@@ -20,6 +20,7 @@ const MAX_TICKS = 200;
  * @param steps the steps in run order
  * @param anchor the element id of a step's details (`#…` target)
  * @returns an `<svg>` element, or a note when the run has no step
+ * @example renderTimeline(view.steps, (s) => `step-${s.position + 1}`)
  */
 export function renderTimeline(steps: readonly StepView[], anchor: (s: StepView) => string): string {
   if (steps.length === 0) return `<p class="note">No step ran.</p>`;
