@@ -8,7 +8,7 @@
  * steps from `run.step.*` events, each step's tool, arguments and outputs from `tool.invoked` / `tool.completed`
  * (outputs are stored once there), fuel, host calls and module commitments from `tool.completed` / `tool.failed`,
  * stops from the terminal event's `stops` and `run.aborted`'s `abortedAt`, host calls from `tape.jsonl`, tool kinds
- * from the archived `pack/reach.json`, real durations from `evidence.json` (run directories only; never hashed).
+ * from the archived `pack/reach.json` (`infra` for seed 002's infrastructure tools), real durations from `evidence.json` (run directories only; never hashed).
  * @module
  */
 import { sha256Hex } from "../canonical/sha256.ts";
@@ -16,6 +16,7 @@ import type { CapsuleIndex } from "../protocol/capsule.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { readJsonl } from "../ledger/jsonl.ts";
 import { readTapeJsonl } from "../record/tape-jsonl.ts";
+import { INFRA_TOOL_NAMES } from "../sandbox/infra/runner.ts";
 import type { TapeRecord } from "../record/tape.ts";
 import { arr, get, obj, parseJsonBytes, str, strings } from "./_json.ts";
 import type { Obj } from "./_json.ts";
@@ -153,7 +154,8 @@ function readTape(bytes: Uint8Array | undefined, warnings: string[]): TapeRecord
 }
 
 function toolKinds(bytes: Uint8Array | undefined): Map<string, string> {
-  const kinds = new Map<string, string>();
+  // seed 002's infrastructure tools run in every run without a manifest entry
+  const kinds = new Map<string, string>(INFRA_TOOL_NAMES.map((n) => [n, "infra"]));
   const tools = obj(get(obj(parseJsonBytes(bytes)), "tools"));
   if (tools === null) return kinds;
   for (const name of Object.keys(tools)) {
