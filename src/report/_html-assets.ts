@@ -57,6 +57,7 @@ td, th { border-bottom: 1px solid var(--line); padding: 4px 6px; text-align: lef
 table.tape td:nth-child(1), table.tape th:nth-child(1) { width: 48px; } table.tape td:nth-child(2), table.tape th:nth-child(2) { width: 120px; }
 table.checks td:nth-child(1) { width: 56px; } table.checks td:nth-child(2) { width: 150px; }
 table.workspace td:nth-child(2), table.workspace th:nth-child(2) { width: 90px; } table.workspace td:nth-child(3), table.workspace td:nth-child(4), table.workspace th:nth-child(3), table.workspace th:nth-child(4) { width: 130px; }
+tr.call-err td, tr.check-err td { background: #fff2f2; }
 tr.diff-row td { border-bottom: 1px solid var(--line); padding-top: 0; }
 pre.diff { margin: 4px 0; background: var(--panel); padding: 6px 8px; max-height: 400px; overflow: auto; }
 pre.diff .add { color: var(--ok); } pre.diff .del { color: var(--bad); } pre.diff .same { color: var(--muted); }

@@ -51,7 +51,7 @@ export function renderSummary(v: RunView, verification: ReportVerification | nul
  */
 export function renderVerification(verification: ReportVerification | null): string {
   if (verification === null) return `<section id="verification"><h2>Verification</h2><p class="note">Not verified: only a capsule can be verified (reach-wasm verify).</p></section>`;
-  const rows = verification.checks.map((c) => row([c.ok ? `<span class="ok">ok</span>` : `<span class="bad">FAIL</span>`, `<code>${esc(c.name)}</code>`, esc(c.message)], c.ok ? "ok" : "err"));
+  const rows = verification.checks.map((c) => row([c.ok ? `<span class="ok">ok</span>` : `<span class="bad">FAIL</span>`, `<code>${esc(c.name)}</code>`, esc(c.message)], c.ok ? "check-ok" : "check-err"));
   const head = verification.valid ? `<p class="ok">Every check passed: the run hash ${esc(verification.runHash)} commits to every entry.</p>` : `<p class="bad">Verification failed: ${esc(verification.checks.filter((c) => !c.ok).map((c) => c.name).join(", "))}.</p>`;
   return `<section id="verification"><h2>Verification</h2>${head}<table class="checks"><tbody>${rows.join("")}</tbody></table></section>`;
 }

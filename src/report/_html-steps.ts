@@ -43,7 +43,7 @@ function tapeTable(tape: readonly TapeRecord[], blobs: ReadonlyMap<string, Uint8
   const rows = shown.map((r) => {
     const outcome = r.error === undefined ? cell(r.response ?? null) : `<span class="bad">${esc(r.error.code)}</span>${cell(r.error.message)}`;
     const referenced = blobCell(blobOf(r.request), blobs) + blobCell(blobOf(r.response), blobs);
-    return row([esc(String(r.seq)), `<code>${esc(r.op)}</code>`, cell(r.request), outcome + referenced], r.error === undefined ? "ok" : "err");
+    return row([esc(String(r.seq)), `<code>${esc(r.op)}</code>`, cell(r.request), outcome + referenced], r.error === undefined ? "call-ok" : "call-err");
   });
   const more = tape.length > shown.length ? `<p class="note">… ${tape.length - shown.length} more host calls are not listed.</p>` : "";
   return `<table class="tape"><thead><tr><th>seq</th><th>op</th><th>request</th><th>response</th></tr></thead><tbody>${rows.join("")}</tbody></table>${more}`;
