@@ -1,10 +1,11 @@
 // Progress on stderr (issue: people can see a run, "Progress"): plain lines when stderr is not a terminal, one line
 // rewritten in place on a terminal, nothing with --quiet, and stdout (--json) never touched.
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createProgress, describeProgress } from "../src/cli/progress.ts";
+import { LARGE_CAPSULE_BYTES } from "../src/cli/run-source.ts";
 import { cli, ROOT, TTY } from "./_test-report.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "reach-progress-"));
@@ -63,6 +64,19 @@ describe("replay, verify and pack build progress", () => {
     expect(build.code, build.stderr).toBe(0);
     expect(build.stderr).toMatch(/^reach-wasm: loading .*hello …$/m);
     expect(build.stderr).toMatch(/^reach-wasm: archiving: done in /m);
+  });
+});
+
+describe("large capsules", () => {
+  it("reading and verifying a capsule of 8 MiB or more is announced even when not on a terminal", async () => {
+    const big = join(scratch, "big.capsule.tar.gz");
+    writeFileSync(big, new Uint8Array(LARGE_CAPSULE_BYTES));
+    for (const command of ["verify", "show", "report"]) {
+      const r = await cli([command, big]);
+      expect(r.code, command).toBe(2);
+      expect(r.stderr, command).toMatch(/^reach-wasm: reading .*big\.capsule\.tar\.gz …$/m);
+      expect(r.stderr, command).toMatch(/REPLAY_CAPSULE_INVALID/);
+    }
   });
 });
 
