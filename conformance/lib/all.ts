@@ -9,6 +9,7 @@ import { determinismCases } from "./determinism-cases.ts";
 import { federationCases } from "./federation-cases.ts";
 import { jcsCases } from "./jcs-cases.ts";
 import { pythonCases } from "./python-cases.ts";
+import { reportCases } from "./report-cases.ts";
 import { toolCases } from "./tool-cases.ts";
 import { trustCases } from "./trust-cases.ts";
 import { wasiFsCases } from "./wasi-fs-cases.ts";
@@ -34,6 +35,7 @@ export function allSuites(io: ConformanceIO): Suite[] {
     { suite: "capsules", cases: capsuleCases(io) },
     { suite: "wasi-fs", cases: wasiFsCases(io) },
     { suite: "federation", cases: federationCases(io) },
+    { suite: "report", cases: reportCases(io) },
   ];
 }
 

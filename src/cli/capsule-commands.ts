@@ -19,6 +19,8 @@ import { ReachError } from "../protocol/errors.ts";
 import type { CliIO } from "./io.ts";
 import { loadHostPack } from "../platform/host-pack.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
+import { createProgress } from "./progress.ts";
+import { isLargeRun } from "./run-source.ts";
 
 function args(argv: readonly string[], name: string, bare: readonly string[], valued: readonly string[]) {
   const flags = new Map<string, string | true>();
@@ -50,9 +52,16 @@ async function readCapsuleFile(path: string) {
  */
 export async function runReplayCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const { target, flags } = args(argv, "replay", ["--json", "--no-exec"], []);
-  const capsule = await readCapsuleFile(target);
-  const componentDigests = new Set((await builtinComponents()).map((c) => c.componentSha256));
-  const report = await replayCapsule(capsule, { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm }, { noExec: flags.has("--no-exec"), componentDigests });
+  const progress = createProgress(io);
+  let report: Awaited<ReturnType<typeof replayCapsule>>;
+  try {
+    const capsule = await progress.task(`reading ${target}`, () => readCapsuleFile(target), { announce: await isLargeRun(target) });
+    const componentDigests = new Set((await builtinComponents()).map((c) => c.componentSha256));
+    const label = flags.has("--no-exec") ? "checking the capsule" : "replaying";
+    report = await progress.task(label, () => replayCapsule(capsule, { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm }, { noExec: flags.has("--no-exec"), componentDigests, onProgress: progress.run }));
+  } finally {
+    progress.done();
+  }
   if (report.matches) {
     io.stderr(`reach-wasm: ${flags.has("--no-exec") ? "verified without execution" : `replayed (${report.status})`}: run hash ${report.runHash} matches (${report.durationMs.toFixed(0)} ms)\n`);
   } else {
@@ -99,8 +108,15 @@ export async function runVerifyCommand(argv: readonly string[], io: CliIO): Prom
     }
     valid = checks.every((c) => c.ok);
   } else {
-    const capsule = await readCapsuleFile(target);
-    const v = verifyRunCapsule(capsule, store ?? undefined);
+    const progress = createProgress(io);
+    const announce = await isLargeRun(target);
+    let v: ReturnType<typeof verifyRunCapsule>;
+    try {
+      const capsule = await progress.task(`reading ${target}`, () => readCapsuleFile(target), { announce });
+      v = await progress.task("verifying", () => verifyRunCapsule(capsule, store ?? undefined), { announce });
+    } finally {
+      progress.done();
+    }
     valid = v.valid;
     checks = v.checks;
     extra = { runHash: v.runHash, ...(v.signer === null ? {} : { signer: v.signer }) };

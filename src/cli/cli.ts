@@ -17,16 +17,19 @@ type Handler = (argv: readonly string[], io: CliIO) => Promise<number>;
  */
 const HANDLERS: Readonly<Record<string, () => Promise<Handler>>> = {
   delegate: async () => (await import("./delegate.ts")).runDelegateCommand,
+  diff: async () => (await import("./diff.ts")).runDiffCommand,
   keygen: async () => (await import("./keygen.ts")).runKeygenCommand,
   node: async () => (await import("./node.ts")).runNodeCommand,
   pack: async () => (await import("./pack.ts")).runPackCommand,
   replay: async () => (await import("./capsule-commands.ts")).runReplayCommand,
+  report: async () => (await import("./report.ts")).runReportCommand,
   revoke: async () => (await import("./delegate.ts")).runRevokeCommand,
   run: async () => (await import("./run.ts")).runRunCommand,
   runs: async () => (await import("./runs.ts")).runRunsCommand,
   serve: async () => (await import("./serve.ts")).runServeCommand,
   submit: async () => (await import("./submit.ts")).runSubmitCommand,
   tokens: async () => (await import("./tokens.ts")).runTokensCommand,
+  show: async () => (await import("./show.ts")).runShowCommand,
   verify: async () => (await import("./capsule-commands.ts")).runVerifyCommand,
   wasi: async () => (await import("./wasi.ts")).runWasiCommand,
   worker: async () => (await import("./worker.ts")).runWorkerCommand,
@@ -60,6 +63,7 @@ function helpText(): string {
     "Options:",
     "  -h, --help     show this help, or a command's usage with `reach-wasm <command> --help`",
     "  -V, --version  print the version",
+    "  -q, --quiet    no progress on stderr, before or after the command (errors still print)",
     "",
     "Exit codes: 0 success, 1 run failed / replay diverged / verification failed, 2 bad invocation or invalid input.",
   ];
@@ -81,6 +85,8 @@ function report(io: CliIO, err: ReachError, json: boolean): void {
  */
 export async function main(argv: readonly string[], io: CliIO): Promise<number> {
   const json = argv.includes("--json");
+  // `reach-wasm --quiet <command> …` is `reach-wasm <command> --quiet …`
+  if ((argv[0] === "--quiet" || argv[0] === "-q") && argv.length > 1) return await main([argv[1]!, "--quiet", ...argv.slice(2)], io);
   const [first, ...rest] = argv;
   if (first === undefined || first === "-h" || first === "--help" || first === "help") {
     io.stdout(helpText());
@@ -103,8 +109,10 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
   }
   const load = Object.hasOwn(HANDLERS, command.name) ? HANDLERS[command.name] : undefined;
   if (load !== undefined) {
+    const quiet = own.includes("--quiet") || own.includes("-q");
+    const args = quiet ? [...own.filter((a) => a !== "--quiet" && a !== "-q"), ...(dashdash < 0 ? [] : rest.slice(dashdash))] : rest;
     try {
-      return await (await load())(rest, io);
+      return await (await load())(args, quiet ? { ...io, quiet: true } : io);
     } catch (err) {
       if (err instanceof ReachError) {
         report(io, err, json);

@@ -8,6 +8,7 @@ import { installFuelStore } from "../platform/fuel-store.ts";
 import { installNativeSha256 } from "../platform/native-sha256.ts";
 import { setEngineWorkerUrl } from "../platform/engine-thread.ts";
 import { main } from "./cli.ts";
+import { detectTerminal } from "./progress.ts";
 
 // The engine thread's script: bundled beside this file in dist/cli/, or the source file under Deno.
 setEngineWorkerUrl(new URL(import.meta.url.endsWith(".ts") ? "../platform/engine-worker.ts" : "./engine-worker.js", import.meta.url));
@@ -16,4 +17,5 @@ installFuelStore();
 process.exitCode = await main(process.argv.slice(2), {
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
+  terminal: detectTerminal(),
 });

@@ -18,6 +18,7 @@ import { formatPackSignature, PACK_SIGNATURE_PATH, signPack } from "../trust/pac
 import type { CliIO } from "./io.ts";
 import { loadHostPack } from "../platform/host-pack.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
+import { createProgress } from "./progress.ts";
 
 const USAGE = "reach-wasm pack init <dir> | validate <dir|archive> [--json] | build <dir> [--out FILE] | sign <dir> --key FILE [--signed-at ISO] [--json]";
 const enc = new TextEncoder();
@@ -123,9 +124,16 @@ async function validate(o: Opts, io: CliIO): Promise<number> {
 async function build(o: Opts, io: CliIO): Promise<number> {
   const [dir] = o.positional;
   if (dir === undefined) throw bad("build needs a pack directory");
-  const loaded = await loadHostPack(dir);
   const { writeArchive } = await import("../capsule/archive.ts");
-  const bytes = writeArchive([...loaded.files].map(([path, b]) => ({ path, bytes: b })));
+  const progress = createProgress(io);
+  let loaded: Awaited<ReturnType<typeof loadHostPack>>;
+  let bytes: Uint8Array;
+  try {
+    loaded = await progress.task(`loading ${dir}`, () => loadHostPack(dir));
+    bytes = await progress.task("archiving", () => writeArchive([...loaded.files].map(([path, b]) => ({ path, bytes: b }))));
+  } finally {
+    progress.done();
+  }
   const out = (o.flags.get("--out") as string | undefined) ?? `${loaded.pack.id}-${loaded.pack.version}.pack.tar.gz`;
   await writeFileAtomic(out, bytes);
   io.stderr(`reach-wasm: wrote ${out} (${bytes.length} bytes, pack digest ${loaded.packDigest})\n`);

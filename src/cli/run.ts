@@ -13,7 +13,6 @@
  */
 import { join } from "node:path";
 import type { EngineRun } from "../engine/engine.ts";
-import type { RunProgress } from "../engine/types.ts";
 import { runIsolated } from "../platform/engine-thread.ts";
 import { readHostFile } from "../platform/files.ts";
 import { prepareOutDir } from "../platform/out-dir.ts";
@@ -22,24 +21,8 @@ import { readTrustStoreText } from "../platform/trust-file.ts";
 import { abortOnSignals, writeDirAtomic, writeFileAtomic } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { CliIO } from "./io.ts";
+import { createProgress } from "./progress.ts";
 import { parseRunArgs, readInput } from "./run-args.ts";
-
-function describe(p: RunProgress): string {
-  if (p.kind === "pack") {
-    const who = `pack ${p.id}@${p.version}`;
-    if (p.trust.trusted) return `${who} is signed by trusted key ${p.trust.keyName ?? p.trust.publicKey}`;
-    const signed = p.trust.signed ? "signed by a key that is not in the trust store" : "not signed";
-    return p.restricted
-      ? `${who} is ${signed}: running it in the restricted executor (no network, no writes outside temp/, no memory writes); pass --unrestricted to grant its declared capabilities`
-      : `${who} is ${signed}; running it unrestricted because of --unrestricted`;
-  }
-  if (p.kind === "warning") return `warning: ${p.message}`;
-  if (p.kind === "planned") return `plan ${p.planId}: ${p.steps} step${p.steps === 1 ? "" : "s"}, hash ${p.planHash.slice(0, 16)}…`;
-  if (p.kind === "replan") return `replanning (attempt ${p.attempt}) after ${p.reason}`;
-  const head = `[${p.index + 1}/${p.total}] ${p.stepId} (${p.tool})`;
-  if (p.status === "started") return `${head} …`;
-  return `${head} ${p.status}${p.code === undefined ? "" : ` ${p.code}`} in ${p.durationMs} ms`;
-}
 
 /** Write the capsule and the run files; a failure (a full disk) is reported, not thrown. */
 async function writeResults(outRoot: string, run: EngineRun): Promise<{ capsulePath: string | null; outDir: string | null; error: ReachError | null }> {
@@ -68,9 +51,8 @@ async function writeResults(outRoot: string, run: EngineRun): Promise<{ capsuleP
 export async function runRunCommand(argv: readonly string[], io: CliIO): Promise<number> {
   if (argv.includes("--on")) return (await import("./delegated-run.ts")).runDelegatedRunCommand(argv, io);
   const args = parseRunArgs(argv);
-  const say = (text: string): void => {
-    if (!args.quiet) io.stderr(`reach-wasm: ${text}\n`);
-  };
+  const progress = createProgress(args.quiet ? { ...io, quiet: true } : io);
+  const say = (text: string): void => progress.line(text);
   const outRoot = await prepareOutDir(args.out, args.pack); // before any work: a run is never wasted on --out
   const files = await readPackFiles(args.pack);
   const input = await readInput(args.input);
@@ -80,7 +62,7 @@ export async function runRunCommand(argv: readonly string[], io: CliIO): Promise
   // second one still exits at once, removing any temporary file.
   const signals = abortOnSignals();
   try {
-    return await runAndWrite(args, { files, input, storeText, keyFileText, outRoot, signal: signals.signal }, io, say);
+    return await runAndWrite(args, { files, input, storeText, keyFileText, outRoot, signal: signals.signal }, io, say, progress);
   } finally {
     signals.dispose();
   }
@@ -88,7 +70,7 @@ export async function runRunCommand(argv: readonly string[], io: CliIO): Promise
 
 type Prepared = { files: Map<string, Uint8Array>; input: Awaited<ReturnType<typeof readInput>>; storeText: string | null; keyFileText: string | undefined; outRoot: string; signal: AbortSignal };
 
-async function runAndWrite(args: ReturnType<typeof parseRunArgs>, p: Prepared, io: CliIO, say: (text: string) => void): Promise<number> {
+async function runAndWrite(args: ReturnType<typeof parseRunArgs>, p: Prepared, io: CliIO, say: (text: string) => void, progress: ReturnType<typeof createProgress>): Promise<number> {
   const { files, input, storeText, keyFileText, outRoot } = p;
   const run: EngineRun = await runIsolated(
       {
@@ -102,8 +84,9 @@ async function runAndWrite(args: ReturnType<typeof parseRunArgs>, p: Prepared, i
         ...(keyFileText === undefined ? {} : { keyFileText }),
         network: true,
       },
-      { signal: p.signal, onProgress: (progress) => say(describe(progress)) },
+      { signal: p.signal, onProgress: progress.run },
     );
+  progress.done();
   const written = await writeResults(outRoot, run);
   const summary = run.error === null ? "" : `: ${run.error.code}: ${run.error.message}`;
   say(`${run.status} ${run.runHash}${summary}`);

@@ -24,7 +24,7 @@ import { runPack } from "./coordinator.ts";
 import { loadPack } from "./pack.ts";
 import type { LoadPackOptions } from "./pack.ts";
 import type { EngineEnvironment } from "./runners.ts";
-import type { RunRecord, RunRequest, RunStatus } from "./types.ts";
+import type { RunProgress, RunRecord, RunRequest, RunStatus } from "./types.ts";
 import { Session } from "./session.ts";
 import type { AbortPoint, ReplayDirectives } from "./run.ts";
 import type { StopPoint } from "../sandbox/fuel/mod.ts";
@@ -125,11 +125,11 @@ function invalid(message: string, details: Record<string, unknown> = {}): ReachE
  * Replay a capsule.
  * @param capsule the capsule (from `readRunCapsule`)
  * @param env the platform's engines
- * @param options `noExec`: check without executing; `componentDigests` for component tools
+ * @param options `noExec`: check without executing; `componentDigests` for component tools; `onProgress`: the replayed run's progress
  * @returns the report (`matches` false on any divergence)
  * @throws ReachError `REPLAY_CAPSULE_INVALID` when the capsule lacks what a replay needs
  */
-export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment, options: { noExec?: boolean; now?: () => number } & LoadPackOptions = {}): Promise<ReplayReport> {
+export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment, options: { noExec?: boolean; now?: () => number; onProgress?: (p: RunProgress) => void } & LoadPackOptions = {}): Promise<ReplayReport> {
   const now = options.now ?? (() => performance.now());
   const started = now();
   const expected = capsule.index.runHash;
@@ -174,6 +174,7 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
     player,
     replay,
     env,
+    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
   };
   const record = request.mode === "session" ? await replaySession(runRequest, capsule) : await runPack(runRequest);
   const replayed = record.events as unknown as Ev[];

@@ -219,6 +219,7 @@ export class Run {
     const { loaded } = this.#request;
     const attempt = replan?.attempt ?? 0;
     this.checkAbort({ phase: "planning", attempt });
+    this.#request.onProgress?.({ kind: "planning", attempt });
     const context = plannerContext(loaded, this.maxSteps, replan);
     const invocationId = plannerInvocationId(loaded, this.seed, attempt);
     let document: unknown;
@@ -317,7 +318,7 @@ export class Run {
     if (stop !== null) this.stops.push({ invocationId, ...stop });
     recordStep(this.log, step, exec, loaded.pack.manifest.capabilities.tools.map((t) => t.name));
     this.evidence.push(stepEvidence(step, envelope, exec.toolOutput, exec.stepError, exec.schemaValidation, exec.artifacts, exec.durationMs, []));
-    progress({ kind: "step", index: this.stepIndex, total, stepId: step.id, tool: step.tool, status: exec.stepError === null ? "completed" : "failed", durationMs: exec.durationMs, ...(exec.stepError === null ? {} : { code: exec.stepError.code }) });
+    progress({ kind: "step", index: this.stepIndex, total, stepId: step.id, tool: step.tool, status: exec.stepError === null ? "completed" : "failed", durationMs: exec.durationMs, fuel: exec.fuelUsed.toString(), ...(exec.stepError === null ? {} : { code: exec.stepError.code }) });
     this.stepIndex++;
     if (exec.stepError === null) this.outputs[step.id] = exec.toolOutput!;
     else if (exec.stepError.code === "EXEC_ABORTED") {

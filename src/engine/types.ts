@@ -25,9 +25,11 @@ export type RunPhase = "PENDING" | "PREPARING" | "EXECUTING" | RunStatus;
 export type RunProgress =
   | { kind: "pack"; id: string; version: string; trust: { signed: boolean; trusted: boolean; publicKey: string | null; keyName: string | null }; restricted: boolean }
   | { kind: "warning"; message: string }
+  | { kind: "planning"; attempt: number }
   | { kind: "planned"; planId: string; steps: number; planHash: string }
   | { kind: "step"; index: number; total: number; stepId: string; tool: string; status: "started" }
-  | { kind: "step"; index: number; total: number; stepId: string; tool: string; status: "completed" | "failed"; durationMs: number; code?: string }
+  /** `fuel`: the fuel the step's tool used (decimal). */
+  | { kind: "step"; index: number; total: number; stepId: string; tool: string; status: "completed" | "failed"; durationMs: number; fuel?: string; code?: string }
   | { kind: "replan"; attempt: number; reason: string };
 
 /** A run request. */

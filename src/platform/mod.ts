@@ -6,4 +6,6 @@ export { installNativeSha256, nativeSha256Backend } from "./native-sha256.ts";
 export { readQuickJsEngineWasm } from "./quickjs-engine.ts";
 export { readPythonWasm } from "./python-engine.ts";
 export { readDirTree, readHostFile } from "./files.ts";
+export { terminalInfo } from "./terminal.ts";
+export type { TerminalInfo } from "./terminal.ts";
 export type { HostTree, TreeLimits } from "./files.ts";

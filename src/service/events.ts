@@ -48,7 +48,7 @@ export function eventsOf(update: RunUpdate): EventDraft[] {
       const p = update.progress;
       if (p.kind === "planned") return [{ eventType: "run_started", data: { attempt: update.attempt, planId: p.planId, planHash: p.planHash, totalSteps: p.steps } }];
       if (p.kind === "replan") return [{ eventType: "replan_triggered", data: { attempt: p.attempt, reason: p.reason } }];
-      if (p.kind === "pack" || p.kind === "warning") return [];
+      if (p.kind !== "step") return [];
       return stepEvents(p);
     }
     case "finished": {

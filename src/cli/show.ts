@@ -1,0 +1,40 @@
+/**
+ * `reach-wasm show <capsule|run-dir> [--json] [--full]`: a run as a terminal timeline (`src/report/show.ts`), or
+ * with `--json` as one JSON object. Colour only when stdout is a TTY and `NO_COLOR` is not set.
+ * Exit 0 shown; 2 the path is neither a capsule nor a run directory, or cannot be read.
+ * @module
+ */
+import { buildRunView } from "../report/model.ts";
+import { renderShow } from "../report/show.ts";
+import { showJson } from "../report/show-json.ts";
+import { parseArgs } from "./args.ts";
+import type { CliIO } from "./io.ts";
+import { colourStdout, createProgress } from "./progress.ts";
+import { isLargeRun, readHostRun } from "./run-source.ts";
+
+const USAGE = "reach-wasm show <capsule|run-dir> [--json] [--full]";
+
+/**
+ * The `show` command.
+ * @param argv arguments after `show`
+ * @param io output streams
+ * @returns the exit code
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` / `REPLAY_CAPSULE_*` (exit 2, reported by `main`)
+ * @example await runShowCommand(["x.capsule.tar.gz", "--json"], io) // 0
+ */
+export async function runShowCommand(argv: readonly string[], io: CliIO): Promise<number> {
+  const { flags, positional } = parseArgs(argv, { command: "show", usage: USAGE, bare: ["--json", "--full"], valued: [], positionals: 1 });
+  const path = positional[0]!;
+  const progress = createProgress(io);
+  let text: string;
+  try {
+    const run = await progress.task(`reading ${path}`, () => readHostRun(path), { announce: await isLargeRun(path) });
+    const view = buildRunView(run.source);
+    const full = flags.has("--full");
+    text = flags.has("--json") ? JSON.stringify(showJson(view, { full })) + "\n" : renderShow(view, { color: colourStdout(io), full });
+  } finally {
+    progress.done();
+  }
+  io.stdout(text);
+  return 0;
+}

@@ -1,0 +1,217 @@
+/**
+ * A run as people look at it: one {@link RunView} built from a capsule's entries (or a run directory's files mapped
+ * onto the same names), read defensively (a capsule is hostile input: a missing or odd field becomes `null` and a
+ * note in `warnings`, never an exception, except when there are no events at all). `show`, the HTML report and
+ * `diff` all render this one view.
+ *
+ * Where things come from (seed 003 §3.2 events; `src/capsule/run-capsule.ts` entries; `src/engine/step-events.ts`):
+ * steps from `run.step.*` events, each step's tool, arguments and outputs from `tool.invoked` / `tool.completed`
+ * (outputs are stored once there), fuel, host calls and module commitments from `tool.completed` / `tool.failed`,
+ * stops from the terminal event's `stops` and `run.aborted`'s `abortedAt`, host calls from `tape.jsonl`, tool kinds
+ * from the archived `pack/reach.json` (`infra` for seed 002's infrastructure tools), real durations from `evidence.json` (run directories only; never hashed).
+ * @module
+ */
+import { sha256Hex } from "../canonical/sha256.ts";
+import type { CapsuleIndex } from "../protocol/capsule.ts";
+import { ReachError } from "../protocol/errors.ts";
+import { readJsonl } from "../ledger/jsonl.ts";
+import { readTapeJsonl } from "../record/tape-jsonl.ts";
+import { INFRA_TOOL_NAMES } from "../sandbox/infra/runner.ts";
+import type { TapeRecord } from "../record/tape.ts";
+import { arr, get, obj, parseJsonBytes, str, strings } from "./_json.ts";
+import type { Obj } from "./_json.ts";
+import { buildSteps } from "./_steps.ts";
+import type { RawEvent, StepView, StopView } from "./_steps.ts";
+
+export type { ArtifactView, StepView, StopView, ViolationView } from "./_steps.ts";
+
+/** What a view is built from: entries named as in a capsule (`events.jsonl`, `workspace/after/…`, …). */
+export type RunSource = {
+  /** Where the entries came from. */
+  origin: "capsule" | "run-dir";
+  /** Entries by capsule name (every entry but `capsule.json`). */
+  entries: ReadonlyMap<string, Uint8Array>;
+  /** The capsule's index, when the source is a capsule. */
+  index?: CapsuleIndex | null;
+  /** Entries whose bytes do not match the index (from `readRunCapsule`). */
+  damaged?: readonly { path: string; reason: string }[];
+  /** `evidence.json` (a run directory's, or one found beside a capsule): real durations, unhashed. */
+  evidence?: unknown;
+};
+
+/** The run's end. */
+export type TerminalView = {
+  type: "run.completed" | "run.failed" | "run.aborted";
+  at: string;
+  reason: string | null;
+  error: { code: string; message: string } | null;
+  failedStep: string | null;
+  signal: string | null;
+  abortedAt: Obj | null;
+};
+
+/** A workspace snapshot: regular files and symbolic links (link → target text). */
+export type WorkspaceView = { files: Map<string, Uint8Array>; links: Map<string, string> };
+
+/** A run, ready to render. */
+export type RunView = {
+  origin: RunSource["origin"];
+  runId: string | null;
+  runHash: string;
+  status: "COMPLETED" | "FAILED" | "ABORTED" | "INCOMPLETE";
+  pack: { id: string | null; version: string | null; digest: string | null };
+  seed: string | null;
+  epoch: string | null;
+  restricted: boolean | null;
+  phases: string[];
+  input: unknown;
+  plan: { id: string | null; hash: string | null; steps: { id: string; tool: string; description: string | null; dependsOn: string[] }[] } | null;
+  steps: StepView[];
+  /** Every stop a signal or the watchdog made (`stepId` null: a planner's). */
+  stops: StopView[];
+  terminal: TerminalView | null;
+  eventCount: number;
+  tape: TapeRecord[];
+  blobs: Map<string, Uint8Array>;
+  workspace: { before: WorkspaceView | null; after: WorkspaceView };
+  /** Signer of `proof.json` as the index names it (not verified here: see `verification.ts`). */
+  proofSigner: string | null;
+  warnings: string[];
+};
+
+const decoderText = new TextDecoder("utf-8");
+
+/**
+ * Build the view of a run.
+ * @param source the entries (and the capsule index, damage list and evidence when known)
+ * @returns the view
+ * @throws ReachError `REPLAY_CAPSULE_INVALID` when there is no `events.jsonl` or not one event can be read from it
+ * @example const view = buildRunView({ origin: "capsule", entries: capsule.entries, index: capsule.index });
+ */
+export function buildRunView(source: RunSource): RunView {
+  const { entries } = source;
+  const warnings: string[] = (source.damaged ?? []).map((d) => `${d.path}: ${d.reason}`);
+  const events = readEvents(entries.get("events.jsonl"), warnings);
+  const started = events[0]?.type === "run.started" ? events[0].payload : null;
+  const header = obj(parseJsonBytes(entries.get("EXECUTION_HEADER.json")));
+  const request = obj(parseJsonBytes(entries.get("request.json")));
+  const tape = readTape(entries.get("tape.jsonl"), warnings);
+  const kinds = toolKinds(entries.get("pack/reach.json"));
+  const { steps, stops } = buildSteps(events, { tape, kinds, entries, evidence: source.evidence, warnings });
+  const terminal = terminalOf(events);
+  const restricted = get(obj(get(started, "capabilities")), "restricted");
+  return {
+    origin: source.origin,
+    runId: str(started, "runId"),
+    runHash: source.index?.runHash ?? runHashOf(events, entries),
+    status: terminal === null ? "INCOMPLETE" : terminal.type === "run.completed" ? "COMPLETED" : terminal.type === "run.failed" ? "FAILED" : "ABORTED",
+    pack: { id: str(started, "packId"), version: str(started, "packVersion"), digest: str(started, "packDigest") },
+    seed: str(started, "seed"),
+    epoch: str(started, "epoch"),
+    restricted: typeof restricted === "boolean" ? restricted : null,
+    phases: strings(header, "phases"),
+    input: request === null ? undefined : get(request, "input"),
+    plan: planOf(entries.get("plan.json"), started),
+    steps,
+    stops,
+    terminal,
+    eventCount: events.length,
+    tape,
+    blobs: under(entries, "blobs/"),
+    workspace: { before: source.origin === "capsule" ? workspaceOf(entries, "before") : null, after: workspaceOf(entries, "after") },
+    proofSigner: source.index?.proof?.attestations?.[0]?.nodeId ?? null,
+    warnings,
+  };
+}
+
+function readEvents(bytes: Uint8Array | undefined, warnings: string[]): RawEvent[] {
+  if (bytes === undefined) throw new ReachError("REPLAY_CAPSULE_INVALID", "there is no events.jsonl: this is not a reach-wasm capsule or run directory");
+  const read = readJsonl(bytes);
+  if (read.error !== undefined) warnings.push(`events.jsonl line ${read.error.index}: ${read.error.reason}; the events after it are not shown`);
+  const events: RawEvent[] = [];
+  for (const [i, raw] of read.events.entries()) {
+    const e = obj(raw);
+    const type = str(e, "type");
+    const payload = obj(get(e, "payload"));
+    if (type === null || payload === null) {
+      warnings.push(`event ${i} has no type or payload; the events from it on are not shown`);
+      break;
+    }
+    events.push({ index: i, type, timestamp: str(e, "timestamp") ?? "", eventHash: str(e, "eventHash") ?? "", payload });
+  }
+  if (events.length === 0) throw new ReachError("REPLAY_CAPSULE_INVALID", `events.jsonl holds no readable event${read.error === undefined ? "" : ` (line ${read.error.index}: ${read.error.reason})`}; the capsule is damaged`);
+  return events;
+}
+
+function readTape(bytes: Uint8Array | undefined, warnings: string[]): TapeRecord[] {
+  if (bytes === undefined || bytes.length === 0) return [];
+  try {
+    return readTapeJsonl(bytes);
+  } catch (err) {
+    warnings.push(`tape.jsonl: ${(err as Error).message}; host calls are not shown`);
+    return [];
+  }
+}
+
+function toolKinds(bytes: Uint8Array | undefined): Map<string, string> {
+  // seed 002's infrastructure tools run in every run without a manifest entry
+  const kinds = new Map<string, string>(INFRA_TOOL_NAMES.map((n) => [n, "infra"]));
+  const tools = obj(get(obj(parseJsonBytes(bytes)), "tools"));
+  if (tools === null) return kinds;
+  for (const name of Object.keys(tools)) {
+    const kind = str(obj(tools[name]), "kind");
+    if (kind !== null) kinds.set(name, kind);
+  }
+  return kinds;
+}
+
+function terminalOf(events: readonly RawEvent[]): TerminalView | null {
+  const last = events[events.length - 1];
+  if (last === undefined || (last.type !== "run.completed" && last.type !== "run.failed" && last.type !== "run.aborted")) return null;
+  const p = last.payload;
+  const error = obj(get(p, "error"));
+  return {
+    type: last.type,
+    at: last.timestamp,
+    reason: str(p, "reason"),
+    error: error === null ? null : { code: str(error, "code") ?? "?", message: str(error, "message") ?? "" },
+    failedStep: str(p, "failedStep"),
+    signal: str(p, "signal"),
+    abortedAt: obj(get(p, "abortedAt")),
+  };
+}
+
+function runHashOf(events: readonly RawEvent[], entries: ReadonlyMap<string, Uint8Array>): string {
+  const fromResult = str(obj(parseJsonBytes(entries.get("result.json"))), "runHash");
+  return fromResult ?? sha256Hex(events.map((e) => e.eventHash).join(""));
+}
+
+function planOf(bytes: Uint8Array | undefined, started: Obj | null): RunView["plan"] {
+  const plan = obj(parseJsonBytes(bytes));
+  if (plan === null) return null;
+  const steps = arr(plan, "steps").map(obj).filter((s): s is Obj => s !== null && str(s, "id") !== null).map((s) => ({
+    id: str(s, "id")!,
+    tool: str(s, "tool") ?? "?",
+    description: str(s, "description"),
+    dependsOn: strings(s, "depends_on"),
+  }));
+  return { id: str(plan, "plan_id"), hash: str(started, "planHash"), steps };
+}
+
+function under(entries: ReadonlyMap<string, Uint8Array>, prefix: string): Map<string, Uint8Array> {
+  const out = new Map<string, Uint8Array>();
+  for (const [path, bytes] of entries) if (path.startsWith(prefix) && path.length > prefix.length) out.set(path.slice(prefix.length), bytes);
+  return out;
+}
+
+function workspaceOf(entries: ReadonlyMap<string, Uint8Array>, which: "before" | "after"): WorkspaceView {
+  const all = under(entries, `workspace/${which}/`);
+  const linkPaths = new Set(strings(obj(parseJsonBytes(entries.get("workspace/links.json"))), which));
+  const files = new Map<string, Uint8Array>();
+  const links = new Map<string, string>();
+  for (const [path, bytes] of all) {
+    if (linkPaths.has(path)) links.set(path, decoderText.decode(bytes));
+    else files.set(path, bytes);
+  }
+  return { files, links };
+}
