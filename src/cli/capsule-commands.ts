@@ -10,7 +10,6 @@ import { verifyRunCapsule } from "../engine/verify.ts";
 import type { VerifyCheck } from "../engine/verify.ts";
 import { DEFAULT_ARCHIVE_LIMITS } from "../capsule/limits.ts";
 import { replayCapsule } from "../engine/replay.ts";
-import { builtinComponents } from "../engine/runners.ts";
 import { packTrust } from "../engine/pack.ts";
 import { readHostFile } from "../platform/files.ts";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
@@ -51,8 +50,7 @@ async function readCapsuleFile(path: string) {
 export async function runReplayCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const { target, flags } = args(argv, "replay", ["--json", "--no-exec"], []);
   const capsule = await readCapsuleFile(target);
-  const componentDigests = new Set((await builtinComponents()).map((c) => c.componentSha256));
-  const report = await replayCapsule(capsule, { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm }, { noExec: flags.has("--no-exec"), componentDigests });
+  const report = await replayCapsule(capsule, { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm }, { noExec: flags.has("--no-exec") });
   if (report.matches) {
     io.stderr(`reach-wasm: ${flags.has("--no-exec") ? "verified without execution" : `replayed (${report.status})`}: run hash ${report.runHash} matches (${report.durationMs.toFixed(0)} ms)\n`);
   } else {
