@@ -95,7 +95,7 @@ describe("loadPack", () => {
       const refused = new ReachError("EXEC_SANDBOX_VIOLATION", "component imports wasi:sockets/tcp, which reach-wasm does not supply", {
         details: { missingImports: ["wasi:sockets/tcp"] },
       });
-      const err = await loadPack(withComponent(), { prepareComponent: () => Promise.reject(refused) }).catch((e: unknown) => e as ReachError);
+      const err = (await loadPack(withComponent(), { prepareComponent: () => Promise.reject(refused) }).catch((e: unknown) => e)) as ReachError;
       expect(err).toBeInstanceOf(ReachError);
       expect(err.code).toBe("PACK_MALFORMED");
       expect(err.message).toMatch(/tool "echo".*wasi:sockets\/tcp/);
