@@ -8,7 +8,7 @@
 import { ReachError } from "../protocol/errors.ts";
 import { probeToolchains } from "../platform/toolchains.ts";
 import type { Toolchain } from "../platform/toolchains.ts";
-import type { CliIO } from "./cli.ts";
+import type { CliIO } from "./io.ts";
 
 const USAGE = "reach-wasm doctor [--json | --env]";
 

@@ -9,7 +9,7 @@ import { chmod, readdir } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { writeDirAtomic } from "../platform/write.ts";
 import { isTemplateName, TEMPLATES, templateFiles } from "../platform/templates.ts";
-import type { CliIO } from "./cli.ts";
+import type { CliIO } from "./io.ts";
 import { bad } from "./pack-args.ts";
 import type { PackOpts } from "./pack-args.ts";
 

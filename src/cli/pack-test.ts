@@ -15,10 +15,10 @@ import { ReachError } from "../protocol/errors.ts";
 import { packTestFiles, parsePackTestCase } from "../protocol/pack-test.ts";
 import type { PackTestCase } from "../protocol/pack-test.ts";
 import type { JsonValue } from "../sandbox/types.ts";
-import type { CliIO } from "./cli.ts";
+import type { CliIO } from "./io.ts";
 import { bad } from "./pack-args.ts";
 import type { PackOpts } from "./pack-args.ts";
-import { loadTrustStore } from "./trust.ts";
+import { loadTrustStore } from "../platform/trust-file.ts";
 
 /** One case's result. */
 export type PackTestResult = { name: string; passed: boolean; durationMs: number; status: string; detail: string };
