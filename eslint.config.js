@@ -10,7 +10,7 @@ const nondeterminism = [
 ];
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", "conformance/deno/", "src/**/generated/", "wasm-tools/", "packs/**", "conformance/schemas/", "**/*.js", "!eslint.config.js"] },
+  { ignores: ["dist/", "node_modules/", "conformance/deno/", "templates/", "wasm-tools/", "packs/**", "conformance/schemas/", "**/*.js", "!eslint.config.js"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -4,7 +4,8 @@
 // went from ~430–610 ms to ~320–430 ms: Node's ESM loader resolving ~120 small modules was the largest start-up
 // cost. `dist/mod.js` (the library) stays tsc's unbundled output; Deno runs `src/` directly.
 // binaryen (14 MB, loaded only to instrument a module the fuel cache has not seen), Ajv (only for schemas the small
-// validator does not cover) and the QuickJS variant (located through its package) stay external.
+// validator does not cover), the QuickJS variant (located through its package) and jco with its WASI shim (loaded only
+// to transpile a component the glue cache has not seen; it finds its own .wasm files beside its modules) stay external.
 import { build } from "esbuild";
 import { chmodSync, rmSync } from "node:fs";
 
@@ -20,7 +21,7 @@ await build({
   entryNames: "[name]",
   chunkNames: "chunks/[name]-[hash]",
   // the run service's drivers stay external too: PGlite loads its WebAssembly and data files beside its own module
-  external: ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@electric-sql/pglite", "pg", "pg-boss"],
+  external: ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@electric-sql/pglite", "pg", "pg-boss", "@bytecodealliance/*"],
   logLevel: "error",
   legalComments: "none",
 });

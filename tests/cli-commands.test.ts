@@ -38,11 +38,11 @@ describe("pack", () => {
     expect(v.code, v.stderr).toBe(0);
     expect(v.json).toMatchObject({ valid: true, id: "greeter", signed: false });
     const input = join(scratch, "in.json");
-    writeFileSync(input, JSON.stringify({ name: "Ada" }));
+    writeFileSync(input, JSON.stringify({ text: "Hello, Ada!" }));
     const r = await cli("run", dir, "--input", input, "--json", "--out", join(scratch, "out"));
     expect(r.code, r.stderr).toBe(0);
     const result = JSON.parse(readFileSync(join(r.json!["out"] as string, "result.json"), "utf8"));
-    expect(result.outputs.greet).toEqual({ greeting: "Hello, Ada!" });
+    expect(result.outputs.count).toEqual({ words: 2 });
     expect((await cli("pack", "init", dir)).code).toBe(2); // not empty
   });
 

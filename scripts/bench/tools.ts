@@ -163,7 +163,10 @@ export async function benchComponent(log: (line: string) => void): Promise<{
   c: { oursUs: number; unmeteredUs: number; freshUs: number; rawUs: number; invokeOnlyUs: number; ratio: number };
 }> {
   const { ComponentRunner } = await import("../../src/sandbox/component/runner.ts");
-  const { C_WORDCOUNT, TEXT_STATS } = await import("../../src/sandbox/component/builtin.ts");
+  const { glueToComponent, parseGlueDocument } = await import("../../src/sandbox/component/glue.ts");
+  const fixture = (name: string) => glueToComponent(parseGlueDocument(new Uint8Array(readFileSync(new URL(`wasm-tools/component/glue/${name}.glue.json`, root)))));
+  const TEXT_STATS = fixture("text-stats");
+  const C_WORDCOUNT = fixture("c-wordcount");
   const { createWasiP2 } = await import("../../src/sandbox/component/wasi-p2.ts");
   const { coreModulesOf } = await import("../../src/sandbox/wasm-binary.ts");
   const { base64ToBytes } = await import("../../src/canonical/hex.ts");

@@ -10,7 +10,6 @@ import { verifyRunCapsule } from "../engine/verify.ts";
 import type { VerifyCheck } from "../engine/verify.ts";
 import { DEFAULT_ARCHIVE_LIMITS } from "../capsule/limits.ts";
 import { replayCapsule } from "../engine/replay.ts";
-import { builtinComponents } from "../engine/runners.ts";
 import { packTrust } from "../engine/pack.ts";
 import { readHostFile } from "../platform/files.ts";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
@@ -56,9 +55,8 @@ export async function runReplayCommand(argv: readonly string[], io: CliIO): Prom
   let report: Awaited<ReturnType<typeof replayCapsule>>;
   try {
     const capsule = await progress.task(`reading ${target}`, () => readCapsuleFile(target), { announce: await isLargeRun(target) });
-    const componentDigests = new Set((await builtinComponents()).map((c) => c.componentSha256));
     const label = flags.has("--no-exec") ? "checking the capsule" : "replaying";
-    report = await progress.task(label, () => replayCapsule(capsule, { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm }, { noExec: flags.has("--no-exec"), componentDigests, onProgress: progress.run }));
+    report = await progress.task(label, () => replayCapsule(capsule, { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm }, { noExec: flags.has("--no-exec"), onProgress: progress.run }));
   } finally {
     progress.done();
   }

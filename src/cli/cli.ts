@@ -18,6 +18,7 @@ type Handler = (argv: readonly string[], io: CliIO) => Promise<number>;
 const HANDLERS: Readonly<Record<string, () => Promise<Handler>>> = {
   delegate: async () => (await import("./delegate.ts")).runDelegateCommand,
   diff: async () => (await import("./diff.ts")).runDiffCommand,
+  doctor: async () => (await import("./doctor.ts")).runDoctorCommand,
   keygen: async () => (await import("./keygen.ts")).runKeygenCommand,
   node: async () => (await import("./node.ts")).runNodeCommand,
   pack: async () => (await import("./pack.ts")).runPackCommand,

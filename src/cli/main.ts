@@ -4,6 +4,7 @@
  * @module
  */
 import process from "node:process";
+import { installComponentStore } from "../platform/component-store.ts";
 import { installFuelStore } from "../platform/fuel-store.ts";
 import { installNativeSha256 } from "../platform/native-sha256.ts";
 import { setEngineWorkerUrl } from "../platform/engine-thread.ts";
@@ -14,6 +15,7 @@ import { detectTerminal } from "./progress.ts";
 setEngineWorkerUrl(new URL(import.meta.url.endsWith(".ts") ? "../platform/engine-worker.ts" : "./engine-worker.js", import.meta.url));
 installNativeSha256();
 installFuelStore();
+installComponentStore();
 process.exitCode = await main(process.argv.slice(2), {
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),

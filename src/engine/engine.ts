@@ -15,7 +15,6 @@ import { runPack } from "./coordinator.ts";
 import { loadPack, packTrust } from "./pack.ts";
 import type { LoadedPack, PackTrust } from "./pack.ts";
 import { runFiles, runResult } from "./run-files.ts";
-import { builtinComponents } from "./runners.ts";
 import type { EngineEnvironment } from "./runners.ts";
 import type { RunProgress, RunRecord, RunRequest, RunStatus } from "./types.ts";
 import { Session } from "./session.ts";
@@ -93,17 +92,6 @@ function packFiles(source: PackSource): ReadonlyMap<string, Uint8Array> {
   }
 }
 
-function usesComponents(files: ReadonlyMap<string, Uint8Array>): boolean {
-  const doc = files.get("reach.json");
-  if (doc === undefined) return false;
-  try {
-    const tools = (JSON.parse(new TextDecoder().decode(doc)) as { tools?: Record<string, { kind?: unknown }> }).tools ?? {};
-    return Object.values(tools).some((t) => t?.kind === "component");
-  } catch {
-    return false; // loadPack reports the malformed document
-  }
-}
-
 /**
  * Load and check a pack exactly as a run does (schema, specVersion, tools, planner, workspace seeds).
  * @param env the platform (its components decide which component tools can run)
@@ -114,9 +102,8 @@ function usesComponents(files: ReadonlyMap<string, Uint8Array>): boolean {
  */
 export async function loadPackFrom(env: EngineEnvironment, source: PackSource): Promise<LoadedPack> {
   const files = packFiles(source);
-  if (!usesComponents(files)) return await loadPack(files);
-  const componentDigests = new Set((await (env.components ?? builtinComponents)()).map((c) => c.componentSha256));
-  return await loadPack(files, { componentDigests });
+  const load = env.components;
+  return await loadPack(files, load === undefined ? {} : { prepareComponent: async (code) => void (await load(code)) });
 }
 
 /**

@@ -13,7 +13,7 @@ export type { ExecutorRunState, StepExecution } from "./executor.ts";
 export { runPack, runSeed, DEFAULT_EPOCH, RESERVED_STEP_PREFIX } from "./coordinator.ts";
 export { Run } from "./run.ts";
 export type { AbortPoint, ReplayDirectives } from "./run.ts";
-export { builtinComponents, runRunners } from "./runners.ts";
+export { runRunners } from "./runners.ts";
 export type { EngineEnvironment } from "./runners.ts";
 export { runFiles, runResult } from "./run-files.ts";
 export { resolveArguments, resolvePointer } from "./arguments.ts";

@@ -1,7 +1,8 @@
 // Loading a pack: reach.json checks, specVersion, tools present and loadable, workspace seed files, the lock.
 import { describe, expect, it } from "vitest";
 import { ReachError } from "../protocol/errors.ts";
-import { jsPack, packFromDisk, planOf } from "./_test-pack.ts";
+import { readFileSync } from "node:fs";
+import { jsPack, packFromDisk, planOf, runFiles } from "./_test-pack.ts";
 import { checkSpecVersion, loadPack } from "./pack.ts";
 
 const enc = new TextEncoder();
@@ -57,7 +58,7 @@ describe("loadPack", () => {
     ["a declared tool without code", () => edit(base(), (d) => d.manifest.capabilities.tools.push({ name: "missing" })), "EXEC_TOOL_NOT_FOUND"],
     ["a module that is not in the pack", () => edit(base(), (d) => (d.tools.echo.module = "tools/nope.js")), "EXEC_TOOL_NOT_FOUND"],
     ["a wasm tool that is not WebAssembly", () => edit(base(), (d) => (d.tools.echo.kind = "wasm")), "PACK_MALFORMED"],
-    ["a component this build cannot run", () => edit(base(), (d) => (d.tools.echo.kind = "component")), "PACK_MALFORMED"],
+    ["a component tool that is not a component", () => edit(base(), (d) => (d.tools.echo.kind = "component")), "PACK_MALFORMED"],
     ["an inputSchema that does not compile", () => edit(base(), (d) => (d.tools.echo.inputSchema = { type: 12 })), "PACK_INVALID_MANIFEST"],
     ["a missing entrypoint", () => edit(base(), (d) => (d.entrypoint = "other.json")), "PACK_MALFORMED"],
     ["an entrypoint that is neither .json nor .js", () => edit(base(), (d) => (d.entrypoint = "reach.json.txt")), "PACK_MALFORMED"],
@@ -70,4 +71,35 @@ describe("loadPack", () => {
       expect(await codeOf(() => loadPack(files()))).toBe(code);
     });
   }
+
+  describe("component tools", () => {
+    const component = new Uint8Array(readFileSync(new URL("../../wasm-tools/c-component/build/wordcount.component.wasm", import.meta.url)));
+    const withComponent = () => {
+      const files = edit(base(), (d) => Object.assign(d.tools.echo, { kind: "component", module: "tools/echo.wasm" }));
+      files.set("tools/echo.wasm", component);
+      return files;
+    };
+
+    it("loads and runs any component: its glue is made with jco when the pack loads", async () => {
+      const record = await runFiles(withComponent(), {});
+      expect(record.status).toBe("FAILED"); // the plan passes {} and the tool wants {"text"}: the tool's own err
+      expect(record.error?.code).toBe("EXEC_TOOL_FAILED");
+      const files = withComponent();
+      files.set("plan.json", enc.encode(JSON.stringify(planOf([{ id: "a", tool: "echo", arguments: { text: "a b c" } }]))));
+      const ok = await runFiles(files, {});
+      expect(ok.status).toBe("COMPLETED");
+      expect(ok.outputs).toMatchObject({ a: { words: 3 } });
+    });
+
+    it("refuses a component whose glue cannot run here as PACK_MALFORMED, naming the tool and what is missing", async () => {
+      const refused = new ReachError("EXEC_SANDBOX_VIOLATION", "component imports wasi:sockets/tcp, which reach-wasm does not supply", {
+        details: { missingImports: ["wasi:sockets/tcp"] },
+      });
+      const err = (await loadPack(withComponent(), { prepareComponent: () => Promise.reject(refused) }).catch((e: unknown) => e)) as ReachError;
+      expect(err).toBeInstanceOf(ReachError);
+      expect(err.code).toBe("PACK_MALFORMED");
+      expect(err.message).toMatch(/tool "echo".*wasi:sockets\/tcp/);
+      expect(err.details).toMatchObject({ tool: "echo", missingImports: ["wasi:sockets/tcp"] });
+    });
+  });
 });

@@ -18,7 +18,7 @@ import { hashCanonical } from "../canonical/jcs.ts";
 import { sha256Hex } from "../canonical/sha256.ts";
 import { capabilityPolicy } from "../policy/capabilities.ts";
 import type { CapabilityPolicy } from "../policy/capabilities.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError, toReachError } from "../protocol/errors.ts";
 import { PackSchema, PROTOCOL_SPEC_VERSION } from "../protocol/pack.ts";
 import type { Pack, ToolDefinition } from "../protocol/pack.ts";
 import { parseOrThrow } from "../protocol/parse.ts";
@@ -73,9 +73,27 @@ export type LoadedPack = {
 
 /** Options of {@link loadPack}. */
 export type LoadPackOptions = {
-  /** SHA-256 digests of the components this build can run (kind `component`). */
-  componentDigests?: ReadonlySet<string>;
+  /**
+   * Make a component tool runnable, or throw why it cannot run (default: `prepareComponent` of
+   * `src/sandbox/component/load.ts` — jco transpiles it, its glue is checked, the result is cached).
+   */
+  prepareComponent?: (code: Uint8Array, toolName: string) => Promise<void>;
 };
+
+/** The component-model preamble: `\0asm`, version 0x0d, layer 1. */
+const COMPONENT_PREAMBLE = [0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00];
+
+/** A component tool's glue, made at load time: any failure is the pack's (`PACK_MALFORMED`, naming the tool). */
+async function prepareComponentTool(name: string, def: ToolDefinition, code: Uint8Array, options: LoadPackOptions): Promise<void> {
+  const prepare = options.prepareComponent ?? (await import("../sandbox/component/load.ts")).prepareComponent;
+  try {
+    await prepare(code, name);
+  } catch (err) {
+    const e = toReachError(err, "PACK_MALFORMED");
+    if (e.code === "EXEC_RESOURCE_UNAVAILABLE" || e.code === "PACK_MALFORMED") throw e;
+    throw new ReachError("PACK_MALFORMED", `${e.message.startsWith(`tool "${name}"`) ? "" : `tool "${name}": `}${e.message} (${def.module})`, { details: { ...e.details, tool: name }, cause: e });
+  }
+}
 
 function malformed(message: string, details: Record<string, unknown> = {}): ReachError {
   return new ReachError("PACK_MALFORMED", message, { details });
@@ -136,7 +154,7 @@ function normalisePath(p: string): string {
   return p.startsWith("./") ? p.slice(2) : p;
 }
 
-function checkToolCode(name: string, def: ToolDefinition, code: Uint8Array, options: LoadPackOptions): string {
+function checkToolCode(name: string, def: ToolDefinition, code: Uint8Array): string {
   const codeHash = sha256Hex(code);
   if (def.kind === "wasm") {
     const isCore = code.length >= 8 && code[0] === 0 && code[1] === 0x61 && code[2] === 0x73 && code[3] === 0x6d && code[4] === 1 && code[5] === 0;
@@ -149,11 +167,8 @@ function checkToolCode(name: string, def: ToolDefinition, code: Uint8Array, opti
     } catch {
       throw malformed(`tool "${name}": ${def.module} is not valid UTF-8 ${def.kind === "js" ? "JavaScript" : "Python"}`, { tool: name });
     }
-  } else if (!(options.componentDigests?.has(codeHash) ?? false)) {
-    throw malformed(
-      `tool "${name}": component ${def.module} (sha256 ${codeHash}) is not one this build can run; components must be transpiled ahead of time (see wasm-tools/component)`,
-      { tool: name, sha256: codeHash },
-    );
+  } else if (code.length < 8 || COMPONENT_PREAMBLE.some((b, i) => code[i] !== b)) {
+    throw malformed(`tool "${name}": ${def.module} is not a WebAssembly component; build it as one (jco new, componentize-js) or declare kind "wasm"`, { tool: name, sha256: codeHash });
   }
   for (const which of ["inputSchema", "outputSchema"] as const) {
     const schema = def[which];
@@ -214,7 +229,7 @@ export async function loadPack(files: ReadonlyMap<string, Uint8Array>, options: 
     if (code === undefined) {
       throw new ReachError("EXEC_TOOL_NOT_FOUND", `tool "${cap.name}": module ${def.module} is not in the pack; build it or fix the path`, { details: { tool: cap.name, module: def.module } });
     }
-    const codeHash = checkToolCode(cap.name, def, code, options);
+    const codeHash = checkToolCode(cap.name, def, code);
     tools.set(cap.name, Object.freeze({ name: cap.name, definition: def, code, codeHash }));
   }
 
@@ -239,6 +254,10 @@ export async function loadPack(files: ReadonlyMap<string, Uint8Array>, options: 
       throw malformed(`${path}: workspace files must sit under a declared root; declare {"uri": "workspace:///${first}/"} in manifest.capabilities.resources or move the file`, { path });
     }
     workspaceFiles[root]![rest.slice(root.length + 1)] = bytes;
+  }
+  // Last, as it may take seconds the first time: every component gets its glue (jco), checked and cached.
+  for (const tool of tools.values()) {
+    if (tool.definition.kind === "component") await prepareComponentTool(tool.name, tool.definition, tool.code, options);
   }
 
   return Object.freeze({

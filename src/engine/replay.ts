@@ -125,7 +125,8 @@ function invalid(message: string, details: Record<string, unknown> = {}): ReachE
  * Replay a capsule.
  * @param capsule the capsule (from `readRunCapsule`)
  * @param env the platform's engines
- * @param options `noExec`: check without executing; `componentDigests` for component tools; `onProgress`: the replayed run's progress
+ * @param options `noExec`: check without executing; `prepareComponent` for component tools (default: jco, cached);
+ *   `onProgress`: the replayed run's progress
  * @returns the report (`matches` false on any divergence)
  * @throws ReachError `REPLAY_CAPSULE_INVALID` when the capsule lacks what a replay needs
  */

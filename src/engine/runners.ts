@@ -22,15 +22,12 @@ export type EngineEnvironment = {
   quickjsEngine: QuickJsRunnerOptions["engineWasm"];
   /** The Python interpreter's WebAssembly bytes or a loader (src/platform `readPythonWasm`); without it `python` tools and `exec_python` are unavailable. */
   pythonEngine?: PythonWasmSource;
-  /** Transpiled components this build can run (default: the built-in ones, loaded on first use). */
-  components?: () => Promise<readonly TranspiledComponent[]>;
+  /**
+   * The glue of a component tool (default `loadComponent` of `src/sandbox/component/load.ts`: jco transpiles any
+   * component on first use, the glue is checked before it runs, and kept in memory and the installed disk store).
+   */
+  components?: (code: Uint8Array) => Promise<TranspiledComponent>;
 };
-
-/** Default components: the built-in ones, imported only when a pack uses a component. */
-export async function builtinComponents(): Promise<readonly TranspiledComponent[]> {
-  const mod = await import("../sandbox/component/builtin.ts");
-  return mod.BUILTIN_COMPONENTS;
-}
 
 /**
  * The runners of one run.
@@ -60,7 +57,7 @@ export function runRunners(env: EngineEnvironment, roots: readonly string[] | nu
       case "component": {
         if (component === null) {
           const { ComponentRunner } = await import("../sandbox/component/runner.ts");
-          component = new ComponentRunner({ components: await (env.components ?? builtinComponents)() });
+          component = new ComponentRunner(env.components === undefined ? {} : { load: env.components });
         }
         return component;
       }

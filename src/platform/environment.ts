@@ -1,12 +1,13 @@
 /**
  * The platform an engine call runs on, for Node and Deno (`reach-wasm/node`): the QuickJS engine and the Python
  * interpreter read from the installed packages, the runtime's native SHA-256 as the hashing backend, and the
- * integrity-checked disk cache of fuel-instrumented modules. Importing this module changes nothing; calling
- * {@link defaultEnvironment} installs the hashing backend and the cache for the process (both are pure speed-ups:
- * results are identical without them).
+ * integrity-checked disk caches of fuel-instrumented modules and component glue. Importing this module changes
+ * nothing; calling {@link defaultEnvironment} installs the hashing backend and the caches for the process (all pure
+ * speed-ups: results are identical without them).
  * @module
  */
 import type { EngineEnvironment } from "../engine/runners.ts";
+import { installComponentStore } from "./component-store.ts";
 import { installFuelStore } from "./fuel-store.ts";
 import { installNativeSha256 } from "./native-sha256.ts";
 import { readPythonWasm } from "./python-engine.ts";
@@ -14,14 +15,17 @@ import { readQuickJsEngineWasm } from "./quickjs-engine.ts";
 
 /** Options of {@link defaultEnvironment}. */
 export type DefaultEnvironmentOptions = {
-  /** Keep instrumented modules in the disk cache (`~/.cache/reach-wasm/fuel`, `$REACH_WASM_CACHE`; default true). */
+  /**
+   * Keep instrumented modules and component glue in the disk caches (`~/.cache/reach-wasm/{fuel,components}`,
+   * `$REACH_WASM_CACHE`; default true).
+   */
   diskCache?: boolean;
 };
 
 let installed = false;
 
 /**
- * The engine environment of this runtime: QuickJS and Python engines, native SHA-256, the fuel cache.
+ * The engine environment of this runtime: QuickJS and Python engines, native SHA-256, the fuel and component caches.
  * @param options whether to use the disk cache
  * @returns the environment to hand to `runEngine`, `replayCapsule`, sessions
  * @example
@@ -33,7 +37,10 @@ export function defaultEnvironment(options: DefaultEnvironmentOptions = {}): Eng
   if (!installed) {
     installed = true;
     installNativeSha256();
-    if (options.diskCache !== false) installFuelStore();
+    if (options.diskCache !== false) {
+      installFuelStore();
+      installComponentStore();
+    }
   }
   return { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };
 }

@@ -22,11 +22,14 @@ export type CompiledCore = { module: WebAssembly.Module; metered: boolean; snaps
 export type CompiledCores = {
   key: string;
   modules: Map<string, CompiledCore>;
-  /** SHA-256 over `name:sha256(bytes)\n` of every compiled core module, in name order: what runs (ModuleIdentity). */
+  /**
+   * SHA-256 over `name:sha256(bytes)\n` of every compiled core module and `glue:<glueSha256>\n`, sorted: what runs
+   * (ModuleIdentity), the JavaScript glue included.
+   */
   meteredDigest: string;
 };
 
-/** Compiled modules, shared by all runners: key `sha256/maxPages/meter`. Small: each entry holds a ~12 MB module. */
+/** Compiled modules, shared by all runners: key `sha256/glue/maxPages/meter`. Small: each entry holds a ~12 MB module. */
 const compiled = new Map<string, { modules: Map<string, CompiledCore>; meteredDigest: string }>();
 /** Fuel-instrumented bytes by the sha256 of the original core module (instrumenting 12 MB takes ~10-30 s). */
 const instrumented = new Map<string, Promise<Uint8Array<ArrayBuffer>>>();
@@ -78,7 +81,7 @@ export async function compileCoreModules(
     throw new RangeError(`"memoryLimitBytes" expected an integer of at least ${WASM_PAGE_BYTES}, got ${limit}`);
   }
   const maxPages = Math.min(65_536, Math.floor(limit / WASM_PAGE_BYTES));
-  const key = `${component.componentSha256}/${maxPages}/${meterFuel}`;
+  const key = `${component.componentSha256}/${component.glueSha256}/${maxPages}/${meterFuel}`;
   const hit = compiled.get(key);
   if (hit !== undefined) {
     compiled.delete(key); // refresh its place (LRU)
@@ -87,7 +90,7 @@ export async function compileCoreModules(
   }
   const embedded = coreModulesOf(code);
   const out = new Map<string, CompiledCore>();
-  const digests: string[] = [];
+  const digests: string[] = [`glue:${component.glueSha256}\n`];
   for (const [name, source] of Object.entries(component.coreModules)) {
     let bytes: Uint8Array;
     if ("embedded" in source) {

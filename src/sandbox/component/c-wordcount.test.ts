@@ -7,14 +7,15 @@ import type { ToolRunSpec } from "../../../conformance/lib/tool-harness.ts";
 import { sha256Hex } from "../../canonical/sha256.ts";
 import type { ToolOutcome } from "../types.ts";
 import { coreModulesOf } from "../wasm-binary.ts";
-import { C_WORDCOUNT } from "./builtin.ts";
+import { C_WORDCOUNT, C_WORDCOUNT_GLUE } from "./_test-components.ts";
+import { parseGlueDocument } from "./glue.ts";
 import { ComponentRunner } from "./runner.ts";
 import { HOST_INTERFACE } from "./transpiled.ts";
 
 const buildDir = new URL("../../../wasm-tools/c-component/build/", import.meta.url);
 const COMPONENT = new Uint8Array(readFileSync(new URL("wordcount.component.wasm", buildDir)));
 const CORE = new Uint8Array(readFileSync(new URL("wordcount.core.wasm", buildDir)));
-const GLUE = readFileSync(new URL("./generated/c-wordcount.ts", import.meta.url), "utf8");
+const GLUE = parseGlueDocument(C_WORDCOUNT_GLUE).source;
 const GLUE_CODE = GLUE.replace(/^\s*\/\/.*$/gm, "");
 
 const metered = new ComponentRunner({ components: [C_WORDCOUNT] });

@@ -7,7 +7,7 @@ import { formatIsoMillis } from "../../determinism/clock.ts";
 import { deriveStream } from "../../determinism/prng.ts";
 import type { HostApi, HostOp, JsonObject, ToolInvocation } from "../types.ts";
 import { FuelMeter } from "../fuel/mod.ts";
-import { TEXT_STATS } from "./builtin.ts";
+import { TEXT_STATS } from "./_test-components.ts";
 import { ComponentRunner } from "./runner.ts";
 
 const COMPONENT = new Uint8Array(readFileSync(new URL("../../../wasm-tools/component/build/tool.component.wasm", import.meta.url)));

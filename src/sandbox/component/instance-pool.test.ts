@@ -9,7 +9,7 @@ import { deriveStream } from "../../determinism/prng.ts";
 import type { HostApi, HostOp, JsonObject, ToolInvocation, ToolOutcome } from "../types.ts";
 import { DEFAULT_FUEL } from "../types.ts";
 import { exportState } from "./_state-exports.ts";
-import { TEXT_STATS } from "./builtin.ts";
+import { TEXT_STATS } from "./_test-components.ts";
 import { ComponentRunner } from "./runner.ts";
 import type { TranspiledComponent } from "./transpiled.ts";
 
@@ -62,6 +62,7 @@ const handed: WebAssembly.Instance[] = [];
 /** Glue in the shape of jco's: its state (`notes`, `calls`) lives in the closure of `instantiate`. */
 const COUNTER: TranspiledComponent = {
   componentSha256: sha256Hex(CODE),
+  glueSha256: sha256Hex(new TextEncoder().encode("counter glue")),
   coreModules: { "counter.wasm": { embedded: 0 } },
   importNames: [],
   instantiate: async (getCoreModule, _imports, instantiateCore = WebAssembly.instantiate) => {

@@ -1,11 +1,16 @@
 /**
- * The `component` tool kind: WebAssembly components (world `reach:tool/tool`) run through jco-transpiled glue with
- * every import, WASI included, supplied by reach-wasm. See `README.md`.
+ * The `component` tool kind: WebAssembly components (world `reach:tool/tool`) run through glue that jco generates
+ * when a component is first loaded (checked, then cached), with every import, WASI included, supplied by reach-wasm.
+ * See `README.md`.
  * @module
  */
-export { BUILTIN_COMPONENTS, C_WORDCOUNT, TEXT_STATS } from "./builtin.ts";
 export { ComponentRunner } from "./runner.ts";
 export type { ComponentRunnerOptions } from "./runner.ts";
+export { ComponentGlueSchema, encodeGlueDocument, GLUE_DOCUMENT_TYPE, glueToComponent, JCO_VERSION, parseGlueDocument, SUPPLIED_INTERFACES } from "./glue.ts";
+export type { ComponentGlue } from "./glue.ts";
+export { clearLoadedComponents, glueStoreKey, loadComponent, prepareComponent, setComponentGlueStore } from "./load.ts";
+export type { ComponentGlueStore } from "./load.ts";
+export { transpileComponent } from "./transpile.ts";
 export { HOST_INTERFACE } from "./transpiled.ts";
 export type { CoreModuleSource, InstantiateFn, ToolExports, TranspiledComponent } from "./transpiled.ts";
 export { createWasiP2, GuestExit, WASI_P2_INTERFACES } from "./wasi-p2.ts";

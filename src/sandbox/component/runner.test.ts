@@ -7,15 +7,16 @@ import { deriveStream } from "../../determinism/prng.ts";
 import { ReachError } from "../../protocol/errors.ts";
 import type { HostApi, HostOp, JsonObject, ToolInvocation, ToolOutcome } from "../types.ts";
 import { DEFAULT_FUEL } from "../types.ts";
-import { TEXT_STATS } from "./builtin.ts";
+import { TEXT_STATS, TEXT_STATS_CODE, TEXT_STATS_GLUE } from "./_test-components.ts";
+import { parseGlueDocument } from "./glue.ts";
 import { ComponentRunner } from "./runner.ts";
 import { HOST_INTERFACE } from "./transpiled.ts";
 import type { TranspiledComponent } from "./transpiled.ts";
 import { WASI_P2_INTERFACES } from "./wasi-p2.ts";
 
 const buildDir = new URL("../../../wasm-tools/component/build/", import.meta.url);
-const COMPONENT = new Uint8Array(readFileSync(new URL("tool.component.wasm", buildDir)));
-const GLUE = readFileSync(new URL("./generated/text-stats.ts", import.meta.url), "utf8");
+const COMPONENT = TEXT_STATS_CODE;
+const GLUE = parseGlueDocument(TEXT_STATS_GLUE).source;
 /** The glue without its full-line comments (which talk about "import (host ...)"). */
 const GLUE_CODE = GLUE.replace(/^\s*\/\/.*$/gm, "");
 const EPOCH = 1_767_225_600_000; // 2026-01-01T00:00:00.000Z
@@ -183,10 +184,18 @@ describe("ComponentRunner", () => {
     expect(err.message).toContain("log sink full");
   });
 
-  it("refuses a component without registered glue", async () => {
+  it("reports a component whose glue cannot be made as the invocation's error", async () => {
+    const notComponent = new TextEncoder().encode("not a component");
+    const err = expectError(await runner.run(invocation(fakeHost().host, INPUT, { code: notComponent })));
+    expect(err.code).toBe("PACK_MALFORMED");
+    expect(err.message).toContain("not a WebAssembly component");
+  });
+
+  it("refuses glue that belongs to another component", async () => {
     const other = COMPONENT.slice();
     other[other.length - 1] = other[other.length - 1]! ^ 1;
-    const err = expectError(await runner.run(invocation(fakeHost().host, INPUT, { code: other })));
+    const wrong = new ComponentRunner({ meterFuel: false, load: () => Promise.resolve(TEXT_STATS) });
+    const err = expectError(await wrong.run(invocation(fakeHost().host, INPUT, { code: other })));
     expect(err.code).toBe("EXEC_RESOURCE_UNAVAILABLE");
     expect(err.details["componentSha256"]).toBe(sha256Hex(other));
   });

@@ -1,11 +1,12 @@
 /**
  * The `component` tool kind (issue 3): a WebAssembly component of the world `reach:tool/tool`
- * (`wasm-tools/component/wit/tool.wit`), run through glue that jco transpiled ahead of time
- * (`--instantiation async --no-wasi-shim`), with every import supplied here: `reach:tool/host` goes to the
- * invocation's `HostApi`, every `wasi:*` interface to the deterministic `wasi-p2.ts`. See `README.md`.
+ * (`wasm-tools/component/wit/tool.wit`), run through glue that jco generates (`--instantiation async
+ * --no-wasi-shim`), with every import supplied here: `reach:tool/host` goes to the invocation's `HostApi`, every
+ * `wasi:*` interface to the deterministic `wasi-p2.ts`. See `README.md`.
  *
- * jco cannot run inside reach-wasm, so a component can only run when its transpiled glue is registered: the
- * runner looks the component up by the sha256 of `invocation.code` and refuses unknown ones. The core modules are
+ * The runner finds a component's glue by the sha256 of `invocation.code`: among the components it was given, else
+ * through `load` (by default `loadComponent`: jco transpiles it on first use, the glue is checked before it is
+ * evaluated, and kept in memory and the platform's disk store). The core modules are
  * taken from the component bytes themselves (the glue carries none), with their memory capped to the invocation's
  * memory limit, and compiled once per (digest, limit). Each runner instantiates a component's core modules once and
  * resets them to their initial state before every later invocation (`_instance-pool.ts`): memories, tables and
@@ -25,6 +26,7 @@ import { WASI_CALL_FUEL } from "../wasi/runner.ts";
 import { compileCoreModules, componentDigest } from "./_core-modules.ts";
 import { callHostImport, guestError, selectImports } from "./_guest.ts";
 import { InstanceSet, ShapeMismatch } from "./_instance-pool.ts";
+import { loadComponent } from "./load.ts";
 import { HOST_INTERFACE } from "./transpiled.ts";
 import type { ToolExports, TranspiledComponent } from "./transpiled.ts";
 import { createWasiP2 } from "./wasi-p2.ts";
@@ -49,8 +51,13 @@ function largestMemory(instances: readonly WebAssembly.Instance[]): number {
 
 /** Options of `ComponentRunner`. */
 export type ComponentRunnerOptions = {
-  /** The transpiled components this runner may run (by component sha256). */
-  components: readonly TranspiledComponent[];
+  /** Transpiled components to use for these component digests (default: none; everything goes through `load`). */
+  components?: readonly TranspiledComponent[];
+  /**
+   * The glue of any other component (default `loadComponent`: jco, checked, cached). Its errors become the
+   * invocation's error outcome.
+   */
+  load?: (code: Uint8Array) => Promise<TranspiledComponent>;
   /** Most bytes kept of the guest's stdout and stderr each (default 1 MiB). */
   maxLogBytes?: number;
   /**
@@ -69,14 +76,14 @@ export type ComponentRunnerOptions = {
 /**
  * The `ToolRunner` for kind `component`.
  * @example
- * import { TEXT_STATS } from "./builtin.ts";
- * const runner = new ComponentRunner({ components: [TEXT_STATS] });
+ * const runner = new ComponentRunner(); // any component: glue from jco on first use
  * const outcome = await runner.run(invocation); // invocation.code = wasm-tools/component/build/tool.component.wasm
  */
 export class ComponentRunner implements ToolRunner {
   /** Always "component". */
   readonly kind = "component" as const;
   readonly #bySha = new Map<string, TranspiledComponent>();
+  readonly #load: (code: Uint8Array) => Promise<TranspiledComponent>;
   readonly #maxLogBytes: number;
   readonly #meterFuel: boolean;
   readonly #reuse: boolean;
@@ -87,9 +94,9 @@ export class ComponentRunner implements ToolRunner {
    * @param options the registered transpiled components and limits
    * @throws TypeError when a component entry is malformed
    */
-  constructor(options: ComponentRunnerOptions) {
-    for (const c of options.components) {
-      if (typeof c?.instantiate !== "function" || !/^[0-9a-f]{64}$/.test(c.componentSha256 ?? "")) {
+  constructor(options: ComponentRunnerOptions = {}) {
+    for (const c of options.components ?? []) {
+      if (typeof c?.instantiate !== "function" || !/^[0-9a-f]{64}$/.test(c.componentSha256 ?? "") || !/^[0-9a-f]{64}$/.test(c.glueSha256 ?? "")) {
         throw new TypeError(`"components" expected transpiled components with a sha256 and an instantiate function`);
       }
       this.#bySha.set(c.componentSha256, c);
@@ -97,6 +104,7 @@ export class ComponentRunner implements ToolRunner {
     this.#maxLogBytes = options.maxLogBytes ?? 1024 * 1024;
     this.#meterFuel = options.meterFuel ?? true;
     this.#reuse = options.reuseInstances ?? true;
+    this.#load = options.load ?? loadComponent;
   }
 
   /**
@@ -170,7 +178,7 @@ export class ComponentRunner implements ToolRunner {
     };
 
     try {
-      const component = this.#lookup(invocation);
+      const component = await this.#lookup(invocation);
       const { key, modules, meteredDigest } = await compileCoreModules(invocation.code, component, invocation.memoryLimitBytes, this.#meterFuel);
       identity = { sha256: component.componentSha256, metered: this.#meterFuel ? meteredDigest : null };
       poolKey = key;
@@ -265,16 +273,14 @@ export class ComponentRunner implements ToolRunner {
     while (this.#pool.size > POOLED_SETS) this.#pool.delete(this.#pool.keys().next().value!);
   }
 
-  #lookup(invocation: ToolInvocation): TranspiledComponent {
+  async #lookup(invocation: ToolInvocation): Promise<TranspiledComponent> {
     const digest = componentDigest(invocation.code);
-    const component = this.#bySha.get(digest);
-    if (component === undefined) {
-      throw new ReachError(
-        "EXEC_RESOURCE_UNAVAILABLE",
-        `component of tool "${invocation.toolName}" (sha256 ${digest}) has no transpiled glue registered; ` +
-          `transpile it with jco (see src/sandbox/component/README.md) and pass it to ComponentRunner`,
-        { details: { componentSha256: digest }, recoverable: false },
-      );
+    const component = this.#bySha.get(digest) ?? (await this.#load(invocation.code));
+    if (component.componentSha256 !== digest) {
+      throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", `the glue found for tool "${invocation.toolName}" belongs to another component`, {
+        details: { componentSha256: digest, glueFor: component.componentSha256 },
+        recoverable: false,
+      });
     }
     return component;
   }

@@ -1,7 +1,7 @@
 /**
  * What a transpiled component is to reach-wasm: the pieces of jco's `--instantiation async` glue for one component
- * of the world `reach:tool/tool` (`wasm-tools/component/wit/tool.wit`), as the generated `generated/*.ts` files
- * export them and `ComponentRunner` takes them. See `README.md`.
+ * of the world `reach:tool/tool` (`wasm-tools/component/wit/tool.wit`), as `glueToComponent` (`glue.ts`) makes them
+ * from a glue document and `ComponentRunner` takes them. See `README.md`.
  * @module
  */
 import type { ImportObject } from "./wasi-p2.ts";
@@ -25,10 +25,12 @@ export type ToolExports = {
 /** Where a core module named by the glue comes from. */
 export type CoreModuleSource = { readonly embedded: number } | { readonly base64: string };
 
-/** One transpiled component: the glue and what it belongs to (the generated `*.ts` files export these pieces). */
+/** One transpiled component: the glue and what it belongs to. */
 export type TranspiledComponent = {
   /** sha256 (hex) of the component bytes the glue was generated from. */
   readonly componentSha256: string;
+  /** sha256 (hex) of the glue's source: part of the runner's module identity (what ran). */
+  readonly glueSha256: string;
   /** Core module name (as the glue asks for it) → the n-th core module in the component, or inline bytes. */
   readonly coreModules: Readonly<Record<string, CoreModuleSource>>;
   /** Every import interface the glue looks up (`reach:tool/host`, `wasi:io/streams`, …). */
