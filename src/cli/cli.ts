@@ -20,6 +20,7 @@ const HANDLERS: Readonly<Record<string, () => Promise<Handler>>> = {
   diff: async () => (await import("./diff.ts")).runDiffCommand,
   doctor: async () => (await import("./doctor.ts")).runDoctorCommand,
   keygen: async () => (await import("./keygen.ts")).runKeygenCommand,
+  approve: async () => (await import("./approve.ts")).runApproveCommand,
   node: async () => (await import("./node.ts")).runNodeCommand,
   pack: async () => (await import("./pack.ts")).runPackCommand,
   replay: async () => (await import("./capsule-commands.ts")).runReplayCommand,

@@ -28,6 +28,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       "  --out DIR           where results go (default .reach): DIR/<runHash>.capsule.tar.gz and the readable",
       "                      run files under DIR/runs/<runHash>/ (events, evidence, plan, tape, artifacts, workspace)",
       "  --approve           explicitly approve a risk-3 plan (seed 001 §4); risk 4 and 5 never run",
+      "  --approval FILE     a signed approval record of the plan (reach-wasm approve); counts when its key is trusted",
       "  --unrestricted      grant an unsigned or untrusted pack its declared capabilities (default: restricted",
       "                      executor: no network, no writes outside temp/, no memory writes)",
       "  --trust FILE        the trust store (default $REACH_WASM_TRUST_STORE or ~/.config/reach-wasm/trust.json);",
@@ -148,6 +149,16 @@ export const COMMANDS: readonly CommandSpec[] = [
       "A signed pack whose key is in the trust store (--trust FILE, $REACH_WASM_TRUST_STORE, or",
       "~/.config/reach-wasm/trust.json: {\"version\":1,\"keys\":[{\"publicKey\":\"<hex>\",\"name\":\"…\"}]}) runs unrestricted.",
       "Authoring guide: docs/authoring.md.",
+    ].join("\n"),
+  },
+  {
+    name: "approve",
+    usage: "reach-wasm approve <PLAN_HASH> --key FILE [--out FILE] [--json]",
+    summary: "sign an approval of a risk-3 plan (pass it to run with --approval FILE)",
+    details: [
+      "A risk-3 plan runs only with explicit approval from outside the plan (seed 001 §4): --approve, or an approval",
+      "record signed by a key in the run's trust store. A run refused with PLAN_APPROVAL_REQUIRED prints the plan hash;",
+      "sign it here and run again with --approval FILE. An approval object a planner writes into its plan does not count.",
     ].join("\n"),
   },
   {

@@ -19,13 +19,14 @@ export type RunArgs = {
   unrestricted: boolean;
   trust: string | undefined;
   key: string | undefined;
+  approvals: string[];
   json: boolean;
   quiet: boolean;
   maxSteps: number | undefined;
   stepTimeoutMs: number | undefined;
 };
 
-export const RUN_USAGE = "reach-wasm run <pack-dir|pack.tar.gz> [--input FILE|-|JSON] [--seed N] [--out DIR] [--key FILE] [--approve] [--unrestricted] [--trust FILE] [--max-steps N] [--step-timeout MS] [--quiet] [--json]";
+export const RUN_USAGE = "reach-wasm run <pack-dir|pack.tar.gz> [--input FILE|-|JSON] [--seed N] [--out DIR] [--key FILE] [--approve] [--approval FILE]... [--unrestricted] [--trust FILE] [--max-steps N] [--step-timeout MS] [--quiet] [--json]";
 
 function bad(message: string): ReachError {
   return new ReachError("PROTO_INVALID_ARGUMENT", `run: ${message}; usage: ${RUN_USAGE}`);
@@ -49,7 +50,7 @@ function seedOf(text: string): string {
  * @example parseRunArgs(["packs/hello", "--json"]).json // true
  */
 export function parseRunArgs(argv: readonly string[]): RunArgs {
-  const out: RunArgs = { pack: "", input: null, seed: undefined, out: ".reach", approve: false, unrestricted: false, trust: undefined, key: undefined, json: false, quiet: false, maxSteps: undefined, stepTimeoutMs: undefined };
+  const out: RunArgs = { pack: "", input: null, seed: undefined, out: ".reach", approve: false, unrestricted: false, trust: undefined, key: undefined, approvals: [], json: false, quiet: false, maxSteps: undefined, stepTimeoutMs: undefined };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = (): string => {
@@ -61,6 +62,7 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
     else if (a === "--seed") out.seed = seedOf(value());
     else if (a === "--out") out.out = value();
     else if (a === "--approve") out.approve = true;
+    else if (a === "--approval") out.approvals.push(value());
     else if (a === "--unrestricted") out.unrestricted = true;
     else if (a === "--trust") out.trust = value();
     else if (a === "--json") out.json = true;

@@ -58,26 +58,38 @@ export async function runRunCommand(argv: readonly string[], io: CliIO): Promise
   const input = await readInput(args.input);
   const storeText = await readTrustStoreText(args.trust);
   const keyFileText = args.key === undefined ? undefined : new TextDecoder().decode(await readHostFile(args.key, 64 * 1024));
+  const approvals = await Promise.all(args.approvals.map(readApproval));
   // The handlers stay until the results are written: a signal while writing cannot abort a finished run, but a
   // second one still exits at once, removing any temporary file.
   const signals = abortOnSignals();
   try {
-    return await runAndWrite(args, { files, input, storeText, keyFileText, outRoot, signal: signals.signal }, io, say, progress);
+    return await runAndWrite(args, { files, input, storeText, keyFileText, approvals, outRoot, signal: signals.signal }, io, say, progress);
   } finally {
     signals.dispose();
   }
 }
 
-type Prepared = { files: Map<string, Uint8Array>; input: Awaited<ReturnType<typeof readInput>>; storeText: string | null; keyFileText: string | undefined; outRoot: string; signal: AbortSignal };
+type Prepared = { files: Map<string, Uint8Array>; input: Awaited<ReturnType<typeof readInput>>; storeText: string | null; keyFileText: string | undefined; approvals: unknown[]; outRoot: string; signal: AbortSignal };
+
+/** An approval record file (`--approval`): JSON, checked by the plan gate (signature, plan hash, trusted key). */
+async function readApproval(path: string): Promise<unknown> {
+  try {
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(await readHostFile(path, 64 * 1024)));
+  } catch (err) {
+    if (err instanceof ReachError) throw err;
+    throw new ReachError("PROTO_INVALID_ARGUMENT", `run: --approval ${JSON.stringify(path)} is not a JSON approval record (make one with reach-wasm approve PLAN_HASH --key FILE --out FILE)`);
+  }
+}
 
 async function runAndWrite(args: ReturnType<typeof parseRunArgs>, p: Prepared, io: CliIO, say: (text: string) => void, progress: ReturnType<typeof createProgress>): Promise<number> {
-  const { files, input, storeText, keyFileText, outRoot } = p;
+  const { files, input, storeText, keyFileText, approvals, outRoot } = p;
   const run: EngineRun = await runIsolated(
       {
         pack: { files },
         input,
         ...(args.seed === undefined ? {} : { seed: args.seed }),
         approve: args.approve,
+        ...(approvals.length === 0 ? {} : { approvals }),
         ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }),
         ...(args.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: args.stepTimeoutMs }),
         trust: { storeText, unrestricted: args.unrestricted },

@@ -26,6 +26,8 @@ export type CapsuleRequest = {
   stepTimeoutMs: number | null;
   /** `session` for a session run (its steps came from outside; replay walks `plan.json` as session calls). */
   mode?: "session";
+  /** Signed approval records the run was given. */
+  approvals?: unknown[];
 };
 
 /**

@@ -36,6 +36,8 @@ export type EngineRunRequest = {
   seed?: string;
   /** Explicit approval of a risk-3 plan (`--approve`). */
   approve?: boolean;
+  /** Signed approval records of a risk-3 plan (`--approval FILE`), counted when a key of `trust.store` signed them. */
+  approvals?: readonly unknown[];
   /** The plan gate's step limit (default: the pack's `run.maxSteps`, else 10). */
   maxSteps?: number;
   /** The per-step timeout when the plan sets none (default 30 s). */
@@ -139,6 +141,8 @@ function runOptions(request: EngineRunRequest): Omit<RunRequest, "loaded" | "env
     ...(request.input === undefined ? {} : { input: request.input }),
     ...(request.seed === undefined ? {} : { seed: request.seed }),
     ...(request.approve === undefined ? {} : { approve: request.approve }),
+    ...(request.approvals === undefined ? {} : { approvals: request.approvals }),
+    trustStore: request.trust?.store ?? null,
     ...(request.maxSteps === undefined ? {} : { maxSteps: request.maxSteps }),
     ...(request.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: request.stepTimeoutMs }),
     ...(request.signal === undefined ? {} : { signal: request.signal }),

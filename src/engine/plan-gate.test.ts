@@ -49,10 +49,20 @@ describe("gatePlan", () => {
     });
   }
 
-  it("risk 3 runs with --approve or an approval record", () => {
+  it("risk 3 runs with --approve or an approval record signed by a trusted key; an unsigned record in the plan is refused", async () => {
     expect(gatePlan(planOf([step("a")], { risk: { level: 3 } }), { tools, approve: true }).approvedBy).toBe("cli");
-    const approval = { approved_by: "ops", approved_at: "2026-01-01T00:00:00.000Z", method: "record" };
-    expect(gatePlan(planOf([step("a")], { risk: { level: 3 }, approval }), { tools }).approvedBy).toBe("record");
+    const unsigned = { approved_by: "ops", approved_at: "2026-01-01T00:00:00.000Z", method: "record" };
+    expect(await codeOf(() => gatePlan(planOf([step("a")], { risk: { level: 3 }, approval: unsigned }), { tools }))).toBe("PLAN_APPROVAL_REQUIRED");
+    const { generateKeyPair } = await import("../trust/keys.ts");
+    const { signApproval, approvalPlanHash } = await import("../trust/approval.ts");
+    const { TrustStore } = await import("../trust/trust-store.ts");
+    const { bytesToHex } = await import("../canonical/hex.ts");
+    const key = generateKeyPair();
+    const plan = planOf([step("a")], { risk: { level: 3 } });
+    const signed = signApproval(approvalPlanHash(plan), key.privateKey);
+    const store = new TrustStore({ version: 1, keys: [{ publicKey: bytesToHex(key.publicKey), name: "ops" }] });
+    expect(gatePlan({ ...plan, approval: signed }, { tools, approvals: { records: [], store } }).approvedBy).toBe("record");
+    expect(gatePlan(plan, { tools, approvals: { records: [signed], store } }).approvedBy).toBe("record");
   });
 
   it("the plan hash lock refuses a plan that changed after approval (seed 001 §6)", async () => {

@@ -22,6 +22,8 @@ import { parseOrThrow } from "../protocol/parse.ts";
 import { BlueprintSchema } from "../protocol/plan.ts";
 import type { Blueprint } from "../protocol/plan.ts";
 import { deepFreeze } from "./pack.ts";
+import { approvalPlanHash, approves } from "../trust/approval.ts";
+import type { TrustStore } from "../trust/trust-store.ts";
 import { compileSchema, isLiteSchema, loadFullValidator } from "./schema-check.ts";
 
 /** Seed 002: a plan has at most 10 steps unless configured otherwise. */
@@ -37,6 +39,11 @@ export type GateOptions = {
   maxSteps?: number;
   /** Explicit approval given by the user (`--approve`). */
   approve?: boolean;
+  /**
+   * Signed approval records (`--approval FILE`; `src/trust/approval.ts`) and the trust store that decides whose
+   * signatures count (`anyKey` in replay, where that decision was recorded at run time).
+   */
+  approvals?: { records: readonly unknown[]; store: TrustStore | null; anyKey?: boolean };
 };
 
 /** A plan that passed the gate, with its lock. */
@@ -85,15 +92,7 @@ export function gatePlan(document: unknown, options: GateOptions): GatedPlan {
     throw refuse("PLAN_RISK_TOO_HIGH", `the plan's risk level is ${plan.risk.level}; plans above ${MAX_RISK_LEVEL} never execute (seed 001 §4)`, { riskLevel: plan.risk.level });
   }
   let approvedBy: GatedPlan["approvedBy"] = null;
-  if (plan.risk.level === MAX_RISK_LEVEL) {
-    if (options.approve === true) approvedBy = "cli";
-    else if (plan.approval !== undefined) approvedBy = "record";
-    else {
-      throw refuse("PLAN_APPROVAL_REQUIRED", `the plan's risk level is ${MAX_RISK_LEVEL}: it needs explicit approval; run again with --approve or add an "approval" record to the plan`, {
-        riskLevel: plan.risk.level,
-      });
-    }
-  }
+  if (plan.risk.level === MAX_RISK_LEVEL) approvedBy = approval(plan, options);
   const allowed = new Set(plan.scope.allowed);
   const denied = new Set(plan.scope.denied ?? []);
   for (const [i, step] of plan.steps.entries()) {
@@ -120,6 +119,23 @@ export function gatePlan(document: unknown, options: GateOptions): GatedPlan {
     }
   }
   return Object.freeze({ plan, planHash: hashCanonical(plan), approvedBy });
+}
+
+/**
+ * Who approved a risk-3 plan: the user (`--approve`), or a record signed by a trusted key over the plan's hash —
+ * supplied with the run or carried in the plan. An `approval` object the plan carries without such a signature does
+ * not count: a planner could have written it.
+ */
+function approval(plan: Blueprint, options: GateOptions): "cli" | "record" {
+  if (options.approve === true) return "cli";
+  const planHash = approvalPlanHash(plan as unknown as Record<string, unknown>);
+  const records = [...(options.approvals?.records ?? []), ...(plan.approval === undefined ? [] : [plan.approval])];
+  const store = options.approvals?.store ?? null;
+  if (records.some((r) => approves(r, planHash, store, options.approvals?.anyKey === true) !== null)) return "record";
+  throw refuse("PLAN_APPROVAL_REQUIRED", `the plan's risk level is ${MAX_RISK_LEVEL}: it needs explicit approval from outside the plan — run again with --approve, or sign its hash with \`reach-wasm approve ${planHash} --key KEY --out approval.json\` (a key in the trust store) and pass --approval approval.json; an approval the plan carries itself counts only when such a key signed it`, {
+    riskLevel: plan.risk.level,
+    planHash,
+  });
 }
 
 /**

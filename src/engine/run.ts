@@ -152,6 +152,7 @@ export class Run {
       maxSteps: request.maxSteps ?? null,
       stepTimeoutMs: request.stepTimeoutMs ?? null,
       ...(request.mode === "session" ? { mode: "session" as const } : {}),
+      ...(request.approvals === undefined || request.approvals.length === 0 ? {} : { approvals: [...request.approvals] }),
     };
     const filesystem = this.policy.permissions.has("filesystem");
     this.#runners = runRunners(request.env, filesystem ? this.policy.workspaceRoots.map((r) => r.root) : null);
@@ -239,7 +240,13 @@ export class Run {
       if (e.code === "EXEC_ABORTED") throw new Aborted(null);
       throw e;
     }
-    const g = await gatePlanAsync(document, { tools: new Set([...loaded.tools.keys(), ...INFRA_TOOL_NAMES]), maxSteps: this.maxSteps, approve: this.#request.approve === true });
+    const g = await gatePlanAsync(document, {
+      tools: new Set([...loaded.tools.keys(), ...INFRA_TOOL_NAMES]),
+      maxSteps: this.maxSteps,
+      approve: this.#request.approve === true,
+      // In a replay the approvals are the recorded ones, whose trust was decided (and recorded) at run time.
+      approvals: { records: this.#request.approvals ?? [], store: this.#request.trustStore ?? null, anyKey: this.#request.replay !== undefined },
+    });
     for (const s of g.plan.steps) {
       if (s.id.startsWith(RESERVED_STEP_PREFIX) || this.usedStepIds.has(s.id)) {
         throw new ReachError("PLAN_INVALID", `step id "${s.id}" is ${this.usedStepIds.has(s.id) ? "already used in this run" : `reserved (ids starting "${RESERVED_STEP_PREFIX}")`}; give the step another id`, {

@@ -15,6 +15,7 @@ import type { Blueprint } from "../protocol/plan.ts";
 import type { LoadedPack } from "./pack.ts";
 import type { EngineEnvironment } from "./runners.ts";
 import type { ReplayDirectives } from "./run.ts";
+import type { TrustStore } from "../trust/trust-store.ts";
 
 /** The three terminal states (seed 003 §3.1). */
 export type RunStatus = "COMPLETED" | "FAILED" | "ABORTED";
@@ -42,6 +43,10 @@ export type RunRequest = {
   seed?: string;
   /** Explicit approval of a risk-3 plan (`--approve`). */
   approve?: boolean;
+  /** Signed approval records of a risk-3 plan (`--approval FILE`; `src/trust/approval.ts`). */
+  approvals?: readonly unknown[];
+  /** The trust store whose keys' approvals count. */
+  trustStore?: TrustStore | null;
   /** Plan step limit (default: the pack's `run.maxSteps`, else 10). */
   maxSteps?: number;
   /** Per-step watchdog in ms when the plan does not set one (default 30 s). */

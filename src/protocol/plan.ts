@@ -49,12 +49,22 @@ export const PlanExecutionSchema = strictObject("plan.execution", {
 });
 
 /** Approval record (seed 001 §4: explicit approval; `cli` = approved interactively, `record` = pre-recorded). */
-export const PlanApprovalSchema = strictObject("plan.approval", {
-  approved_by: z.string().min(1),
-  approved_at: timestamp(),
-  method: z.enum(["cli", "record"]),
-  note: z.string().optional(),
-});
+export const PlanApprovalSchema = z.union([
+  strictObject("plan.approval", {
+    approved_by: z.string().min(1),
+    approved_at: timestamp(),
+    method: z.enum(["cli", "record"]),
+    note: z.string().optional(),
+  }),
+  // A signed record (src/trust/approval.ts): the only kind that approves a risk-3 plan from inside the plan.
+  strictObject("plan.approval (signed)", {
+    type: z.literal("reach-wasm/plan-approval"),
+    version: z.literal(1),
+    planHash: z.string(),
+    publicKey: z.string(),
+    signature: z.string(),
+  }),
+]);
 
 /** The plan document (seed 001 §3, seed 002). */
 export const BlueprintSchema = strictObject("plan", {

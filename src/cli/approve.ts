@@ -1,0 +1,51 @@
+/**
+ * `reach-wasm approve <PLAN_HASH> --key FILE [--out FILE] [--json]`: sign an approval of a risk-3 plan (seed 001 §4)
+ * with your key. A run refused with PLAN_APPROVAL_REQUIRED names the plan hash; pass the record with
+ * `reach-wasm run … --approval FILE`. It counts only when the key is in the run's trust store.
+ * @module
+ */
+import { readHostFile } from "../platform/files.ts";
+import { writeFileAtomic } from "../platform/write.ts";
+import { ReachError } from "../protocol/errors.ts";
+import { signApproval } from "../trust/approval.ts";
+import { parsePrivateKeyFile } from "../trust/keys.ts";
+import type { CliIO } from "./io.ts";
+
+const USAGE = "reach-wasm approve <PLAN_HASH> --key FILE [--out FILE] [--json]";
+
+/**
+ * The `approve` command.
+ * @param argv arguments after `approve`
+ * @param io output streams
+ * @returns 0
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` for a bad invocation, an unreadable key or an unwritable --out
+ * @example await runApproveCommand(["3a48…", "--key", "me.key", "--out", "approval.json"], io)
+ */
+export async function runApproveCommand(argv: readonly string[], io: CliIO): Promise<number> {
+  let hash: string | undefined;
+  let key: string | undefined;
+  let out: string | undefined;
+  let json = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const value = (): string => {
+      const v = argv[++i];
+      if (v === undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `approve: ${a} needs a value; usage: ${USAGE}`);
+      return v;
+    };
+    if (a === "--key") key = value();
+    else if (a === "--out") out = value();
+    else if (a === "--json") json = true;
+    else if (a.startsWith("-")) throw new ReachError("PROTO_INVALID_ARGUMENT", `approve: unknown option ${a}; usage: ${USAGE}`);
+    else if (hash === undefined) hash = a;
+    else throw new ReachError("PROTO_INVALID_ARGUMENT", `approve: unexpected argument ${JSON.stringify(a)}; usage: ${USAGE}`);
+  }
+  if (hash === undefined || key === undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `approve: the plan hash and --key are required; usage: ${USAGE}`);
+  const privateKey = parsePrivateKeyFile(new TextDecoder().decode(await readHostFile(key, 64 * 1024))).privateKey;
+  const record = signApproval(hash, privateKey);
+  const text = JSON.stringify(record, null, 2) + "\n";
+  if (out !== undefined) await writeFileAtomic(out, new TextEncoder().encode(text));
+  if (json || out === undefined) io.stdout(json ? JSON.stringify({ ...record, ...(out === undefined ? {} : { out }) }) + "\n" : text);
+  if (out !== undefined) io.stderr(`reach-wasm: approval of plan ${hash.slice(0, 16)}… signed by ${record.publicKey.slice(0, 16)}…, written to ${out}\n`);
+  return 0;
+}
