@@ -14,12 +14,12 @@ import { readHostFile } from "../platform/files.ts";
 import { EngineThreadPool } from "../platform/engine-thread.ts";
 import { jobRequest, outcomeOf } from "../service/engine-adapter.ts";
 import type { runOnEngine } from "../service/engine-adapter.ts";
-import { formatTrustStore } from "../trust/trust-store.ts";
+import { formatTrustStore } from "../engine/host-api.ts";
 import { defaultEnvironment } from "../platform/environment.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { migrate } from "../service/schema.ts";
 import { ServiceClient } from "../service/client.ts";
-import { parsePrivateKeyFile } from "../trust/keys.ts";
+import { parsePrivateKeyFile } from "../engine/host-api.ts";
 import type { EngineEnvironment } from "../engine/runners.ts";
 
 /** The default API address. */

@@ -7,8 +7,8 @@
 import { readHostFile } from "../platform/files.ts";
 import { writeFileAtomic } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
-import { signApproval } from "../trust/approval.ts";
-import { parsePrivateKeyFile } from "../trust/keys.ts";
+import { signApproval } from "../engine/host-api.ts";
+import { parsePrivateKeyFile } from "../engine/host-api.ts";
 import type { CliIO } from "./io.ts";
 
 const USAGE = "reach-wasm approve <PLAN_HASH> --key FILE [--out FILE] [--json]";

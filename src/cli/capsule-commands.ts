@@ -5,10 +5,10 @@
  * @module
  */
 import { stat } from "node:fs/promises";
-import { readRunCapsule } from "../capsule/run-capsule.ts";
+import { readRunCapsule } from "../engine/host-api.ts";
 import { verifyRunCapsule } from "../engine/verify.ts";
 import type { VerifyCheck } from "../engine/verify.ts";
-import { DEFAULT_ARCHIVE_LIMITS } from "../capsule/limits.ts";
+import { DEFAULT_ARCHIVE_LIMITS } from "../engine/host-api.ts";
 import { replayCapsule } from "../engine/replay.ts";
 import { packTrust } from "../engine/pack.ts";
 import { readHostFile } from "../platform/files.ts";

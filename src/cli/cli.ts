@@ -27,6 +27,7 @@ const HANDLERS: Readonly<Record<string, () => Promise<Handler>>> = {
   report: async () => (await import("./report.ts")).runReportCommand,
   revoke: async () => (await import("./delegate.ts")).runRevokeCommand,
   run: async () => (await import("./run.ts")).runRunCommand,
+  "run --on": async () => (await import("./delegated-run.ts")).runDelegatedRunCommand,
   runs: async () => (await import("./runs.ts")).runRunsCommand,
   serve: async () => (await import("./serve.ts")).runServeCommand,
   submit: async () => (await import("./submit.ts")).runSubmitCommand,
@@ -109,7 +110,9 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
     io.stdout(`Usage: ${command.usage}\n\n${command.summary}\n${command.details ? `\n${command.details}\n` : ""}`);
     return 0;
   }
-  const load = Object.hasOwn(HANDLERS, command.name) ? HANDLERS[command.name] : undefined;
+  // `run --on NODE` is the delegated form of run: its own command module (no command module imports another).
+  const name = command.name === "run" && own.includes("--on") ? "run --on" : command.name;
+  const load = Object.hasOwn(HANDLERS, name) ? HANDLERS[name] : undefined;
   if (load !== undefined) {
     const quiet = own.includes("--quiet") || own.includes("-q");
     const args = quiet ? [...own.filter((a) => a !== "--quiet" && a !== "-q"), ...(dashdash < 0 ? [] : rest.slice(dashdash))] : rest;

@@ -8,14 +8,14 @@
  * @module
  */
 import { join, resolve } from "node:path";
-import { writeArchive } from "../capsule/archive.ts";
+import { writeArchive } from "../engine/host-api.ts";
 import { requestDelegatedRun } from "../federation/delegated-client.ts";
 import { normalizeEndpoint } from "../federation/identity.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
 import { writeDirAtomic, writeFileAtomic } from "../platform/write.ts";
 import type { NodeIdentity } from "../protocol/delegation.ts";
 import { ReachError } from "../protocol/errors.ts";
-import { PACK_SIGNATURE_PATH, verifyPackSignature } from "../trust/pack-signature.ts";
+import { PACK_SIGNATURE_PATH, verifyPackSignature } from "../engine/host-api.ts";
 import type { CliIO } from "./io.ts";
 import { chainOf, nodeState, peerFetch, readDelegationFile, wallClock } from "./federation-host.ts";
 import { parseRunArgs, readInput } from "./run-args.ts";

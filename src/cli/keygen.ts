@@ -9,8 +9,8 @@
 import { stat } from "node:fs/promises";
 import { writeFileAtomic } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
-import { formatKeyFiles, generateKeyPair } from "../trust/keys.ts";
-import { bytesToHex } from "../canonical/hex.ts";
+import { formatKeyFiles, generateKeyPair } from "../engine/host-api.ts";
+import { bytesToHex } from "../engine/host-api.ts";
 import type { CliIO } from "./io.ts";
 
 const USAGE = "reach-wasm keygen [--out FILE] [--force] [--json]";

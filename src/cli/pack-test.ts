@@ -6,7 +6,7 @@
  * Nothing is written: the runs' capsules and files are dropped.
  * @module
  */
-import { canonicalize } from "../canonical/jcs.ts";
+import { canonicalize } from "../engine/host-api.ts";
 import { loadPackFrom, runEngine } from "../engine/engine.ts";
 import { packTrust } from "../engine/pack.ts";
 import { defaultEnvironment } from "../platform/environment.ts";
@@ -14,7 +14,7 @@ import { readPackFiles } from "../platform/pack-files.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { packTestFiles, parsePackTestCase } from "../protocol/pack-test.ts";
 import type { PackTestCase } from "../protocol/pack-test.ts";
-import type { JsonValue } from "../sandbox/types.ts";
+import type { JsonValue } from "../engine/host-api.ts";
 import type { CliIO } from "./io.ts";
 import { bad } from "./pack-args.ts";
 import type { PackOpts } from "./pack-args.ts";

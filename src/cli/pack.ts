@@ -10,12 +10,12 @@
  */
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import { bytesToHex } from "../canonical/hex.ts";
+import { bytesToHex } from "../engine/host-api.ts";
 import { packTrust } from "../engine/pack.ts";
 import { readHostFile } from "../platform/files.ts";
 import { writeFileAtomic } from "../platform/write.ts";
-import { parsePrivateKeyFile } from "../trust/keys.ts";
-import { formatPackSignature, PACK_SIGNATURE_PATH, signPack } from "../trust/pack-signature.ts";
+import { parsePrivateKeyFile } from "../engine/host-api.ts";
+import { formatPackSignature, PACK_SIGNATURE_PATH, signPack } from "../engine/host-api.ts";
 import type { CliIO } from "./io.ts";
 import { bad, parsePackArgs } from "./pack-args.ts";
 import type { PackOpts as Opts } from "./pack-args.ts";

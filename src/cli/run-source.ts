@@ -8,9 +8,9 @@
  */
 import { lstat, readdir } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { DEFAULT_ARCHIVE_LIMITS } from "../capsule/limits.ts";
-import { readRunCapsule } from "../capsule/run-capsule.ts";
-import type { RunCapsule } from "../capsule/run-capsule.ts";
+import { DEFAULT_ARCHIVE_LIMITS } from "../engine/host-api.ts";
+import { readRunCapsule } from "../engine/host-api.ts";
+import type { RunCapsule } from "../engine/host-api.ts";
 import { readHostFile } from "../platform/files.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { RunSource } from "../report/model.ts";

@@ -1,7 +1,7 @@
 /**
  * `reach-wasm run <pack-dir|pack.tar.gz> [--input FILE|-|JSON] [--seed N] [--out DIR] [--key FILE] [--approve]
  * [--unrestricted] [--trust FILE] [--max-steps N] [--step-timeout MS] [--quiet] [--json]` (ARCHITECTURE.md
- * "Command line"); with `--on`, a delegated run (`delegated-run.ts`).
+ * "Command line"); with `--on`, the delegated run (`delegated-run.ts`, dispatched by `cli.ts`).
  *
  * The command only parses arguments, hands the run to the engine on its own thread (`runIsolated`: this thread's
  * event loop stays free, so SIGINT/SIGTERM abort the run at once, wherever it is) and writes the results: the capsule
@@ -49,7 +49,6 @@ async function writeResults(outRoot: string, run: EngineRun): Promise<{ capsuleP
  * @example process.exitCode = await runRunCommand(["packs/hello", "--json"], io);
  */
 export async function runRunCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  if (argv.includes("--on")) return (await import("./delegated-run.ts")).runDelegatedRunCommand(argv, io);
   const args = parseRunArgs(argv);
   const progress = createProgress(args.quiet ? { ...io, quiet: true } : io);
   const say = (text: string): void => progress.line(text);

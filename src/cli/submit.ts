@@ -5,14 +5,14 @@
  * @module
  */
 import { join } from "node:path";
-import { writeArchive } from "../capsule/archive.ts";
+import { writeArchive } from "../engine/host-api.ts";
 import { readHostFile } from "../platform/files.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
 import { readStdin, writeFileAtomic } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { ServiceClient } from "../service/client.ts";
 import type { RunOptions, RunRecord, ServiceEvent } from "../service/schemas.ts";
-import { packDigest } from "../trust/pack-signature.ts";
+import { packDigest } from "../engine/host-api.ts";
 import type { CliIO } from "./io.ts";
 import { clientOf, intOption, parseArgs, usageError } from "./_service-args.ts";
 

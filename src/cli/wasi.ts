@@ -9,15 +9,9 @@
  * guest and a note on stderr. No fuel metering here: the guest runs until it ends (stop it with Ctrl-C).
  * @module
  */
-import { VirtualClock } from "../determinism/clock.ts";
-import { deriveStream, parseSeed } from "../determinism/prng.ts";
+import { runWasi } from "../engine/wasi-command.ts";
 import { readDirTree, readHostFile } from "../platform/files.ts";
 import { ReachError } from "../protocol/errors.ts";
-import { normalizeWorkspacePath } from "../sandbox/workspace/path.ts";
-import { Workspace } from "../sandbox/workspace/workspace.ts";
-import { WasiExit, WasiHalt, virtualSources } from "../sandbox/wasi/context.ts";
-import type { Preopen } from "../sandbox/wasi/context.ts";
-import { WasiPreview1 } from "../sandbox/wasi/preview1.ts";
 import type { CliIO } from "./io.ts";
 
 /** Parsed `wasi` arguments. */
@@ -66,11 +60,8 @@ export function parseWasiArgs(argv: readonly string[]): WasiCommandArgs {
       out.env.push([v.slice(0, eq), v.slice(eq + 1)]);
     } else if (a === "--seed") {
       const v = value();
-      try {
-        out.seed = parseSeed(v);
-      } catch {
-        throw bad(`--seed expects a decimal integer 0..2^64-1, got ${JSON.stringify(v)}`);
-      }
+      if (!/^(0|[1-9]\d{0,19})$/.test(v) || BigInt(v) > 18446744073709551615n) throw bad(`--seed expects a decimal integer 0..2^64-1, got ${JSON.stringify(v)}`);
+      out.seed = v;
     } else if (a.startsWith("-")) {
       throw bad(`unknown option ${JSON.stringify(a)}`);
     } else if (out.module === "") {
@@ -81,15 +72,6 @@ export function parseWasiArgs(argv: readonly string[]): WasiCommandArgs {
   }
   if (out.module === "") throw bad("the module is missing");
   return out;
-}
-
-/** The workspace folder of a guest name: "/data" and "./data" → "data"; "/" and "." → the root. */
-function workspaceFolder(guest: string): string {
-  try {
-    return normalizeWorkspacePath(guest.replace(/^\/+/, ""), { directory: true, operation: "wasi.dir" });
-  } catch {
-    throw bad(`--dir guest name ${JSON.stringify(guest)} must be a plain path without ".."`);
-  }
 }
 
 /**
@@ -103,64 +85,25 @@ function workspaceFolder(guest: string): string {
 export async function runWasiCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const parsed = parseWasiArgs(argv);
   const code = await readHostFile(parsed.module);
-  let module: WebAssembly.Module;
-  try {
-    module = await WebAssembly.compile(code as BufferSource);
-  } catch (err) {
-    throw bad(`${JSON.stringify(parsed.module)} is not a WebAssembly module (${(err as Error).message})`);
-  }
-  const ws = new Workspace();
-  const preopens: Preopen[] = [];
-  const used = new Set<string>();
+  const dirs = [];
   for (const d of parsed.dirs) {
-    const folder = workspaceFolder(d.guest);
-    const overlaps = [...used].some((u) => u === "" || folder === "" || u === folder || u.startsWith(folder + "/") || folder.startsWith(u + "/"));
-    if (overlaps) throw bad(`--dir guest names overlap (${JSON.stringify(d.guest)}); give each directory its own GUEST name`);
-    used.add(folder);
     const tree = await readDirTree(d.host);
-    if (folder !== "") ws.mkdir(folder);
-    const at = (p: string): string => (folder === "" ? p : `${folder}/${p}`);
-    for (const dir of tree.dirs) ws.mkdir(at(dir));
-    for (const [p, bytes] of tree.files) ws.write(at(p), bytes);
-    for (const [p, target] of tree.links) ws.symlink(at(p), target);
-    preopens.push({ guest: d.guest, path: folder });
+    dirs.push({ guest: d.guest, dirs: tree.dirs, files: tree.files, links: tree.links });
   }
   const decoders = [new TextDecoder(), new TextDecoder()];
-  const name = parsed.module.split(/[\\/]/).pop()!;
-  const wasi = new WasiPreview1({
-    args: [name, ...parsed.args],
+  const outcome = await runWasi({
+    module: code,
+    name: parsed.module.split(/[\\/]/).pop()!,
+    args: parsed.args,
     env: parsed.env,
-    sources: virtualSources(new VirtualClock(0), deriveStream(parsed.seed, "wasi")),
-    fs: ws,
-    preopens,
-    maxStdoutBytes: 256 * 1024 * 1024,
-    maxStderrBytes: 64 * 1024 * 1024,
+    seed: parsed.seed,
+    dirs,
     onStdout: (b) => io.stdout(decoders[0]!.decode(b, { stream: true })),
     onStderr: (b) => io.stderr(decoders[1]!.decode(b, { stream: true })),
   });
-  let exit = 0;
-  try {
-    const instance = await WebAssembly.instantiate(module, wasi.imports(module));
-    wasi.bind(instance);
-    const start = instance.exports["_start"];
-    if (typeof start !== "function") throw bad(`${JSON.stringify(parsed.module)} is not a WASI command (no "_start" export)`);
-    start();
-  } catch (err) {
-    if (err instanceof WasiExit) exit = err.code;
-    else if (err instanceof WasiHalt) {
-      io.stderr(`reach-wasm: ${err.error.code}: ${err.error.message}\n`);
-      exit = 1;
-    } else if (err instanceof ReachError) throw err;
-    else {
-      io.stderr(`reach-wasm: EXEC_TOOL_FAILED: the module trapped: ${(err as Error).message}\n`);
-      exit = 1;
-    }
-  }
-  if (wasi.ctx.exited !== null) exit = wasi.ctx.exited.code;
   io.stdout(decoders[0]!.decode());
   io.stderr(decoders[1]!.decode());
-  if (wasi.ctx.violation !== null) {
-    io.stderr(`reach-wasm: note: the guest was refused: ${wasi.ctx.violation.code}: ${wasi.ctx.violation.message}\n`);
-  }
-  return exit > 255 ? 255 : exit;
+  if (outcome.trap !== null) io.stderr(`reach-wasm: ${outcome.trap}\n`);
+  if (outcome.refused !== null) io.stderr(`reach-wasm: note: the guest was refused: ${outcome.refused.code}: ${outcome.refused.message}\n`);
+  return outcome.exitCode;
 }
