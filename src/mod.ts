@@ -1,17 +1,64 @@
 /**
  * reach-wasm: deterministic, auditable execution of agentic tool calls (Reach Protocol v1.0.0).
- * The public API, re-exports only. Importing it installs the runtime's native SHA-256 (node:crypto on Node and
- * Deno) as the hashing backend; results are identical to the portable @noble/hashes backend.
+ *
+ * The library face: the engine call and what a host needs around it. Web-standard and side-effect free —
+ * importing it changes nothing. The platform (files, the QuickJS and Python engines, native SHA-256, engine
+ * threads) comes from `reach-wasm/node` (Node and Deno):
+ *
+ * ```ts
+ * import { readRunCapsule, runEngine, verifyRunCapsule } from "./mod.ts";
+ * import { defaultEnvironment, readPackFiles } from "./platform/node.ts";
+ *
+ * const env = defaultEnvironment();
+ * const run = await runEngine(env, { pack: { files: await readPackFiles("packs/hello") }, input: { text: "a b c" } });
+ * const check = verifyRunCapsule(readRunCapsule(run.capsule.bytes));
+ * console.log(run.status, run.runHash, check.valid);
+ * ```
  * @module
  */
-import { installNativeSha256 } from "./platform/native-sha256.ts";
 
-installNativeSha256();
+// The engine call: runs, sessions, replay and verification.
+export { loadPackFrom, MAX_PACK_BYTES, openSession, runEngine } from "./engine/engine.ts";
+export type { EngineRun, EngineRunRequest, EngineSession, PackSource } from "./engine/engine.ts";
+export type { SessionCall, SessionTool } from "./engine/session.ts";
+export { replayCapsule } from "./engine/replay.ts";
+export type { Divergence, ReplayReport } from "./engine/replay.ts";
+export { verifyRunCapsule } from "./engine/verify.ts";
+export type { CapsuleVerification, VerifyCheck } from "./engine/verify.ts";
+export { runWasi } from "./engine/wasi-command.ts";
+export type { WasiDir, WasiOutcome, WasiRequest } from "./engine/wasi-command.ts";
+export type { EngineEnvironment } from "./engine/runners.ts";
+export type { RunProgress, RunStatus } from "./engine/types.ts";
+export type { AnnexEvent } from "./engine/annex.ts";
+export { INFRA_TOOL_NAMES } from "./engine/infra-tools.ts";
 
-export * from "./protocol/mod.ts";
-export * from "./canonical/mod.ts";
-export * from "./determinism/mod.ts";
-export * from "./ledger/mod.ts";
-export * from "./trust/mod.ts";
-export * from "./capsule/mod.ts";
-export * from "./engine/mod.ts";
+// Capsules, keys, signatures and the trust store (through the engine's facade for hosts).
+export {
+  approvalPlanHash,
+  bytesToHex,
+  canonicalize,
+  formatKeyFiles,
+  formatPackSignature,
+  formatTrustStore,
+  generateKeyPair,
+  hashCanonical,
+  hexToBytes,
+  packDigest,
+  PACK_SIGNATURE_PATH,
+  parsePrivateKeyFile,
+  parsePublicKeyFile,
+  parseTrustStore,
+  readArchive,
+  readRunCapsule,
+  signApproval,
+  signPack,
+  TrustStore,
+  verifyPackSignature,
+  writeArchive,
+} from "./engine/host-api.ts";
+export type { ApprovalRecord, JsonObject, JsonValue, KeyPair, RunCapsule, TrustedKey, TrustStoreDocument } from "./engine/host-api.ts";
+
+// Errors (seed 003 §7) and the protocol version.
+export { isErrorCode, ReachError } from "./protocol/errors.ts";
+export type { ErrorCode, ErrorDetails } from "./protocol/errors.ts";
+export { PROTOCOL_SPEC_VERSION } from "./protocol/pack.ts";
