@@ -10,7 +10,10 @@ const BYTE_TO_HEX: string[] = Array.from({ length: 256 }, (_, i) => HEX[i >> 4]!
  * Encode bytes as lowercase hex.
  * @param bytes the bytes to encode
  * @returns lowercase hex string, two characters per byte
- * @example bytesToHex(new Uint8Array([0, 255])) // "00ff"
+ * @example
+ * ```ts
+ * const hex: string = bytesToHex(new Uint8Array([0, 255])); // "00ff"
+ * ```
  */
 export function bytesToHex(bytes: Uint8Array): string {
   let out = "";
@@ -23,7 +26,10 @@ export function bytesToHex(bytes: Uint8Array): string {
  * @param hex an even-length string of hex digits
  * @returns the decoded bytes
  * @throws TypeError when the string is not even-length hex
- * @example hexToBytes("00ff") // Uint8Array [0, 255]
+ * @example
+ * ```ts
+ * const bytes: Uint8Array = hexToBytes("00ff"); // Uint8Array [0, 255]
+ * ```
  */
 export function hexToBytes(hex: string): Uint8Array {
   if (typeof hex !== "string" || hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) {

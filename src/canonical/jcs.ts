@@ -33,7 +33,10 @@ export const MAX_DEPTH = 1000;
  *   surrogates, undefined, functions, symbols, bigints, non-plain objects (Date, Map, Set, RegExp, typed arrays,
  *   boxed primitives, class instances, anything with a `toJSON` method), sparse arrays, and cycles
  * @throws RangeError when arrays/objects nest deeper than `MAX_DEPTH` (1000)
- * @example canonicalize({ b: [1e21, -0], a: "é" }) // '{"a":"é","b":[1e+21,0]}'
+ * @example
+ * ```ts
+ * const text: string = canonicalize({ b: 1, a: [true, null] }); // '{"a":[true,null],"b":1}'
+ * ```
  */
 export function canonicalize(value: unknown): string {
   const stack: object[] = [];
@@ -65,7 +68,10 @@ export function canonicalBytes(value: unknown): Uint8Array {
  * @param value the JSON value to hash
  * @returns 64 lowercase hex digits
  * @throws TypeError / RangeError exactly as `canonicalize`
- * @example hashCanonical({}) // "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a" (SHA-256 of "{}")
+ * @example
+ * ```ts
+ * const digest: string = hashCanonical({ b: 1, a: 2 }); // the same for { a: 2, b: 1 }
+ * ```
  */
 export function hashCanonical(value: unknown): string {
   return sha256Hex(canonicalize(value));

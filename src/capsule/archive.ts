@@ -62,7 +62,10 @@ export const GZIP_OPTIONS: Readonly<GzipOptions> = Object.freeze({ level: 6, mem
  *   control or non-ASCII character, too long for ustar), a path given twice, or a file used as a directory;
  *   `REPLAY_CAPSULE_TOO_LARGE` when the archive would exceed a limit
  * @example
- * const gz = writeArchive([{ path: "capsule.json", bytes: utf8("{}") }, { path: "events.jsonl", bytes: utf8("") }]);
+ * ```ts
+ * const bytes = writeArchive([{ path: "a/b.txt", bytes: new TextEncoder().encode("hi") }]);
+ * console.log(readArchive(bytes).get("a/b.txt")); // the same bytes, from a deterministic .tar.gz
+ * ```
  */
 export function writeArchive(entries: readonly ArchiveEntry[], limits?: Partial<ArchiveLimits>): Uint8Array {
   if (!Array.isArray(entries)) throw new TypeError(`"entries" expected an array of { path, bytes }, got ${typeof entries}`);
@@ -132,7 +135,10 @@ export function writeArchive(entries: readonly ArchiveEntry[], limits?: Partial<
  *   a directory, non-zero padding, a missing or malformed end-of-archive; `REPLAY_CAPSULE_TOO_LARGE` when a limit
  *   is exceeded. `details.reason` names the refusal.
  * @example
- * const files = readArchive(gz); files.get("capsule.json") // Uint8Array
+ * ```ts
+ * declare const bytes: Uint8Array; // a .tar.gz (refused with a ReachError when hostile or over a limit)
+ * for (const [path, content] of readArchive(bytes, { maxTotalBytes: 64 * 1024 * 1024 })) console.log(path, content.length);
+ * ```
  */
 export function readArchive(bytes: Uint8Array, limits?: Partial<ArchiveLimits>): Map<string, Uint8Array> {
   if (!(bytes instanceof Uint8Array)) throw new TypeError(`"bytes" expected a Uint8Array, got ${typeof bytes}`);

@@ -217,6 +217,12 @@ export type RunCapsule = {
  * @returns the capsule
  * @throws ReachError `REPLAY_CAPSULE_INVALID` / `REPLAY_CAPSULE_TOO_LARGE` for an archive that cannot be read, and
  *   `REPLAY_CAPSULE_INVALID` for a missing or malformed index
+ * @example
+ * ```ts
+ * declare const bytes: Uint8Array; // a capsule's .tar.gz bytes
+ * const capsule = readRunCapsule(bytes);
+ * console.log(capsule.index.runHash, capsule.damaged.length === 0 ? "intact" : capsule.damaged);
+ * ```
  */
 export function readRunCapsule(bytes: Uint8Array, limits?: Partial<ArchiveLimits>): RunCapsule {
   const entries = readArchive(bytes, limits);

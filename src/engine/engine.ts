@@ -100,7 +100,12 @@ function packFiles(source: PackSource): ReadonlyMap<string, Uint8Array> {
  * @param source the pack's files or archive bytes
  * @returns the loaded, locked pack
  * @throws ReachError `PACK_*` / `PROTO_VERSION_MISMATCH` for a pack that cannot run
- * @example const loaded = await loadPackFrom(env, { files });
+ * @example
+ * ```ts
+ * import { defaultEnvironment, readPackFiles } from "../platform/node.ts";
+ * const loaded = await loadPackFrom(defaultEnvironment(), { files: await readPackFiles("packs/hello") });
+ * console.log(loaded.pack.id, loaded.packDigest);
+ * ```
  */
 export async function loadPackFrom(env: EngineEnvironment, source: PackSource): Promise<LoadedPack> {
   const files = packFiles(source);
@@ -116,8 +121,11 @@ export async function loadPackFrom(env: EngineEnvironment, source: PackSource): 
  * @throws ReachError for a pack or request that cannot run at all (`PACK_*`, `PROTO_*`, `PACK_INVALID_SIGNATURE`);
  *   anything the plan or the tools do ends in the run's status instead
  * @example
- * const run = await runEngine(env, { pack: { files }, input: { text: "hello" } });
- * console.log(run.status, run.runHash, run.capsule.bytes.length);
+ * ```ts
+ * import { defaultEnvironment, readPackFiles } from "../platform/node.ts";
+ * const run = await runEngine(defaultEnvironment(), { pack: { files: await readPackFiles("packs/hello") }, input: { text: "a b c" } });
+ * console.log(run.status, run.runHash, run.capsule.name);
+ * ```
  */
 export async function runEngine(env: EngineEnvironment, request: EngineRunRequest): Promise<EngineRun> {
   const { loaded, trust, restricted } = await prepareRun(env, request);
@@ -190,9 +198,13 @@ export type EngineSession = {
  * @returns the session
  * @throws ReachError for a pack that cannot run at all (`PACK_*`, `PROTO_*`, `PACK_INVALID_SIGNATURE`)
  * @example
- * const session = await openSession(env, { pack: { files } });
+ * ```ts
+ * import { defaultEnvironment, readPackFiles } from "../platform/node.ts";
+ * const session = await openSession(defaultEnvironment(), { pack: { files: await readPackFiles("packs/hello") } });
  * const answer = await session.call("wordcount", { text: "a b c" });
- * const run = await session.close(); // run.capsule.bytes
+ * const run = await session.close(); // run.capsule.bytes holds the calls as the capsule's plan
+ * console.log(answer.ok, run.status);
+ * ```
  */
 export async function openSession(env: EngineEnvironment, request: EngineRunRequest): Promise<EngineSession> {
   const { loaded, trust, restricted } = await prepareRun(env, request);

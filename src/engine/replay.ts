@@ -129,6 +129,14 @@ function invalid(message: string, details: Record<string, unknown> = {}): ReachE
  *   `onProgress`: the replayed run's progress
  * @returns the report (`matches` false on any divergence)
  * @throws ReachError `REPLAY_CAPSULE_INVALID` when the capsule lacks what a replay needs
+ * @example
+ * ```ts
+ * import { readRunCapsule } from "../capsule/run-capsule.ts";
+ * import { defaultEnvironment } from "../platform/node.ts";
+ * declare const bytes: Uint8Array; // a capsule's .tar.gz bytes
+ * const report = await replayCapsule(readRunCapsule(bytes), defaultEnvironment());
+ * console.log(report.matches ? `same run hash ${report.runHash}` : report.divergence?.message);
+ * ```
  */
 export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment, options: { noExec?: boolean; now?: () => number; onProgress?: (p: RunProgress) => void } & LoadPackOptions = {}): Promise<ReplayReport> {
   const now = options.now ?? (() => performance.now());

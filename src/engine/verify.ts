@@ -43,6 +43,13 @@ const dec = new TextDecoder("utf-8", { fatal: true });
  * @param capsule the capsule
  * @param trustStore decides whether the proof's and the pack's signers are trusted
  * @returns every check
+ * @example
+ * ```ts
+ * import { readRunCapsule } from "../capsule/run-capsule.ts";
+ * declare const bytes: Uint8Array; // a capsule's .tar.gz bytes
+ * const result = verifyRunCapsule(readRunCapsule(bytes));
+ * for (const c of result.checks) if (!c.ok) console.log(`${c.name}: ${c.message}`);
+ * ```
  */
 export function verifyRunCapsule(capsule: RunCapsule, trustStore?: TrustStore): CapsuleVerification {
   const { index, entries } = capsule;

@@ -72,7 +72,15 @@ function workspaceOf(dirs: readonly WasiDir[]): { ws: Workspace; preopens: Preop
  * @param request the module, its arguments, environment, seed and directories, and where its output goes
  * @returns the exit code (the guest's own; 1 after a trap) and what it was refused
  * @throws ReachError `PROTO_INVALID_ARGUMENT` for a module that is not a WASI command or bad directories/seed
- * @example const { exitCode } = await runWasi({ module, name: "tool.wasm", args: [], env: [], dirs: [], onStdout, onStderr });
+ * @example
+ * ```ts
+ * declare const module: Uint8Array; // a WASI preview1 command
+ * const out = await runWasi({
+ *   module, name: "tool.wasm", args: ["--help"], env: [], dirs: [],
+ *   onStdout: (b) => console.log(new TextDecoder().decode(b)), onStderr: () => {},
+ * });
+ * console.log(out.exitCode);
+ * ```
  */
 export async function runWasi(request: WasiRequest): Promise<WasiOutcome> {
   let module: WebAssembly.Module;

@@ -82,6 +82,10 @@ export function setInlineEngine(yes: boolean): void {
  * Where the worker script is (the CLI bundle sets its own; the default is this file's sibling).
  * @param url the engine worker module
  * @returns nothing
+ * @example
+ * ```ts
+ * setEngineWorkerUrl(new URL("./engine-worker.js", import.meta.url)); // where a bundle put the engine thread's script
+ * ```
  */
 export function setEngineWorkerUrl(url: URL): void {
   workerUrl = url;
@@ -171,7 +175,13 @@ async function open(signal: AbortSignal | undefined): Promise<{ port: Port; inte
  * @param options the abort signal and a progress callback
  * @returns the run
  * @throws ReachError as `runEngine` does, or `EXEC_ABORTED` when the worker had to be terminated
- * @example const run = await runIsolated({ pack: { files }, network: true }, { signal: signals.signal });
+ * @example
+ * ```ts
+ * import { readPackFiles } from "./pack-files.ts";
+ * const controller = new AbortController(); // controller.abort("SIGINT") stops even a tool in a tight loop
+ * const run = await runIsolated({ pack: { files: await readPackFiles("packs/hello") } }, { signal: controller.signal });
+ * console.log(run.status, run.runHash);
+ * ```
  */
 export async function runIsolated(request: WireRequest, options: { signal?: AbortSignal; onProgress?: (p: RunProgress) => void } = {}): Promise<EngineRun> {
   if (inline) return await runInline(request, options);
@@ -205,7 +215,13 @@ export type IsolatedSession = {
  * @param options the abort signal (it ends the session ABORTED, even inside a call)
  * @returns the session
  * @throws ReachError as `openSession` does
- * @example const session = await openIsolatedSession({ pack: { files } }, { signal });
+ * @example
+ * ```ts
+ * import { readPackFiles } from "./pack-files.ts";
+ * const session = await openIsolatedSession({ pack: { files: await readPackFiles("packs/hello") } });
+ * console.log(session.tools.map((t) => t.name), (await session.call("wordcount", { text: "a" })).ok);
+ * const run = await session.close();
+ * ```
  */
 export async function openIsolatedSession(request: WireRequest, options: { signal?: AbortSignal } = {}): Promise<IsolatedSession> {
   const w = await open(options.signal);
@@ -268,9 +284,14 @@ async function runInline(request: WireRequest, options: { signal?: AbortSignal; 
  * Engine threads kept for many runs (a service worker): `size` threads, each serving one run at a time. A thread that
  * had to be terminated (it did not stop after an abort) is replaced.
  * @example
+ * ```ts
+ * declare const archive: Uint8Array; // a pack's .tar.gz
  * const pool = new EngineThreadPool(4);
- * const run = await pool.run({ pack: { archive } }, { signal });
+ * const controller = new AbortController();
+ * const run = await pool.run({ pack: { archive } }, { signal: controller.signal });
  * pool.close();
+ * console.log(run.status);
+ * ```
  */
 export class EngineThreadPool {
   readonly #size: number;

@@ -29,9 +29,12 @@ let installed = false;
  * @param options whether to use the disk cache
  * @returns the environment to hand to `runEngine`, `replayCapsule`, sessions
  * @example
- * import { runEngine } from "reach-wasm";
- * import { defaultEnvironment, readPackFiles } from "reach-wasm/node";
+ * ```ts
+ * import { runEngine } from "../engine/engine.ts";
+ * import { readPackFiles } from "./pack-files.ts";
  * const run = await runEngine(defaultEnvironment(), { pack: { files: await readPackFiles("packs/hello") } });
+ * console.log(run.status);
+ * ```
  */
 export function defaultEnvironment(options: DefaultEnvironmentOptions = {}): EngineEnvironment {
   if (!installed) {

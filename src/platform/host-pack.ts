@@ -12,7 +12,11 @@ import { readPackFiles } from "./pack-files.ts";
  * @param path a pack directory or `.tar.gz`
  * @returns the loaded pack
  * @throws ReachError `PACK_*` / `PROTO_VERSION_MISMATCH` for a pack that cannot run
- * @example const loaded = await loadHostPack("packs/hello");
+ * @example
+ * ```ts
+ * const loaded = await loadHostPack("packs/hello");
+ * console.log(loaded.pack.id, [...loaded.tools.keys()]);
+ * ```
  */
 export async function loadHostPack(path: string): Promise<LoadedPack> {
   return await loadPackFrom(defaultEnvironment(), { files: await readPackFiles(path) });

@@ -21,7 +21,10 @@ function inside(child: string, parent: string): boolean {
  * @param packPath the pack directory or archive
  * @returns the absolute output directory
  * @throws ReachError `PROTO_INVALID_ARGUMENT` naming the problem and how to fix it
- * @example const outRoot = await prepareOutDir(".reach", "packs/hello");
+ * @example
+ * ```ts
+ * const out: string = await prepareOutDir(".reach", "packs/hello"); // refuses an unwritable --out before any work
+ * ```
  */
 export async function prepareOutDir(out: string, packPath: string): Promise<string> {
   const abs = resolve(out);

@@ -15,6 +15,11 @@ export const MAX_PACK_BYTES = 256 * 1024 * 1024;
  * @param path a pack directory or `.tar.gz`
  * @returns relative path → bytes
  * @throws ReachError `PACK_NOT_FOUND` when the path does not exist; `PACK_MALFORMED` for links or an unreadable tree
+ * @example
+ * ```ts
+ * const files = await readPackFiles("packs/hello"); // a directory or a .tar.gz
+ * console.log([...files.keys()]);
+ * ```
  */
 export async function readPackFiles(path: string): Promise<Map<string, Uint8Array>> {
   const st = await lstat(path).catch(() => null);

@@ -13,7 +13,10 @@ let cached: Promise<Uint8Array> | undefined;
  * Read `micropython.wasm` once per process.
  * @returns the bytes of `@micropython/micropython-webassembly-pyscript/micropython.wasm`
  * @throws Error when the package is not installed or the file cannot be read
- * @example new PythonRunner({ pythonWasm: readPythonWasm })
+ * @example
+ * ```ts
+ * const bytes: Uint8Array = await readPythonWasm();
+ * ```
  */
 export function readPythonWasm(): Promise<Uint8Array> {
   cached ??= (async () => {

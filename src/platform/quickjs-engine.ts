@@ -12,7 +12,10 @@ let cached: Promise<Uint8Array> | undefined;
  * Read the engine's `.wasm` file once per process.
  * @returns the bytes of `@jitl/quickjs-wasmfile-release-sync/wasm`
  * @throws Error when the package is not installed or the file cannot be read
- * @example new QuickJsRunner({ engineWasm: readQuickJsEngineWasm })
+ * @example
+ * ```ts
+ * const bytes: Uint8Array = await readQuickJsEngineWasm();
+ * ```
  */
 export function readQuickJsEngineWasm(): Promise<Uint8Array> {
   cached ??= (async () => {

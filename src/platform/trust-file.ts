@@ -15,6 +15,11 @@ import type { TrustStore } from "../trust/trust-store.ts";
  * Load the trust store.
  * @param explicit the `--trust` path, if given
  * @returns the store, or null when there is none
+ * @example
+ * ```ts
+ * const store = await loadTrustStore(); // the default trust store, or null when there is none
+ * console.log(store?.keys.length ?? 0);
+ * ```
  */
 export async function loadTrustStore(explicit?: string): Promise<TrustStore | null> {
   const text = await readTrustStoreText(explicit);
@@ -33,6 +38,11 @@ export async function loadTrustStore(explicit?: string): Promise<TrustStore | nu
  * @param explicit the `--trust` path, if given
  * @returns the text
  * @throws ReachError `PROTO_INVALID_ARGUMENT` when the file is missing (explicit), a directory, or unreadable
+ * @example
+ * ```ts
+ * const text = await readTrustStoreText("trust.json");
+ * console.log(text === null ? "no store" : text);
+ * ```
  */
 export async function readTrustStoreText(explicit?: string): Promise<string | null> {
   const path = explicit ?? defaultTrustStorePath();

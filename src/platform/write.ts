@@ -53,7 +53,10 @@ function writeFileDurably(path: string, bytes: Uint8Array, mode: number): void {
  * @param bytes the content
  * @param mode the file mode (default 0644; key files use 0600)
  * @throws ReachError `PROTO_INVALID_ARGUMENT` when the file cannot be written (nothing is left behind)
- * @example await writeFileAtomic(".reach/run.json", bytes)
+ * @example
+ * ```ts
+ * await writeFileAtomic(".reach/example.json", new TextEncoder().encode("{}\n"));
+ * ```
  */
 export async function writeFileAtomic(path: string, bytes: Uint8Array, mode = 0o644): Promise<void> {
   const tmp = tempName(path);
@@ -75,6 +78,10 @@ export async function writeFileAtomic(path: string, bytes: Uint8Array, mode = 0o
  * @param dir the destination directory
  * @param files relative `/`-separated paths (already validated by the caller) and their bytes
  * @throws ReachError `PROTO_INVALID_ARGUMENT` when it cannot be written (nothing is left behind)
+ * @example
+ * ```ts
+ * await writeDirAtomic(".reach/example", new Map([["a.txt", new TextEncoder().encode("a")]]));
+ * ```
  */
 export async function writeDirAtomic(dir: string, files: ReadonlyMap<string, Uint8Array>): Promise<void> {
   const tmp = tempName(dir);

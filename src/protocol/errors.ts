@@ -91,7 +91,12 @@ export type ErrorPrefix = keyof typeof ERROR_CODES;
 export const ALL_ERROR_CODES: readonly ErrorCode[] = Object.values(ERROR_CODES).flat();
 const CODE_SET: ReadonlySet<string> = new Set(ALL_ERROR_CODES);
 
-/** True when `code` is in the closed set. */
+/** True when `code` is in the closed set.
+ * @example
+ * ```ts
+ * const ok: boolean = isErrorCode("POLICY_VIOLATION"); // true
+ * ```
+ */
 export function isErrorCode(code: unknown): code is ErrorCode {
   return typeof code === "string" && CODE_SET.has(code);
 }
@@ -172,7 +177,10 @@ export type ReachErrorOptions = {
 /**
  * The one error type of reach-wasm. `code` is from the closed set; the message says how to fix the problem.
  * @example
- * throw new ReachError("PACK_MALFORMED", 'reach.json: "id" is missing; add an "id" such as "hello"');
+ * ```ts
+ * const e = new ReachError("POLICY_VIOLATION", "tool x reached outside its declared roots", { details: { violationType: "RESOURCE_ACCESS" } });
+ * console.log(e.code, e.severity, JSON.stringify(e.toDetails()));
+ * ```
  */
 export class ReachError extends Error {
   /** Code from the closed set. */

@@ -39,7 +39,11 @@ export type ApprovalRecord = z.output<typeof ApprovalRecordSchema>;
  * The hash an approval signs: the canonical plan without its `approval` field.
  * @param plan the plan document
  * @returns 64 lowercase hex digits
- * @example approvalPlanHash({ ...plan, approval: undefined })
+ * @example
+ * ```ts
+ * const hash: string = approvalPlanHash({ plan_id: "p1", steps: [], approval: { ignored: true } });
+ * console.log(hash);
+ * ```
  */
 export function approvalPlanHash(plan: Record<string, unknown>): string {
   const { approval: _approval, ...rest } = plan;
@@ -52,7 +56,12 @@ export function approvalPlanHash(plan: Record<string, unknown>): string {
  * @param privateKey the approver's Ed25519 private key seed (32 bytes)
  * @returns the record
  * @throws ReachError `PROTO_INVALID_ARGUMENT` for a malformed hash
- * @example const record = signApproval(planHash, key.privateKey);
+ * @example
+ * ```ts
+ * import { generateKeyPair } from "./keys.ts";
+ * const record = signApproval(approvalPlanHash({ plan_id: "p1", steps: [] }), generateKeyPair().privateKey);
+ * console.log(JSON.stringify(record)); // pass it to run with --approval FILE
+ * ```
  */
 export function signApproval(planHash: string, privateKey: Uint8Array): ApprovalRecord {
   if (!HEX64.test(planHash)) throw new ReachError("PROTO_INVALID_ARGUMENT", `the plan hash must be 64 lowercase hex digits, got ${JSON.stringify(planHash.slice(0, 80))}`);

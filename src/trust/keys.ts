@@ -75,7 +75,11 @@ const KEYGEN_HINT = "create a key pair with `reach-wasm keygen --out FILE`";
  * @param randomBytes optional 32-byte seed (for tests and for deriving a key from a stored secret); copied
  * @returns the key pair
  * @throws TypeError / RangeError when `randomBytes` is not 32 bytes
- * @example const { publicKey, privateKey } = generateKeyPair();
+ * @example
+ * ```ts
+ * const pair = generateKeyPair();
+ * console.log(pair.publicKey.length, pair.privateKey.length); // 32 32
+ * ```
  */
 export function generateKeyPair(randomBytes?: Uint8Array): KeyPair {
   let seed: Uint8Array;
@@ -120,7 +124,11 @@ export function formatPublicKeyFile(publicKey: Uint8Array): string {
  * @param pair the key pair; `publicKey` must be the one derived from `privateKey`
  * @returns `{privateKeyFile, publicKeyFile}`
  * @throws TypeError / RangeError when the keys are not 32 bytes or do not belong together
- * @example const { privateKeyFile, publicKeyFile } = formatKeyFiles(generateKeyPair());
+ * @example
+ * ```ts
+ * const files = formatKeyFiles(generateKeyPair());
+ * console.log(files.privateKeyFile, files.publicKeyFile); // write the first with mode 0600
+ * ```
  */
 export function formatKeyFiles(pair: KeyPair): KeyFiles {
   const derived = bytesToHex(publicKeyFromPrivateKey(pair.privateKey));
@@ -143,7 +151,11 @@ export function formatKeyFiles(pair: KeyPair): KeyFiles {
  * @returns the key pair
  * @throws ReachError `PROTO_INVALID_ARGUMENT` when the text is not JSON, is a public key file, has a wrong type,
  * version or unknown field, a field that is not 64 lowercase hex digits, or a `publicKey` that is not the seed's
- * @example const pair = parsePrivateKeyFile(await readTextFile("me.key"));
+ * @example
+ * ```ts
+ * const pair = parsePrivateKeyFile(formatKeyFiles(generateKeyPair()).privateKeyFile);
+ * console.log(pair.publicKey.length); // 32
+ * ```
  */
 export function parsePrivateKeyFile(text: string): KeyPair {
   const what = "private key file";
@@ -175,7 +187,10 @@ export function parsePrivateKeyFile(text: string): KeyPair {
  * @returns the 32-byte public key
  * @throws ReachError `PROTO_INVALID_ARGUMENT` when the text is not JSON, is a private key file, has a wrong type,
  * version or unknown field, a key that is not 64 lowercase hex digits, or a key that is not a usable curve point
- * @example const publicKey = parsePublicKeyFile(await readTextFile("me.key.pub"));
+ * @example
+ * ```ts
+ * const publicKey: Uint8Array = parsePublicKeyFile(formatKeyFiles(generateKeyPair()).publicKeyFile);
+ * ```
  */
 export function parsePublicKeyFile(text: string): Uint8Array {
   const what = "public key file";

@@ -148,7 +148,10 @@ export function listingDigest(listing: readonly PackFileEntry[]): string {
  * @param files path → bytes
  * @returns 64 lowercase hex digits
  * @throws TypeError / ReachError `PACK_MALFORMED` as {@link packListing}
- * @example packDigest({ "reach.json": utf8("{}") })
+ * @example
+ * ```ts
+ * const digest: string = packDigest(new Map([["reach.json", new TextEncoder().encode("{}")]]));
+ * ```
  */
 export function packDigest(files: PackFiles): string {
   return listingDigest(packListing(files));
@@ -181,7 +184,13 @@ export function packSignatureMessage(digest: string, signedAt?: string): Uint8Ar
  * @param signedAt optional ISO 8601 UTC time with milliseconds; omitted unless given (never read from a clock)
  * @returns the signature document; write it to `.reach/signature` with {@link formatPackSignature}
  * @throws TypeError / RangeError for a bad key or `signedAt`; ReachError `PACK_MALFORMED` for a bad path
- * @example const doc = signPack(files, pair.privateKey); files.set(PACK_SIGNATURE_PATH, utf8(formatPackSignature(doc)));
+ * @example
+ * ```ts
+ * import { generateKeyPair } from "./keys.ts";
+ * const files = new Map([["reach.json", new TextEncoder().encode("{}")]]);
+ * const doc = signPack(files, generateKeyPair().privateKey);
+ * console.log(formatPackSignature(doc)); // write it to <pack>/.reach/signature
+ * ```
  */
 export function signPack(files: PackFiles, privateKey: Uint8Array, signedAt?: string): PackSignatureDocument {
   const publicKey = publicKeyFromPrivateKey(privateKey);
@@ -208,7 +217,11 @@ export function signPack(files: PackFiles, privateKey: Uint8Array, signedAt?: st
  * The text of `.reach/signature` (JSON, 2-space indented, trailing newline).
  * @param doc the signature document
  * @returns the file text
- * @example formatPackSignature(signPack(files, key))
+ * @example
+ * ```ts
+ * import { generateKeyPair } from "./keys.ts";
+ * const text: string = formatPackSignature(signPack(new Map([["a.txt", new Uint8Array([1])]]), generateKeyPair().privateKey));
+ * ```
  */
 export function formatPackSignature(doc: PackSignatureDocument): string {
   return JSON.stringify(doc, null, 2) + "\n";
@@ -248,7 +261,14 @@ export function parsePackSignature(input: unknown): PackSignatureDocument {
  * @returns what was verified (`valid` is always true)
  * @throws ReachError `PACK_INVALID_SIGNATURE` naming the failed check in the message and in `details.check`
  * ("format", "listing", "signature", "files"; for "files" also `details.changed`, `added`, `removed`)
- * @example const { trusted } = verifyPackSignature(files, files.get(".reach/signature")!, store);
+ * @example
+ * ```ts
+ * import { generateKeyPair } from "./keys.ts";
+ * const files = new Map([["reach.json", new TextEncoder().encode("{}")]]);
+ * const signature = signPack(files, generateKeyPair().privateKey);
+ * const v = verifyPackSignature(files, signature); // throws PACK_INVALID_SIGNATURE when it does not verify
+ * console.log(v.publicKey, v.trusted);
+ * ```
  */
 export function verifyPackSignature(files: PackFiles, signature: unknown, trustStore?: TrustStore): PackVerification {
   const actual = packListing(files);

@@ -65,7 +65,13 @@ export type TrustStoreDocument = z.output<typeof TrustStoreSchema>;
 
 const HINT = 'a trust store is {"version": 1, "keys": [{"publicKey": "<64 hex>", "name": "…"}]}';
 
-/** A validated, immutable trust store. Read one with {@link parseTrustStore}. */
+/** A validated, immutable trust store. Read one with {@link parseTrustStore}.
+ * @example
+ * ```ts
+ * const store = new TrustStore({ version: 1, keys: [] });
+ * console.log(store.isTrusted("00".repeat(32))); // false
+ * ```
+ */
 export class TrustStore {
   /** The entries, in document order. */
   readonly keys: readonly TrustedKey[];
@@ -122,7 +128,11 @@ function keyHex(publicKey: string | Uint8Array): string {
  * @param text the file text
  * @returns the trust store
  * @throws ReachError `PROTO_INVALID_ARGUMENT` when the text is not JSON or not a valid version-1 trust store
- * @example const store = parseTrustStore(await readTextFile("trust.json"));
+ * @example
+ * ```ts
+ * const store = parseTrustStore('{"version":1,"keys":[]}');
+ * console.log(store.keys.length); // 0
+ * ```
  */
 export function parseTrustStore(text: string): TrustStore {
   return new TrustStore(parseJsonText(text, "PROTO_INVALID_ARGUMENT", "trust store", HINT));
@@ -132,7 +142,10 @@ export function parseTrustStore(text: string): TrustStore {
  * The text of a trust store file (JSON, 2-space indented, trailing newline).
  * @param store the trust store
  * @returns the file text
- * @example formatTrustStore(new TrustStore({ version: 1, keys: [] })) // '{\n  "version": 1,\n  "keys": []\n}\n'
+ * @example
+ * ```ts
+ * const text: string = formatTrustStore(new TrustStore({ version: 1, keys: [] }));
+ * ```
  */
 export function formatTrustStore(store: TrustStore): string {
   if (!(store instanceof TrustStore)) {
