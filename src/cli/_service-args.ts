@@ -124,6 +124,12 @@ export function engineEnvironment(): EngineEnvironment {
   return defaultEnvironment();
 }
 
+/** How long to wait for a service that is still starting: `$REACH_WASM_CONNECT_WAIT` seconds, default 30. */
+function connectWaitMs(): number {
+  const v = process.env["REACH_WASM_CONNECT_WAIT"];
+  return v !== undefined && /^\d{1,4}$/.test(v) ? Number(v) * 1000 : 30_000;
+}
+
 /**
  * The service's engine on a pool of engine threads, so that a cancel (or a stop) interrupts a tool at once, even in
  * a tight loop, and the process keeps answering HTTP, heartbeats and cancels while runs execute.
@@ -180,7 +186,8 @@ export async function signingKey(args: ParsedArgs): Promise<Uint8Array | undefin
 export function clientOf(args: ParsedArgs): ServiceClient {
   const server = args.values.get("--server") ?? process.env["REACH_WASM_SERVER"] ?? `http://${DEFAULT_LISTEN}`;
   const token = args.values.get("--token") ?? process.env["REACH_WASM_TOKEN"];
-  return new ServiceClient({ server, ...(token === undefined || token === "" ? {} : { token }) });
+  // A service started a moment ago (`reach-wasm serve &`) may still be opening its store: wait for it a little.
+  return new ServiceClient({ server, ...(token === undefined || token === "" ? {} : { token }), connectWaitMs: connectWaitMs(), onWait: (m) => process.stderr.write(`reach-wasm: ${m}\n`) });
 }
 
 /**

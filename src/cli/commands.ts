@@ -152,6 +152,17 @@ export const COMMANDS: readonly CommandSpec[] = [
     ].join("\n"),
   },
   {
+    name: "trust",
+    usage: "reach-wasm trust add <KEY.pub|HEX> [--name NAME] | list | remove <HEX|NAME> [--trust FILE] [--json]",
+    summary: "manage the trust store: keys whose signed packs run unrestricted and whose approvals count",
+    details: [
+      "The trust store is --trust FILE, else $REACH_WASM_TRUST_STORE, else ~/.config/reach-wasm/trust.json.",
+      "  add KEY.pub|HEX [--name NAME]  trust a public key (a .pub file from keygen, or 64 hex digits)",
+      "  list                          the trusted keys",
+      "  remove HEX|NAME               stop trusting a key (exit 1 when there is no such key)",
+    ].join("\n"),
+  },
+  {
     name: "approve",
     usage: "reach-wasm approve <PLAN_HASH> --key FILE [--out FILE] [--json]",
     summary: "sign an approval of a risk-3 plan (pass it to run with --approval FILE)",

@@ -52,7 +52,9 @@ describe("submit", () => {
       const code = (r.json!["error"] as Json)["code"]; // a FAILED record and a refusal both carry error.code
       expect(code, name).toBe(expected.code);
     }
+    process.env["REACH_WASM_CONNECT_WAIT"] = "0"; // no waiting for a service that is not coming
     const down = await cli("submit", pack("hello"), "--server", "http://127.0.0.1:9", "--json");
+    delete process.env["REACH_WASM_CONNECT_WAIT"];
     expect([down.code, (down.json!["error"] as Json)["code"]]).toEqual([2, "EXEC_RESOURCE_UNAVAILABLE"]);
     expect((await cli("submit", pack("hello"), "--server", t.url, "--seed", "x")).code).toBe(2);
     expect((await cli("submit", pack("hello"), "--server", "ftp://x")).code).toBe(2);

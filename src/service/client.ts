@@ -7,7 +7,17 @@ import { ReachError, isErrorCode } from "../protocol/errors.ts";
 import type { RunOptions, RunRecord, ServiceEvent } from "./schemas.ts";
 
 /** Where the service is and who asks. */
-export type ClientOptions = { server: string; token?: string; fetch?: typeof fetch };
+export type ClientOptions = {
+  server: string;
+  token?: string;
+  fetch?: typeof fetch;
+  /** Keep trying a server that refuses connections for this long (a service still starting up); default 0. */
+  connectWaitMs?: number;
+  /** Told once when the client starts waiting for the server. */
+  onWait?: (message: string) => void;
+  /** A clock in ms for the wait (default `performance.now`). */
+  now?: () => number;
+};
 
 /** A page of runs. */
 export type RunPage = { runs: RunRecord[]; nextCursor: string | null };
@@ -37,6 +47,29 @@ export class ServiceClient {
     this.#base = url.toString().replace(/\/+$/, "");
     this.#token = options.token;
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.#connectWaitMs = options.connectWaitMs ?? 0;
+    this.#onWait = options.onWait;
+    this.#now = options.now ?? (() => performance.now());
+  }
+
+  readonly #connectWaitMs: number;
+  readonly #onWait: ((message: string) => void) | undefined;
+  readonly #now: () => number;
+
+  /** One fetch, retried while the server refuses connections (up to `connectWaitMs`). */
+  async #fetchWaiting(url: string, init: RequestInit): Promise<Response> {
+    const deadline = this.#now() + this.#connectWaitMs;
+    let told = false;
+    for (;;) {
+      try {
+        return await this.#fetch(url, init);
+      } catch (err) {
+        if (init.signal?.aborted === true || this.#now() >= deadline) throw err;
+        if (!told) this.#onWait?.(`waiting for the run service at ${this.#base} to accept connections…`);
+        told = true;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
   }
 
   async #request(method: string, path: string, init: { body?: BodyInit; type?: string; signal?: AbortSignal } = {}): Promise<Response> {
@@ -45,7 +78,7 @@ export class ServiceClient {
     if (init.type !== undefined) headers["content-type"] = init.type;
     let res: Response;
     try {
-      res = await this.#fetch(`${this.#base}${path}`, { method, headers, ...(init.body === undefined ? {} : { body: init.body }), ...(init.signal === undefined ? {} : { signal: init.signal }) });
+      res = await this.#fetchWaiting(`${this.#base}${path}`, { method, headers, ...(init.body === undefined ? {} : { body: init.body }), ...(init.signal === undefined ? {} : { signal: init.signal }) });
     } catch (err) {
       if (init.signal?.aborted) throw err;
       throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", `cannot reach the run service at ${this.#base} (${(err as Error).message}); start it with \`reach-wasm serve\` or pass --server URL`, { cause: err, retryAfter: 1000 });

@@ -1,0 +1,93 @@
+/**
+ * `reach-wasm trust add <KEY.pub|HEX> [--name NAME] | list | remove <HEX|NAME> [--trust FILE] [--json]`: manage the
+ * trust store (`--trust FILE`, else `$REACH_WASM_TRUST_STORE`, else `~/.config/reach-wasm/trust.json`). A pack signed
+ * by a key in the store runs unrestricted; an approval signed by one approves a risk-3 plan. Writes are atomic.
+ * @module
+ */
+import { bytesToHex, formatTrustStore, parsePublicKeyFile, parseTrustStore, TrustStore } from "../engine/host-api.ts";
+import type { TrustedKey } from "../engine/host-api.ts";
+import { defaultTrustStorePath } from "../platform/config.ts";
+import { readHostFile } from "../platform/files.ts";
+import { readTrustStoreText } from "../platform/trust-file.ts";
+import { writeFileAtomic } from "../platform/write.ts";
+import { ReachError } from "../protocol/errors.ts";
+import type { CliIO } from "./io.ts";
+
+const USAGE = "reach-wasm trust add <KEY.pub|HEX> [--name NAME] | list | remove <HEX|NAME> [--trust FILE] [--json]";
+
+type Args = { sub: string; target: string | undefined; name: string | undefined; trust: string | undefined; json: boolean };
+
+function bad(message: string): ReachError {
+  return new ReachError("PROTO_INVALID_ARGUMENT", `trust: ${message}; usage: ${USAGE}`);
+}
+
+function parse(argv: readonly string[]): Args {
+  const out: Args = { sub: "", target: undefined, name: undefined, trust: undefined, json: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const value = (): string => {
+      const v = argv[++i];
+      if (v === undefined) throw bad(`${a} needs a value`);
+      return v;
+    };
+    if (a === "--name") out.name = value();
+    else if (a === "--trust") out.trust = value();
+    else if (a === "--json") out.json = true;
+    else if (a.startsWith("-")) throw bad(`unknown option ${a}`);
+    else if (out.sub === "") out.sub = a;
+    else if (out.target === undefined) out.target = a;
+    else throw bad(`unexpected argument ${JSON.stringify(a)}`);
+  }
+  if (!["add", "list", "remove"].includes(out.sub)) throw bad(out.sub === "" ? "a subcommand is missing" : `unknown subcommand ${JSON.stringify(out.sub)}`);
+  if (out.sub !== "list" && out.target === undefined) throw bad(`${out.sub} needs a key`);
+  return out;
+}
+
+/** A public key given as 64 hex digits or as a public key file. */
+async function publicKeyOf(target: string): Promise<string> {
+  if (/^[0-9a-fA-F]{64}$/.test(target)) return target.toLowerCase();
+  const text = new TextDecoder().decode(await readHostFile(target, 64 * 1024));
+  return bytesToHex(parsePublicKeyFile(text));
+}
+
+/**
+ * The `trust` command.
+ * @param argv arguments after `trust`
+ * @param io output streams
+ * @returns 0, or 1 when `remove` found no such key
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` for a bad invocation, an unreadable key or store
+ * @example await runTrustCommand(["add", "me.key.pub", "--name", "me"], io)
+ */
+export async function runTrustCommand(argv: readonly string[], io: CliIO): Promise<number> {
+  const args = parse(argv);
+  const path = args.trust ?? defaultTrustStorePath();
+  const text = await readTrustStoreText(args.trust);
+  const store = text === null ? new TrustStore({ version: 1, keys: [] }) : parseTrustStore(text);
+  const keys: TrustedKey[] = [...store.keys];
+  if (args.sub === "list") {
+    if (args.json) io.stdout(JSON.stringify({ store: path, keys }) + "\n");
+    else io.stdout(keys.length === 0 ? `no trusted keys in ${path}\n` : keys.map((k) => `${k.publicKey}  ${k.name ?? ""}`.trimEnd()).join("\n") + "\n");
+    return 0;
+  }
+  if (args.sub === "add") {
+    const publicKey = await publicKeyOf(args.target!);
+    const next = keys.filter((k) => k.publicKey !== publicKey);
+    const fallback = /^[0-9a-fA-F]{64}$/.test(args.target!) ? `key ${publicKey.slice(0, 8)}` : args.target!.split(/[\\/]/).pop()!.replace(/\.pub$/, "").replace(/\.key$/, "");
+    next.push({ publicKey, name: args.name ?? fallback });
+    await writeFileAtomic(path, new TextEncoder().encode(formatTrustStore(new TrustStore({ version: 1, keys: next }))));
+    io.stderr(`reach-wasm: ${publicKey.slice(0, 16)}… is trusted (${path})\n`);
+    if (args.json) io.stdout(JSON.stringify({ store: path, added: publicKey }) + "\n");
+    return 0;
+  }
+  const target = args.target!;
+  const next = keys.filter((k) => k.publicKey !== target.toLowerCase() && k.name !== target);
+  if (next.length === keys.length) {
+    io.stderr(`reach-wasm: no key ${JSON.stringify(target)} in ${path}\n`);
+    if (args.json) io.stdout(JSON.stringify({ store: path, removed: 0 }) + "\n");
+    return 1;
+  }
+  await writeFileAtomic(path, new TextEncoder().encode(formatTrustStore(new TrustStore({ version: 1, keys: next }))));
+  if (args.json) io.stdout(JSON.stringify({ store: path, removed: keys.length - next.length }) + "\n");
+  else io.stderr(`reach-wasm: removed ${keys.length - next.length} key(s) from ${path}\n`);
+  return 0;
+}
