@@ -124,7 +124,9 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
         report(io, err, json);
         return 2;
       }
-      throw err;
+      // A bug of ours, never the user's input: one line, no stack trace (REACH_WASM_DEBUG=1 prints it).
+      report(io, new ReachError("EXEC_RESOURCE_UNAVAILABLE", `reach-wasm failed unexpectedly (${err instanceof Error ? err.message : String(err)}); this is a bug — please report it with the command you ran`, { cause: err }), json);
+      return 1;
     }
   }
   const where = command.pendingIssue ? ` (tracked in issue #${command.pendingIssue})` : "";

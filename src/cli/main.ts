@@ -14,6 +14,14 @@ import { detectTerminal } from "./progress.ts";
 // The engine thread's script: bundled beside this file in dist/cli/, or the source file under Deno.
 setEngineWorkerUrl(new URL(import.meta.url.endsWith(".ts") ? "../platform/engine-worker.ts" : "./engine-worker.js", import.meta.url));
 installNativeSha256();
+// Whatever escapes a command is reported in one line, never as a stack trace (REACH_WASM_DEBUG=1 shows it).
+const lastResort = (err: unknown): void => {
+  if (process.env["REACH_WASM_DEBUG"] === "1") console.error(err);
+  process.stderr.write(`reach-wasm: internal error: ${err instanceof Error ? err.message : String(err)}; this is a bug — please report it\n`);
+  process.exit(1);
+};
+process.on("uncaughtException", lastResort);
+process.on("unhandledRejection", lastResort);
 installFuelStore();
 installComponentStore();
 process.exitCode = await main(process.argv.slice(2), {
