@@ -163,3 +163,19 @@ export function readArchive(bytes: Uint8Array, limits?: Partial<ArchiveLimits>):
 export function isArchiveRefusal(err: unknown, reason: RefusalReason): err is ReachError {
   return err instanceof ReachError && err.details.reason === reason;
 }
+
+/**
+ * Whether an archive's bytes are exactly what `writeArchive` makes of its entries (the canonical, deterministic
+ * encoding). A capsule that was re-compressed or re-packed still reads and verifies entry by entry; this tells that
+ * its file is no longer byte-identical to the one the run wrote.
+ * @param bytes the `.tar.gz` as read
+ * @param entries its entries (`readArchive(bytes)`)
+ * @returns true when re-encoding the entries gives the same bytes
+ * @example const canonical = archiveIsCanonical(bytes, readArchive(bytes));
+ */
+export function archiveIsCanonical(bytes: Uint8Array, entries: ReadonlyMap<string, Uint8Array>): boolean {
+  const again = writeArchive([...entries].map(([path, content]) => ({ path, bytes: content })));
+  if (again.length !== bytes.length) return false;
+  for (let i = 0; i < again.length; i++) if (again[i] !== bytes[i]) return false;
+  return true;
+}
