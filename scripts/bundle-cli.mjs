@@ -24,5 +24,6 @@ await build({
   external: ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@electric-sql/pglite", "pg", "pg-boss", "@bytecodealliance/*"],
   logLevel: "error",
   legalComments: "none",
+  minify: true,
 });
 chmodSync("dist/cli/main.js", 0o755);

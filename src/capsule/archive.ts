@@ -10,7 +10,8 @@
  *   same entry (see `_ustar.ts`).
  * - gzip: fflate `gzipSync` with {@link GZIP_OPTIONS} — deflate level 6 (zlib's default: the usual size/speed
  *   balance), hash size pinned (`mem` 7) so that nothing depends on fflate's input-length heuristic, header MTIME 0,
- *   no file name, XFL 0, OS 3 (Unix, fflate's fixed value). One member. The reader accepts only this header.
+ *   no file name, XFL 0, OS 3 (Unix, fflate's fixed value). One member. The reader accepts any gzip header (a
+ *   re-compressed capsule is read and checked entry by entry); `archiveIsCanonical` tells whether the bytes are these.
  *
  * Reading (`readArchive`) accepts exactly that format and refuses everything else with a `ReachError` whose
  * `details.reason` says what was wrong (see `_errors.ts`): malformed, malicious or damaged capsules are

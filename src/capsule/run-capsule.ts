@@ -235,8 +235,8 @@ export function readRunCapsule(bytes: Uint8Array, limits?: Partial<ArchiveLimits
  * @throws ReachError `REPLAY_CAPSULE_INVALID` for a missing or malformed index
  * @example
  * ```ts
- * declare const bytes: Uint8Array; // a capsule's .tar.gz bytes
- * const capsule = runCapsuleFromEntries(readArchive(bytes));
+ * declare const entries: Map<string, Uint8Array>; // readArchive(bytes) of a capsule's .tar.gz bytes
+ * const capsule = runCapsuleFromEntries(entries);
  * ```
  */
 export function runCapsuleFromEntries(archiveEntries: Map<string, Uint8Array>): RunCapsule {
