@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: reach-wasm's benchmarks, printed as ratios against baselines measured in the same run (the
  * machines are shared and noisy; nothing here is asserted by tests). Runs under Node (vite-node) and Deno.
- * Targets (issue 2): ≥ 100,000 events/s appended and chained with 1 KiB payloads; SHA-256 of a 64 MiB buffer at
+ * Issue 10: per-step cost at 10/50/100 steps (`bench/steps.ts`); issue 11: start-up CPU against the bare runtime
+ * (`bench/startup.ts`). Targets (issue 2): ≥ 100,000 events/s appended and chained with 1 KiB payloads; SHA-256 of a 64 MiB buffer at
  * ≥ 70% of node:crypto's MB/s. Issue 3: per tool kind, warm per-invocation time against a raw baseline (≤ 1.5×).
  * @module
  */
@@ -10,6 +11,8 @@ import { benchCapsule } from "./bench/capsule.ts";
 import { benchEngine } from "./bench/engine.ts";
 import { benchLedger } from "./bench/ledger.ts";
 import { benchSha256 } from "./bench/sha256.ts";
+import { benchStartup } from "./bench/startup.ts";
+import { benchSteps } from "./bench/steps.ts";
 import { benchComponent, benchQuickJs, benchTools } from "./bench/tools.ts";
 
 installNativeSha256();
@@ -22,5 +25,7 @@ await benchQuickJs(log);
 await benchComponent(log);
 await benchEngine(log);
 await benchCapsule(log);
+await benchSteps(log);
+benchStartup(log);
 log(`targets: ledger ${ledger.eventsPerSec >= 100_000 ? "met" : "MISSED"} (≥ 100,000 events/s); ` +
   `SHA-256 ${sha.ratio >= 0.7 ? "met" : "MISSED"} (ours/native ${(sha.ratio * 100).toFixed(0)}% ≥ 70%)`);
