@@ -56,6 +56,8 @@ export type TapeRecorderOptions = {
  */
 export class TapeRecorder {
   readonly #records: (TapeRecord | undefined)[] = [];
+  /** Each invocation's recorded seqs (so a step's digest costs its own calls, not the whole tape's). */
+  readonly #byInvocation = new Map<string, number[]>();
   readonly #blobs = new Map<string, Uint8Array>();
   #blobBytes = 0;
   readonly #maxBlobBytes: number;
@@ -198,6 +200,9 @@ export class TapeRecorder {
     if (isResponse) rec.response = out;
     else rec.error = out as unknown as ErrorDetails;
     this.#records[seq] = rec;
+    const seqs = this.#byInvocation.get(rec.invocationId);
+    if (seqs === undefined) this.#byInvocation.set(rec.invocationId, [seq]);
+    else seqs.push(seq);
     return rec;
   }
 
@@ -209,7 +214,7 @@ export class TapeRecorder {
    * @example tape.invocationDigest(invocationId) // { count: 2, hash: "…" }
    */
   invocationDigest(invocationId: string): { count: number; hash: string } {
-    const mine = this.records.filter((r) => r.invocationId === invocationId);
+    const mine = [...(this.#byInvocation.get(invocationId) ?? [])].sort((a, b) => a - b).map((seq) => this.#records[seq]!);
     return { count: mine.length, hash: sha256Hex(tapeToJsonl(mine)) };
   }
 
