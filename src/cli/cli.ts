@@ -21,6 +21,7 @@ const HANDLERS: Readonly<Record<string, () => Promise<Handler>>> = {
   doctor: async () => (await import("./doctor.ts")).runDoctorCommand,
   keygen: async () => (await import("./keygen.ts")).runKeygenCommand,
   approve: async () => (await import("./approve.ts")).runApproveCommand,
+  mcp: async () => (await import("./mcp.ts")).runMcpCommand,
   node: async () => (await import("./node.ts")).runNodeCommand,
   pack: async () => (await import("./pack.ts")).runPackCommand,
   replay: async () => (await import("./capsule-commands.ts")).runReplayCommand,
