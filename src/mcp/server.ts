@@ -14,7 +14,9 @@ import {
   McpError,
   ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { ServerResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { z } from "zod";
 import type { JsonValue } from "../sandbox/types.ts";
 import type { McpSessionRun } from "./session-run.ts";
 
@@ -49,12 +51,27 @@ export function createMcpServer(run: McpSessionRun | Promise<McpSessionRun>, inf
       "A refused call is answered with isError and its error code; a policy violation or a spent budget ends the session run. " +
       "The run's workspace files are resources (workspace:///<path>, read-only).",
   });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await session()).tools() }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => (await session()).call(request.params.name, (request.params.arguments ?? {}) as JsonValue));
-  server.setRequestHandler(ListResourcesRequestSchema, async (request) => (await session()).listResources(request.params?.cursor));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => (await session()).readResource(request.params.uri));
+  onRequest(server, ListToolsRequestSchema, async () => ({ tools: (await session()).tools() }));
+  onRequest(server, CallToolRequestSchema, async (request) => (await session()).call(request.params.name, (request.params.arguments ?? {}) as JsonValue));
+  onRequest(server, ListResourcesRequestSchema, async (request) => (await session()).listResources(request.params?.cursor));
+  onRequest(server, ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
+  onRequest(server, ReadResourceRequestSchema, async (request) => (await session()).readResource(request.params.uri));
   return server;
+}
+
+type RequestSchema = z.ZodObject<{ method: z.ZodLiteral<string>; params: z.ZodType }>;
+
+/**
+ * A request handler whose parameters are checked here, so that bad ones are `-32602 Invalid params` naming the
+ * problem (the SDK's own check of a handler's schema answers `-32603 Internal error`).
+ */
+function onRequest<S extends RequestSchema>(server: Server, schema: S, handler: (request: z.output<S>) => ServerResult | Promise<ServerResult>): void {
+  const method = schema.shape.method.value;
+  server.setRequestHandler(schema.extend({ params: z.unknown().optional() }), async (request) => {
+    const parsed = schema.safeParse(request);
+    if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `invalid ${method} params: ${z.prettifyError(parsed.error).replace(/\n/g, "; ")}`);
+    return await handler(parsed.data);
+  });
 }
 
 /**
