@@ -22,6 +22,7 @@ const HANDLERS: Readonly<Record<string, () => Promise<Handler>>> = {
   keygen: async () => (await import("./keygen.ts")).runKeygenCommand,
   approve: async () => (await import("./approve.ts")).runApproveCommand,
   trust: async () => (await import("./trust.ts")).runTrustCommand,
+  mcp: async () => (await import("./mcp.ts")).runMcpCommand,
   node: async () => (await import("./node.ts")).runNodeCommand,
   pack: async () => (await import("./pack.ts")).runPackCommand,
   replay: async () => (await import("./capsule-commands.ts")).runReplayCommand,
