@@ -74,9 +74,12 @@ function helpText(): string {
   return lines.join("\n") + "\n";
 }
 
-/** Write a ReachError the way every command does: message on stderr, or one JSON object on stdout with --json. */
+/**
+ * Write a ReachError the way every command does: message on stderr, and with --json one object on stdout, the upstream
+ * error document (`error.schema.json`: `{specVersion, error: {code, message, details, category, severity, …}}`).
+ */
 function report(io: CliIO, err: ReachError, json: boolean): void {
-  if (json) io.stdout(JSON.stringify({ error: err.toDetails() }) + "\n");
+  if (json) io.stdout(JSON.stringify(err.toJSON()) + "\n");
   io.stderr(`reach-wasm: ${err.code}: ${err.message}\n`);
 }
 
