@@ -45,7 +45,7 @@ import { makePlan, plannerContext, plannerInvocationId } from "./planner.ts";
 import type { ReplanContext } from "./planner.ts";
 import { runRunners } from "./runners.ts";
 import { INFRA_TOOL_NAMES, infraTool } from "./infra-tools.ts";
-import { recordStep, stepEvidence, terminalReason } from "./step-events.ts";
+import { recordPlanViolation, recordStep, stepEvidence, terminalReason } from "./step-events.ts";
 import type { ExecutionHeader, RunPhase, RunRecord, RunRequest, RunStatus } from "./types.ts";
 
 /** The default virtual epoch (ARCHITECTURE "Determinism"). */
@@ -387,6 +387,7 @@ export class Run {
         this.failedStep = this.log.openStep;
         this.log.append("run.step.failed", { stepId: this.log.openStep, result: { status: "error", reason: terminalReason(error) }, error: error.toDetails() });
       }
+      recordPlanViolation(this.log, error, loaded.pack.manifest.capabilities.tools.map((t) => t.name));
       return this.#terminate(err instanceof Aborted ? "ABORTED" : "FAILED", error, err instanceof Aborted ? err.at : null, stops);
     }
     if (hashCanonical(loaded.pack.manifest) !== loaded.manifestHash) throw new Error("internal: the locked manifest changed during the run");
