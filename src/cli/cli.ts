@@ -16,6 +16,7 @@ type Handler = (argv: readonly string[], io: CliIO) => Promise<number>;
  * module is imported only when it runs, so that `reach-wasm run` does not load what `verify` needs and the other way round.
  */
 const HANDLERS: Readonly<Record<string, () => Promise<Handler>>> = {
+  conformance: async () => (await import("./conformance.ts")).runConformanceCommand,
   delegate: async () => (await import("./delegate.ts")).runDelegateCommand,
   diff: async () => (await import("./diff.ts")).runDiffCommand,
   doctor: async () => (await import("./doctor.ts")).runDoctorCommand,
