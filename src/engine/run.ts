@@ -19,6 +19,8 @@ import { parseSeed } from "../determinism/prng.ts";
 import { EventLog } from "../ledger/event-log.ts";
 import { capabilityPolicy, workspaceResources } from "../policy/capabilities.ts";
 import type { CapabilityPolicy } from "../policy/capabilities.ts";
+import { auditCapabilities, changedPaths } from "../policy/audit.ts";
+import type { CapabilityAudit } from "../policy/audit.ts";
 import { ExecutionEnvelopeSchema } from "../protocol/envelope.ts";
 import { ReachError, toReachError } from "../protocol/errors.ts";
 import type { RunEvidence } from "../protocol/evidence.ts";
@@ -64,6 +66,11 @@ export type ReplayDirectives = {
   abortedAt: AbortPoint | null;
   /** The recorded signal name of an aborted run. */
   signal: string | null;
+  /**
+   * Whether the recorded run's `result.json` holds the capability audit (seed 003 §4.2); capsules made before the
+   * audit existed replay without it, so they keep their run hash. Absent: true.
+   */
+  audit?: boolean;
 };
 
 /** One recorded stop: the invocation and its stop point. */
@@ -119,6 +126,8 @@ export class Run {
   toolCalls = 0;
   fuelSpent = 0n;
   failedStep: string | undefined;
+  /** The post-execution capability audit (seed 003 §4.2), made when the run terminates. */
+  capabilityAudit: CapabilityAudit | null = null;
   readonly #request: RunRequest;
   readonly #runners: ReturnType<typeof runRunners>;
   readonly #state: ExecutorRunState;
@@ -423,6 +432,11 @@ export class Run {
     const result: Record<string, unknown> = { runId: this.runId, status, planHash: this.gated?.planHash ?? null, outputs, artifacts: this.artifacts.artifacts.map((a) => a.info) };
     if (status === "COMPLETED") result["outputHash"] = hashCanonical(this.outputs);
     if (error !== null) result["error"] = error.toDetails();
+    // seed 003 §4.2 post-execution audit, before the terminal event: hashed with the run through `contents`
+    if (this.#request.replay?.audit !== false) {
+      this.capabilityAudit = auditCapabilities(loaded.pack.manifest, this.log.events, this.tape.records, changedPaths(this.workspaceBefore, this.workspace.snapshot()));
+      result["capabilityAudit"] = this.capabilityAudit;
+    }
     return capsuleBody({
       packFiles: loaded.files,
       request: this.requestDoc,
@@ -489,6 +503,7 @@ export class Run {
       workspaceAfter: after,
       workspaceFiles: files,
       warnings: [...this.#request.loaded.warnings],
+      ...(this.capabilityAudit === null ? {} : { capabilityAudit: this.capabilityAudit }),
       body,
     };
   }
