@@ -78,8 +78,8 @@ describe("the deliberately broken adapters fail exactly their cases", () => {
   const adapters: [string, string[]][] = [
     // eventHash without prevEventHash: the recomputed chain and run hash, and replaying or verifying its own capsules
     ["broken-event-hash", ["determinism.event-hash", "determinism.run-hash", "replay.own-capsules", "replay.own-verify"]],
-    // an undeclared tool with code in the pack runs: refused, audited and never-ran all fail
-    ["broken-undeclared-tool", ["policy.undeclared-tool-refused", "policy.undeclared-tool-audited", "policy.undeclared-tool-never-ran"]],
+    // an undeclared tool with code in the pack runs: refused, audited, never-ran and the capability audit all fail
+    ["broken-undeclared-tool", ["policy.undeclared-tool-refused", "policy.undeclared-tool-audited", "policy.undeclared-tool-never-ran", "policy.capability-audit"]],
   ];
   for (const [name, expected] of adapters) {
     it(name, async () => {

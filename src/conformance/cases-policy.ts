@@ -5,9 +5,9 @@
  * manifest does not declare never runs (`conformance/packs/undeclared_tool_code_fail`).
  * @module
  */
-import { capsuleEvents } from "./context.ts";
+import { capsuleEvents, entryText } from "./context.ts";
 import type { CliOutcome, SuiteContext } from "./context.ts";
-import { runPack, tail } from "./fixtures.ts";
+import { helloRun, runPack, tail } from "./fixtures.ts";
 import type { PackRun } from "./fixtures.ts";
 import type { ConformanceCase } from "./case.ts";
 
@@ -144,10 +144,42 @@ function undeclaredCases(): ConformanceCase[] {
   ];
 }
 
+/** The capability audit in a capsule's `result.json` (reach-wasm's run record; ADAPTER.md). */
+async function auditOf(ctx: SuiteContext, r: PackRun, what: string): Promise<Record<string, { used?: unknown; unused?: unknown } | unknown[]>> {
+  if (r.capsule === null) throw new Error(`${what}: run --json names no capsule (exit ${r.outcome.code})`);
+  const result = JSON.parse(entryText(await ctx.capsule(r.capsule), "result.json")) as Record<string, unknown>;
+  const audit = result["capabilityAudit"];
+  if (audit === null || typeof audit !== "object") throw new Error(`${what}: the capsule's result.json has no capabilityAudit`);
+  return audit as Record<string, { used?: unknown; unused?: unknown } | unknown[]>;
+}
+
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/** The post-execution audit: used and unused as the runs show, the undeclared attempt listed. */
+function auditCase(): ConformanceCase {
+  return {
+    id: "policy.capability-audit",
+    category: "policy",
+    clause: "§4.2 post-execution audit of used vs declared capabilities",
+    title: "result.json audits used, unused and attempted-undeclared capabilities (packs/hello, a policy violation, an undeclared tool)",
+    run: async (ctx) => {
+      const hello = await auditOf(ctx, await helloRun(ctx), "packs/hello");
+      const tools = hello["tools"] as { used?: unknown; unused?: unknown };
+      if (!same(tools.used, ["wordcount"]) || !same(tools.unused, [])) throw new Error(`packs/hello: tools used ${JSON.stringify(tools.used)}, unused ${JSON.stringify(tools.unused)}; expected ["wordcount"] and []`);
+      const escape = await auditOf(ctx, await runPack(ctx, "fail-path_escape_fail", "packs/path_escape_fail", { unrestricted: true }), "packs/path_escape_fail");
+      if (!JSON.stringify(escape["undeclared"] ?? []).includes('"RESOURCE_ACCESS"')) throw new Error(`packs/path_escape_fail: undeclared is ${JSON.stringify(escape["undeclared"])}; expected its RESOURCE_ACCESS attempt`);
+      const leak = await auditOf(ctx, await leakRun(ctx), LEAK_PACK);
+      const undeclared = JSON.stringify(leak["undeclared"] ?? []);
+      if (!undeclared.includes('"UNDEFINED_TOOL"') || !undeclared.includes("leak")) throw new Error(`${LEAK_PACK}: undeclared is ${undeclared}; expected the UNDEFINED_TOOL attempt at "leak"`);
+      if (JSON.stringify((leak["tools"] as { used?: unknown }).used).includes("leak")) throw new Error(`${LEAK_PACK}: the audit lists "leak" as used`);
+    },
+  };
+}
+
 /**
  * The policy cases.
  * @returns the cases, in order
  */
 export function policyCases(): ConformanceCase[] {
-  return [...FAILING_PACKS.map(([name, clause]) => failingPackCase(name, clause)), ...undeclaredCases()];
+  return [...FAILING_PACKS.map(([name, clause]) => failingPackCase(name, clause)), ...undeclaredCases(), auditCase()];
 }
