@@ -22,6 +22,8 @@ import type { CapabilityPolicy } from "../policy/capabilities.ts";
 import { auditCapabilities, changedPaths } from "../policy/audit.ts";
 import type { CapabilityAudit } from "../policy/audit.ts";
 import { ExecutionEnvelopeSchema } from "../protocol/envelope.ts";
+import { planDeprecations } from "../protocol/deprecations.ts";
+import type { DeprecationNotice } from "../protocol/deprecations.ts";
 import { ReachError, toReachError } from "../protocol/errors.ts";
 import type { RunEvidence } from "../protocol/evidence.ts";
 import { parseOrThrow } from "../protocol/parse.ts";
@@ -126,6 +128,8 @@ export class Run {
   toolCalls = 0;
   fuelSpent = 0n;
   failedStep: string | undefined;
+  /** Deprecated features the run used (seed 003 §9.2). */
+  readonly deprecations: DeprecationNotice[] = [];
   /** The post-execution capability audit (seed 003 §4.2), made when the run terminates. */
   capabilityAudit: CapabilityAudit | null = null;
   readonly #request: RunRequest;
@@ -249,6 +253,7 @@ export class Run {
       if (e.code === "EXEC_ABORTED") throw new Aborted(null);
       throw e;
     }
+    for (const d of planDeprecations(document)) this.noteDeprecation(d);
     const g = await gatePlanAsync(document, {
       tools: new Set([...loaded.tools.keys(), ...INFRA_TOOL_NAMES]),
       maxSteps: this.maxSteps,
@@ -264,6 +269,17 @@ export class Run {
       }
     }
     return g;
+  }
+
+  /**
+   * Warn about a deprecated feature (seed 003 §9.2): on stderr through the progress callback, in the run record's
+   * warnings, and in `result.json` (once per feature).
+   * @param notice the use
+   */
+  noteDeprecation(notice: DeprecationNotice): void {
+    if (this.deprecations.some((d) => d.id === notice.id)) return;
+    this.deprecations.push(notice);
+    this.#request.onProgress?.({ kind: "warning", message: notice.message });
   }
 
   /**
@@ -432,6 +448,7 @@ export class Run {
     const result: Record<string, unknown> = { runId: this.runId, status, planHash: this.gated?.planHash ?? null, outputs, artifacts: this.artifacts.artifacts.map((a) => a.info) };
     if (status === "COMPLETED") result["outputHash"] = hashCanonical(this.outputs);
     if (error !== null) result["error"] = error.toDetails();
+    if (this.deprecations.length > 0) result["deprecations"] = this.deprecations.map((d) => ({ ...d }));
     // seed 003 §4.2 post-execution audit, before the terminal event: hashed with the run through `contents`
     if (this.#request.replay?.audit !== false) {
       this.capabilityAudit = auditCapabilities(loaded.pack.manifest, this.log.events, this.tape.records, changedPaths(this.workspaceBefore, this.workspace.snapshot()));
@@ -502,8 +519,9 @@ export class Run {
       workspaceBefore: this.workspaceBefore,
       workspaceAfter: after,
       workspaceFiles: files,
-      warnings: [...this.#request.loaded.warnings],
+      warnings: [...this.#request.loaded.warnings, ...this.deprecations.map((d) => d.message)],
       ...(this.capabilityAudit === null ? {} : { capabilityAudit: this.capabilityAudit }),
+      ...(this.deprecations.length === 0 ? {} : { deprecations: [...this.deprecations] }),
       body,
     };
   }
