@@ -176,10 +176,29 @@ function auditCase(): ConformanceCase {
   };
 }
 
+/** §4.1 dependencies: a vendored one resolves; one that would have to be fetched is refused before the run. */
+function dependencyCase(): ConformanceCase {
+  return {
+    id: "policy.dependencies",
+    category: "policy",
+    clause: "§4.1 dependencies declared and resolved",
+    title: "a pack whose dependency is vendored runs; one whose dependency cannot be resolved is refused (PACK_DEPENDENCY_UNRESOLVED) and writes nothing",
+    run: async (ctx) => {
+      const ok = await runPack(ctx, "dependency-vendored", "conformance/packs/dependency_vendored");
+      if (ok.outcome.code !== 0) throw new Error(`conformance/packs/dependency_vendored: exit ${ok.outcome.code}, expected 0${tail(ok.outcome.stderr)}`);
+      const rel = "conformance/packs/dependency_unresolved_fail";
+      const want = await expectedOf(ctx, rel);
+      const r = await runPack(ctx, "dependency-unresolved", rel);
+      checkRefusal(rel, r, want);
+      await checkEffects(ctx, rel, r, want);
+    },
+  };
+}
+
 /**
  * The policy cases.
  * @returns the cases, in order
  */
 export function policyCases(): ConformanceCase[] {
-  return [...FAILING_PACKS.map(([name, clause]) => failingPackCase(name, clause)), ...undeclaredCases(), auditCase()];
+  return [...FAILING_PACKS.map(([name, clause]) => failingPackCase(name, clause)), ...undeclaredCases(), auditCase(), dependencyCase()];
 }
