@@ -16,6 +16,7 @@ type Handler = (argv: readonly string[], io: CliIO) => Promise<number>;
  * module is imported only when it runs, so that `reach-wasm run` does not load what `verify` needs and the other way round.
  */
 const HANDLERS: Readonly<Record<string, () => Promise<Handler>>> = {
+  conformance: async () => (await import("./conformance.ts")).runConformanceCommand,
   delegate: async () => (await import("./delegate.ts")).runDelegateCommand,
   diff: async () => (await import("./diff.ts")).runDiffCommand,
   doctor: async () => (await import("./doctor.ts")).runDoctorCommand,
@@ -75,9 +76,12 @@ function helpText(): string {
   return lines.join("\n") + "\n";
 }
 
-/** Write a ReachError the way every command does: message on stderr, or one JSON object on stdout with --json. */
+/**
+ * Write a ReachError the way every command does: message on stderr, and with --json one object on stdout, the upstream
+ * error document (`error.schema.json`: `{specVersion, error: {code, message, details, category, severity, …}}`).
+ */
 function report(io: CliIO, err: ReachError, json: boolean): void {
-  if (json) io.stdout(JSON.stringify({ error: err.toDetails() }) + "\n");
+  if (json) io.stdout(JSON.stringify(err.toJSON()) + "\n");
   io.stderr(`reach-wasm: ${err.code}: ${err.message}\n`);
 }
 

@@ -331,8 +331,22 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: "conformance",
-    usage: "reach-wasm conformance [--json]",
-    summary: "run the conformance suite against this implementation",
+    usage: "reach-wasm conformance [--category schema,determinism,replay,policy,federation] [--impl CMD] [--json] [--junit FILE]",
+    summary: "run the seed 003 §10 conformance suite against this installation or another implementation",
+    details: [
+      "Five categories (default all): schema, determinism, replay, policy, federation. Each case names the clause it",
+      "checks. The implementation is tested only through its CLI: it runs the example packs twice, replays and verifies",
+      "capsules, recomputes their hash chains, runs the failing packs, and sets up a delegation chain between nodes.",
+      "  --impl CMD     test another implementation: CMD (split on spaces, '…' and \"…\" group; no shell) must accept",
+      "                 run, replay, verify, node, delegate and revoke with this CLI's contract (conformance/ADAPTER.md);",
+      "                 without --impl, this installation's own CLI, plus the runtime-neutral cases in this process",
+      "  --category L   a comma-separated list of categories",
+      "  --json         one object on stdout: {specVersion, implementation, passed, summary, categories: [{category,",
+      "                 passed, failed, cases: [{id, category, clause, title, status, message?}]}]}",
+      "  --junit FILE   also write a JUnit XML report",
+      "Progress on stderr, one line per case. Exit 0 when every case passed, 1 when one failed, 2 bad invocation.",
+      "Example: reach-wasm conformance --impl \"node ../other/cli.js\" --category determinism,replay --json",
+    ].join("\n"),
   },
 ];
 

@@ -173,7 +173,7 @@ function engineRun(record: RunRecord, loaded: LoadedPack, trust: PackTrust, rest
     files: runFiles(record),
     result: runResult(record),
     pack: { id: loaded.pack.id, version: loaded.pack.version, digest: loaded.packDigest, trust, restricted },
-    warnings: [...loaded.warnings],
+    warnings: [...record.warnings], // the pack's, then deprecated features the run used (seed 003 §9.2)
   };
 }
 
