@@ -31,6 +31,19 @@ describe("keygen", () => {
 });
 
 describe("pack", () => {
+  it("validate compiles the planner and every js tool, and names the line and column of a syntax error", async () => {
+    const dir = join(scratch, "syntax");
+    cpSync("packs/notes", dir, { recursive: true });
+    expect((await cli("pack", "validate", dir)).code).toBe(0);
+    const planner = readFileSync(join(dir, "planner.js"), "utf8").split("\n");
+    planner.splice(2, 0, "function (( broken");
+    writeFileSync(join(dir, "planner.js"), planner.join("\n"));
+    const r = await cli("pack", "validate", dir, "--json");
+    expect(r.code).toBe(2);
+    expect(r.json).toMatchObject({ error: { code: "PACK_MALFORMED", details: { syntaxErrors: [{ path: "planner.js", line: 3, column: 10 }] } } });
+    expect((r.json!["error"] as { message: string }).message).toMatch(/^planner\.js:3:10: SyntaxError: /);
+  });
+
   it("init makes a pack that validates and runs", async () => {
     const dir = join(scratch, "greeter");
     expect((await cli("pack", "init", dir)).code).toBe(0);

@@ -46,6 +46,14 @@ export function isSha256Hex(s: unknown): s is string {
 }
 
 const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const B64_CODES = new TextEncoder().encode(B64);
+const B64_DECODE = (() => {
+  const t = new Int8Array(128).fill(-1);
+  for (let i = 0; i < 64; i++) t[B64.charCodeAt(i)] = i;
+  return t;
+})();
+const EQ = 61; // "="
+const ASCII = new TextDecoder();
 
 /**
  * Encode bytes as standard base64 with padding (RFC 4648 §4).
@@ -54,21 +62,26 @@ const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
  * @example bytesToBase64(new TextEncoder().encode("hi")) // "aGk="
  */
 export function bytesToBase64(bytes: Uint8Array): string {
-  let out = "";
+  const n = bytes.length;
+  const out = new Uint8Array(Math.ceil(n / 3) * 4);
+  let o = 0;
   let i = 0;
-  for (; i + 2 < bytes.length; i += 3) {
-    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
-    out += B64[n >> 18]! + B64[(n >> 12) & 63]! + B64[(n >> 6) & 63]! + B64[n & 63]!;
+  for (; i + 2 < n; i += 3) {
+    const v = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+    out[o++] = B64_CODES[v >> 18]!;
+    out[o++] = B64_CODES[(v >> 12) & 63]!;
+    out[o++] = B64_CODES[(v >> 6) & 63]!;
+    out[o++] = B64_CODES[v & 63]!;
   }
-  const rest = bytes.length - i;
-  if (rest === 1) {
-    const n = bytes[i]! << 16;
-    out += B64[n >> 18]! + B64[(n >> 12) & 63]! + "==";
-  } else if (rest === 2) {
-    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8);
-    out += B64[n >> 18]! + B64[(n >> 12) & 63]! + B64[(n >> 6) & 63]! + "=";
+  const rest = n - i;
+  if (rest > 0) {
+    const v = (bytes[i]! << 16) | (rest === 2 ? bytes[i + 1]! << 8 : 0);
+    out[o++] = B64_CODES[v >> 18]!;
+    out[o++] = B64_CODES[(v >> 12) & 63]!;
+    out[o++] = rest === 2 ? B64_CODES[(v >> 6) & 63]! : EQ;
+    out[o++] = EQ;
   }
-  return out;
+  return ASCII.decode(out); // one flat string (concatenating per group built a rope of millions of pieces)
 }
 
 /**
@@ -79,21 +92,31 @@ export function bytesToBase64(bytes: Uint8Array): string {
  * @example base64ToBytes("aGk=") // bytes of "hi"
  */
 export function base64ToBytes(text: string): Uint8Array {
-  if (typeof text !== "string" || text.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(text)) {
-    throw new TypeError(`"base64" expected padded standard base64 text, got ${describe(text)}`);
-  }
-  const pad = text.endsWith("==") ? 2 : text.endsWith("=") ? 1 : 0;
-  const out = new Uint8Array((text.length / 4) * 3 - pad);
+  const bad = (): TypeError => new TypeError(`"base64" expected padded standard base64 text, got ${describe(text)}`);
+  if (typeof text !== "string" || text.length % 4 !== 0) throw bad();
+  const len = text.length;
+  const pad = len > 0 && text.charCodeAt(len - 1) === EQ ? (text.charCodeAt(len - 2) === EQ ? 2 : 1) : 0;
+  const out = new Uint8Array((len / 4) * 3 - pad);
+  const code = (k: number): number => {
+    const ch = text.charCodeAt(k);
+    const v = ch < 128 ? B64_DECODE[ch]! : -1;
+    if (v < 0) throw bad();
+    return v;
+  };
   let o = 0;
-  for (let i = 0; i < text.length; i += 4) {
-    const c = [0, 1, 2, 3].map((k) => (text[i + k] === "=" ? 0 : B64.indexOf(text[i + k]!)));
-    const n = (c[0]! << 18) | (c[1]! << 12) | (c[2]! << 6) | c[3]!;
-    if (o < out.length) out[o++] = n >> 16;
-    if (o < out.length) out[o++] = (n >> 8) & 255;
-    if (o < out.length) out[o++] = n & 255;
-  }
-  if (bytesToBase64(out) !== text) {
-    throw new TypeError(`"base64" has non-canonical padding bits; re-encode it with a standard encoder`);
+  for (let i = 0; i < len; i += 4) {
+    const last = i + 4 === len;
+    const a = code(i);
+    const b = code(i + 1);
+    const c = last && pad === 2 ? 0 : code(i + 2);
+    const d = last && pad >= 1 ? 0 : code(i + 3);
+    const v = (a << 18) | (b << 12) | (c << 6) | d;
+    out[o++] = v >> 16;
+    if (o < out.length) out[o++] = (v >> 8) & 255;
+    if (o < out.length) out[o++] = v & 255;
+    if (last && ((pad === 2 && (b & 15) !== 0) || (pad === 1 && (c & 3) !== 0))) {
+      throw new TypeError(`"base64" has non-canonical padding bits; re-encode it with a standard encoder`);
+    }
   }
   return out;
 }

@@ -12,6 +12,8 @@ import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { bytesToHex } from "../engine/host-api.ts";
 import { packTrust } from "../engine/pack.ts";
+import { checkPackSources } from "../engine/source-check.ts";
+import { defaultEnvironment } from "../platform/environment.ts";
 import { readHostFile } from "../platform/files.ts";
 import { writeFileAtomic } from "../platform/write.ts";
 import { parsePrivateKeyFile } from "../engine/host-api.ts";
@@ -29,6 +31,7 @@ async function validate(o: Opts, io: CliIO): Promise<number> {
   const [dir] = o.positional;
   if (dir === undefined) throw bad("validate needs a pack");
   const loaded = await loadHostPack(dir);
+  await checkPackSources(defaultEnvironment(), loaded);
   const trust = packTrust(loaded, await loadTrustStore(o.flags.get("--trust") as string | undefined));
   for (const w of loaded.warnings) io.stderr(`reach-wasm: warning: ${w}\n`);
   const summary = {

@@ -29,6 +29,7 @@ export type { EngineRun, EngineRunRequest, PackSource } from "./engine.ts";
 export { chainAnnex } from "./annex.ts";
 export type { AnnexEvent } from "./annex.ts";
 export { verifyRunCapsule } from "./verify.ts";
+export { checkPackSources } from "./source-check.ts";
 export type { CapsuleVerification, VerifyCheck } from "./verify.ts";
 export { openSession } from "./engine.ts";
 export type { EngineSession } from "./engine.ts";

@@ -33,14 +33,14 @@ import type { Blob, TapeJson, TapeOutcome, TapeRecord } from "./_stored-form.ts"
 export { BLOB_THRESHOLD, MAX_INLINE_REFUSED_BYTES, storedRequest, stripBlobs } from "./_stored-form.ts";
 export type { TapeJson, TapeOutcome, TapeRecord } from "./_stored-form.ts";
 
-/** Default cap on the total bytes of all blobs of one tape: 512 MiB. */
-export const DEFAULT_MAX_BLOB_BYTES = 512 * 1024 * 1024;
+/** Default cap on the total bytes of all blobs of one tape: 256 MiB, the default workspace limit (what a tool writes is held once in the workspace and once on the tape). */
+export const DEFAULT_MAX_BLOB_BYTES = 256 * 1024 * 1024;
 /** Default cap on the number of records of one tape. */
 export const DEFAULT_MAX_RECORDS = 1_000_000;
 
 /** Options of a {@link TapeRecorder}. */
 export type TapeRecorderOptions = {
-  /** Total blob bytes allowed (default 512 MiB); more is `EXEC_RESOURCE_EXHAUSTED`. */
+  /** Total blob bytes allowed (default 256 MiB); more is `EXEC_RESOURCE_EXHAUSTED`. */
   maxBlobBytes?: number;
   /** Records allowed (default 1,000,000). */
   maxRecords?: number;

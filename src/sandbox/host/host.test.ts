@@ -27,6 +27,20 @@ describe("host ops: happy paths", () => {
     expect(text(host.invokeSync("fs.read", { path: "data/in.txt" })["data"])).toBe("one\r\ntwo\nthree\n");
   });
 
+  it("a large text body goes on the tape once, as a blob (rewriting one text keeps the tape small)", () => {
+    const s = setup();
+    const big = "é".repeat(5000) + "x".repeat(100_000);
+    for (let i = 0; i < 3; i++) expect(s.host.invokeSync("fs.write", { path: "out/big.txt", text: big })).toEqual({ size: 110_000 });
+    expect(s.host.invokeSync("fs.write", { path: "out/small.txt", text: "short" })).toEqual({ size: 5 });
+    expect(text(s.host.invokeSync("fs.read", { path: "out/big.txt" })["data"])).toBe(big);
+    const jsonl = s.tape.toJsonl();
+    expect(jsonl.length).toBeLessThan(10_000); // the text inline three times would be over 300 KB
+    const writes = jsonl.split("\n").filter((l) => l.includes('"fs.write"')).map((l) => JSON.parse(l) as TapeRecord);
+    const hash = sha256Hex(new TextEncoder().encode(big));
+    expect(writes.slice(0, 3).map((r) => r.request)).toEqual(Array(3).fill({ path: "out/big.txt", data: { blob: hash } }));
+    expect(writes[3]!.request).toEqual({ path: "out/small.txt", text: "short" });
+  });
+
   it("memory.get / memory.set see the step's writes", () => {
     const { host, mem, store } = setup({ memory: { old: 1 } });
     expect(host.invokeSync("memory.get", { key: "k" })).toEqual({ found: false, value: null });

@@ -24,6 +24,8 @@ import { ReachError, toReachError } from "../../protocol/errors.ts";
 import { errorFromDetails } from "../../record/player.ts";
 import type { PlayedCall, TapePlayer } from "../../record/player.ts";
 import type { TapeOutcome, TapeRecorder } from "../../record/tape.ts";
+import { BLOB_THRESHOLD } from "../../record/tape.ts";
+import { bytesToBase64 } from "../../canonical/hex.ts";
 import { isHostOp } from "../types.ts";
 import type { HostApi, HostOp, JsonObject } from "../types.ts";
 import type { WorkspaceView } from "../workspace/workspace.ts";
@@ -210,9 +212,11 @@ class InvocationHost implements Host {
       if (!isHostOp(op)) throw invalid(String(op).slice(0, 64), "op", "is not a host operation");
       const text = canonicalize(request);
       if (text.length > MAX_REQUEST_CHARS) throw invalid(op, "request", `is over ${MAX_REQUEST_CHARS} characters`);
-      b.request = text === "{}" ? {} : JSON.parse(text); // `{}`: clock.now's request, and what JSON.parse would make
-      b.text = text;
       if (text.length >= 64) ctx.fuel?.charge(text.length >>> 6);
+      const parsed = text === "{}" ? {} : JSON.parse(text); // `{}`: clock.now's request, and what JSON.parse would make
+      const asData = text.length > BLOB_THRESHOLD ? textBodyAsData(op, parsed) : null;
+      b.request = asData ?? parsed;
+      b.text = asData === null ? text : null;
     } catch (err) {
       b.error = err instanceof ReachError ? err : invalid(String(op).slice(0, 64), "request", `is not JSON: ${(err as Error).message}`);
     }
@@ -318,4 +322,23 @@ class InvocationHost implements Host {
     }
     return this.#end(b, false, response, null);
   }
+}
+
+/** Ops whose body may be sent as UTF-8 `text` or as base64 `data`. */
+const TEXT_BODY_OPS: ReadonlySet<string> = new Set(["fs.write", "temp.write", "artifact.emit", "http.fetch"]);
+const utf8 = new TextEncoder();
+
+/**
+ * A large well-formed `text` body as the same bytes in `data`: the tape then stores it once, as a blob by hash, instead
+ * of inline in every record (a tool rewriting one 12 MiB text 200 times held 2.4 GB of tape). The op sees the same
+ * bytes either way; a malformed `text` (a lone surrogate) is left for the op to refuse.
+ */
+function textBodyAsData(op: string, request: unknown): JsonObject | null {
+  if (!TEXT_BODY_OPS.has(op) || typeof request !== "object" || request === null || Array.isArray(request)) return null;
+  const r = request as JsonObject;
+  const t = r["text"];
+  if (typeof t !== "string" || t.length <= BLOB_THRESHOLD || Object.prototype.hasOwnProperty.call(r, "data")) return null;
+  if (!(t as string & { isWellFormed(): boolean }).isWellFormed()) return null;
+  const { text: _text, ...rest } = r;
+  return { ...rest, data: bytesToBase64(utf8.encode(t)) };
 }

@@ -9,3 +9,5 @@ export type { QuickJsRunnerOptions } from "./runner.ts";
 export { ENGINE_BASE_BYTES, engineMemoryCap } from "./engine.ts";
 export type { EngineWasmSource } from "./engine.ts";
 export { GLOBAL_ALLOWLIST } from "./prelude.ts";
+export { moduleSyntaxErrors, stackPosition } from "./syntax.ts";
+export type { SyntaxProblem } from "./syntax.ts";
