@@ -11,7 +11,8 @@ import { chmodSync, rmSync } from "node:fs";
 
 rmSync("dist/cli/chunks", { recursive: true, force: true });
 await build({
-  entryPoints: ["src/cli/main.ts", "src/platform/engine-worker.ts"],
+  // conformance-cases.js: the runtime-neutral cases of conformance/lib/ that `reach-wasm conformance` runs in process
+  entryPoints: ["src/cli/main.ts", "src/platform/engine-worker.ts", { in: "conformance/lib/all.ts", out: "conformance-cases" }],
   bundle: true,
   splitting: true,
   format: "esm",

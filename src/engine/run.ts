@@ -19,7 +19,11 @@ import { parseSeed } from "../determinism/prng.ts";
 import { EventLog } from "../ledger/event-log.ts";
 import { capabilityPolicy, workspaceResources } from "../policy/capabilities.ts";
 import type { CapabilityPolicy } from "../policy/capabilities.ts";
+import { auditCapabilities, changedPaths } from "../policy/audit.ts";
+import type { CapabilityAudit } from "../policy/audit.ts";
 import { ExecutionEnvelopeSchema } from "../protocol/envelope.ts";
+import { planDeprecations } from "../protocol/deprecations.ts";
+import type { DeprecationNotice } from "../protocol/deprecations.ts";
 import { ReachError, toReachError } from "../protocol/errors.ts";
 import type { RunEvidence } from "../protocol/evidence.ts";
 import { parseOrThrow } from "../protocol/parse.ts";
@@ -45,7 +49,7 @@ import { makePlan, plannerContext, plannerInvocationId } from "./planner.ts";
 import type { ReplanContext } from "./planner.ts";
 import { runRunners } from "./runners.ts";
 import { INFRA_TOOL_NAMES, infraTool } from "./infra-tools.ts";
-import { recordStep, stepEvidence, terminalReason } from "./step-events.ts";
+import { recordPlanViolation, recordStep, stepEvidence, terminalReason } from "./step-events.ts";
 import type { ExecutionHeader, RunPhase, RunRecord, RunRequest, RunStatus } from "./types.ts";
 
 /** The default virtual epoch (ARCHITECTURE "Determinism"). */
@@ -64,6 +68,11 @@ export type ReplayDirectives = {
   abortedAt: AbortPoint | null;
   /** The recorded signal name of an aborted run. */
   signal: string | null;
+  /**
+   * Whether the recorded run's `result.json` holds the capability audit (seed 003 §4.2); capsules made before the
+   * audit existed replay without it, so they keep their run hash. Absent: true.
+   */
+  audit?: boolean;
 };
 
 /** One recorded stop: the invocation and its stop point. */
@@ -119,6 +128,10 @@ export class Run {
   toolCalls = 0;
   fuelSpent = 0n;
   failedStep: string | undefined;
+  /** Deprecated features the run used (seed 003 §9.2). */
+  readonly deprecations: DeprecationNotice[] = [];
+  /** The post-execution capability audit (seed 003 §4.2), made when the run terminates. */
+  capabilityAudit: CapabilityAudit | null = null;
   readonly #request: RunRequest;
   readonly #runners: ReturnType<typeof runRunners>;
   readonly #state: ExecutorRunState;
@@ -240,6 +253,7 @@ export class Run {
       if (e.code === "EXEC_ABORTED") throw new Aborted(null);
       throw e;
     }
+    for (const d of planDeprecations(document)) this.noteDeprecation(d);
     const g = await gatePlanAsync(document, {
       tools: new Set([...loaded.tools.keys(), ...INFRA_TOOL_NAMES]),
       maxSteps: this.maxSteps,
@@ -255,6 +269,17 @@ export class Run {
       }
     }
     return g;
+  }
+
+  /**
+   * Warn about a deprecated feature (seed 003 §9.2): on stderr through the progress callback, in the run record's
+   * warnings, and in `result.json` (once per feature).
+   * @param notice the use
+   */
+  noteDeprecation(notice: DeprecationNotice): void {
+    if (this.deprecations.some((d) => d.id === notice.id)) return;
+    this.deprecations.push(notice);
+    this.#request.onProgress?.({ kind: "warning", message: notice.message });
   }
 
   /**
@@ -387,6 +412,7 @@ export class Run {
         this.failedStep = this.log.openStep;
         this.log.append("run.step.failed", { stepId: this.log.openStep, result: { status: "error", reason: terminalReason(error) }, error: error.toDetails() });
       }
+      recordPlanViolation(this.log, error, loaded.pack.manifest.capabilities.tools.map((t) => t.name));
       return this.#terminate(err instanceof Aborted ? "ABORTED" : "FAILED", error, err instanceof Aborted ? err.at : null, stops);
     }
     if (hashCanonical(loaded.pack.manifest) !== loaded.manifestHash) throw new Error("internal: the locked manifest changed during the run");
@@ -422,6 +448,12 @@ export class Run {
     const result: Record<string, unknown> = { runId: this.runId, status, planHash: this.gated?.planHash ?? null, outputs, artifacts: this.artifacts.artifacts.map((a) => a.info) };
     if (status === "COMPLETED") result["outputHash"] = hashCanonical(this.outputs);
     if (error !== null) result["error"] = error.toDetails();
+    if (this.deprecations.length > 0) result["deprecations"] = this.deprecations.map((d) => ({ ...d }));
+    // seed 003 §4.2 post-execution audit, before the terminal event: hashed with the run through `contents`
+    if (this.#request.replay?.audit !== false) {
+      this.capabilityAudit = auditCapabilities(loaded.pack.manifest, this.log.events, this.tape.records, changedPaths(this.workspaceBefore, this.workspace.snapshot()));
+      result["capabilityAudit"] = this.capabilityAudit;
+    }
     return capsuleBody({
       packFiles: loaded.files,
       request: this.requestDoc,
@@ -487,7 +519,9 @@ export class Run {
       workspaceBefore: this.workspaceBefore,
       workspaceAfter: after,
       workspaceFiles: files,
-      warnings: [...this.#request.loaded.warnings],
+      warnings: [...this.#request.loaded.warnings, ...this.deprecations.map((d) => d.message)],
+      ...(this.capabilityAudit === null ? {} : { capabilityAudit: this.capabilityAudit }),
+      ...(this.deprecations.length === 0 ? {} : { deprecations: [...this.deprecations] }),
       body,
     };
   }
