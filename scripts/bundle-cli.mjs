@@ -26,5 +26,6 @@ await build({
   logLevel: "error",
   legalComments: "none",
   minify: true,
+  keepNames: true, // names appear in messages and fingerprints (a class instance refused by JCS names its class)
 });
 chmodSync("dist/cli/main.js", 0o755);

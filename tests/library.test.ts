@@ -2,7 +2,7 @@
 // own name) and on Deno (deno.json maps the same names to src/); importing reach-wasm changes nothing; the two
 // manifests name the same entry points.
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -17,6 +17,17 @@ describe("the library face", () => {
     expect(Object.keys(pkg.exports).sort()).toEqual(Object.keys(deno.exports).sort());
     for (const [k, v] of Object.entries(pkg.exports)) expect(v.replace("./dist/", "./src/").replace(/\.js$/, ".ts")).toBe(deno.exports[k]);
     for (const k of Object.keys(pkg.exports)) expect(deno.imports[k === "." ? "reach-wasm" : `reach-wasm/${k.slice(2)}`]).toBe(deno.exports[k]);
+  });
+
+  it("deno.check.json (type-checking only) is deno.json plus declaration paths for the MCP SDK", () => {
+    const deno = JSON.parse(readFileSync(join(root, "deno.json"), "utf8")) as Record<string, unknown> & { imports: Record<string, string> };
+    const check = JSON.parse(readFileSync(join(root, "deno.check.json"), "utf8")) as Record<string, unknown> & { imports: Record<string, string> };
+    for (const key of ["nodeModulesDir", "exports", "compilerOptions"]) expect(check[key]).toEqual(deno[key]);
+    for (const [k, v] of Object.entries(deno.imports)) expect(check.imports[k]).toBe(v);
+    for (const [k, v] of Object.entries(check.imports).filter(([k]) => !(k in deno.imports))) {
+      expect(k).toMatch(/^@modelcontextprotocol\/sdk\//);
+      expect(existsSync(join(root, v)), v).toBe(true);
+    }
   });
 
   it("the README's program runs on Node from the built package, and verifies its capsule", () => {

@@ -58,3 +58,20 @@ describe("the README's commands, in order", () => {
     }, 620_000);
   }
 });
+
+describe("the README's MCP client configuration", () => {
+  const configs = [...readme.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!) as { mcpServers?: Record<string, { command: string; args: string[] }> }).filter((c) => c.mcpServers !== undefined);
+  it("is there, and each server it names starts and lists the pack's tools to the SDK's client", async () => {
+    expect(configs.length).toBeGreaterThan(0);
+    const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+    const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+    for (const server of configs.flatMap((c) => Object.values(c.mcpServers!))) {
+      const client = new Client({ name: "readme", version: "1" });
+      await client.connect(new StdioClientTransport({ command: server.command, args: server.args, cwd: work, stderr: "ignore", env: { ...process.env, HOME: join(work, "home") } as Record<string, string> }));
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain("write_memory");
+      expect(tools.length).toBeGreaterThan(5);
+      await client.close();
+    }
+  }, 120_000);
+});
