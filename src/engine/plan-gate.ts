@@ -11,6 +11,9 @@
  * 5. every step's tool is in `scope.allowed`, not in `scope.denied`, and declared with code in the manifest —
  *    `PLAN_SCOPE_VIOLATION`
  * 6. every step has a `return_spec` that compiles — `PLAN_RETURN_SPEC_MISSING` / `PLAN_INVALID`
+ * 7. every `{"$step": id, "pointer"}` argument names a step the step depends on, directly or transitively
+ *    (`step-graph.ts`) — `PLAN_STEP_REFERENCE_INVALID` (details `reason`: `malformed`, `unknown` step, `self`, a
+ *    `later` step, or `not_a_dependency`)
  *
  * The approved plan's hash (SHA-256 of its canonical JSON) is the lock: `checkPlanLock` refuses a plan whose hash
  * no longer matches (seed 001 §6, `PLAN_HASH_MISMATCH`).
@@ -25,6 +28,9 @@ import { deepFreeze } from "./pack.ts";
 import { approvalPlanHash, approves } from "../trust/approval.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 import { compileSchema, isLiteSchema, loadFullValidator } from "./schema-check.ts";
+import { stepReferences } from "./arguments.ts";
+import { dependencyClosures, directDependencies } from "./step-graph.ts";
+import type { JsonObject } from "../sandbox/types.ts";
 
 /** Seed 002: a plan has at most 10 steps unless configured otherwise. */
 export const DEFAULT_MAX_STEPS = 10;
@@ -55,7 +61,7 @@ export type GatedPlan = {
   readonly approvedBy: "cli" | "record" | null;
 };
 
-function refuse(code: "PLAN_INVALID" | "PLAN_NOT_APPROVED" | "PLAN_TOO_MANY_STEPS" | "PLAN_RISK_TOO_HIGH" | "PLAN_APPROVAL_REQUIRED" | "PLAN_SCOPE_VIOLATION" | "PLAN_RETURN_SPEC_MISSING", message: string, details: Record<string, unknown> = {}): ReachError {
+function refuse(code: "PLAN_STEP_REFERENCE_INVALID" | "PLAN_INVALID" | "PLAN_NOT_APPROVED" | "PLAN_TOO_MANY_STEPS" | "PLAN_RISK_TOO_HIGH" | "PLAN_APPROVAL_REQUIRED" | "PLAN_SCOPE_VIOLATION" | "PLAN_RETURN_SPEC_MISSING", message: string, details: Record<string, unknown> = {}): ReachError {
   return new ReachError(code, message, { details });
 }
 
@@ -118,7 +124,33 @@ export function gatePlan(document: unknown, options: GateOptions): GatedPlan {
       throw refuse("PLAN_INVALID", `${where}: return_spec: ${(err as Error).message}`, { stepId: step.id });
     }
   }
+  checkStepReferences(plan);
   return Object.freeze({ plan, planHash: hashCanonical(plan), approvedBy });
+}
+
+/** Rule 7: a step reads only the outputs of steps in its dependency closure. */
+function checkStepReferences(plan: Blueprint): void {
+  const index = new Map(plan.steps.map((s, i) => [s.id, i]));
+  const closures = dependencyClosures(directDependencies(plan.steps));
+  for (const [i, step] of plan.steps.entries()) {
+    for (const ref of stepReferences(step.arguments as JsonObject, step.id)) {
+      const at = index.get(ref.step);
+      const reason = at === undefined ? "unknown" : at === i ? "self" : at > i ? "later" : closures[i]!.includes(at) ? null : "not_a_dependency";
+      if (reason === null) continue;
+      const why = {
+        unknown: `names step "${ref.step}", which is not in the plan`,
+        self: "names the step itself, which has no output before it runs",
+        later: `names step "${ref.step}", which comes later in the plan and has no output yet`,
+        not_a_dependency: `names step "${ref.step}", which step "${step.id}" does not depend on; add "${ref.step}" to its depends_on`,
+      }[reason];
+      throw refuse("PLAN_STEP_REFERENCE_INVALID", `${ref.where}: {"$step": ${JSON.stringify(ref.step)}} ${why} (a step reads only the outputs of the steps it depends on)`, {
+        stepId: step.id,
+        ref: ref.step,
+        pointer: ref.pointer,
+        reason,
+      });
+    }
+  }
 }
 
 /**

@@ -5,6 +5,7 @@
 import { hashCanonical } from "../canonical/jcs.ts";
 import type { EventLog } from "../ledger/event-log.ts";
 import type { ExecutionEnvelope } from "../protocol/envelope.ts";
+import { prefixOf } from "../protocol/errors.ts";
 import type { ReachError } from "../protocol/errors.ts";
 import type { ArtifactInfo, RunEvidence } from "../protocol/evidence.ts";
 import type { PlanStep } from "../protocol/plan.ts";
@@ -26,7 +27,7 @@ export function terminalReason(error: ReachError): string {
   if (code === "EXEC_INSUFFICIENT") return "insufficient";
   if (code === "POLICY_RATE_LIMIT_EXCEEDED") return "budget_exceeded";
   if (code.startsWith("POLICY_")) return "policy_violation";
-  if (code.startsWith("PLAN_")) return "plan_rejected";
+  if (prefixOf(code) === "PLAN") return "plan_rejected";
   if (code.startsWith("PROTO_") || code.startsWith("PACK_")) return "invalid_input";
   return "tool_failed";
 }
