@@ -11,7 +11,7 @@ import { chmodSync, rmSync } from "node:fs";
 
 rmSync("dist/cli/chunks", { recursive: true, force: true });
 await build({
-  entryPoints: ["src/cli/main.ts", "src/platform/engine-worker.ts"],
+  entryPoints: ["src/cli/main.ts", "src/platform/engine-worker.ts", "src/platform/step-worker.ts"],
   bundle: true,
   splitting: true,
   format: "esm",

@@ -43,6 +43,11 @@ export type EngineRunRequest = {
   /** The per-step timeout when the plan sets none (default 30 s). */
   stepTimeoutMs?: number;
   /**
+   * How many independent steps may run at once (default 1): on the platform's step threads when it gives them. The
+   * run hash and capsule are the same for every value (`step-graph.ts`).
+   */
+  parallel?: number;
+  /**
    * The trust decision: a pack signed by a key in `store` runs unrestricted; any other pack runs in the restricted
    * executor unless `unrestricted` is set. A bad signature is always refused (`PACK_INVALID_SIGNATURE`).
    */
@@ -153,6 +158,7 @@ function runOptions(request: EngineRunRequest): Omit<RunRequest, "loaded" | "env
     trustStore: request.trust?.store ?? null,
     ...(request.maxSteps === undefined ? {} : { maxSteps: request.maxSteps }),
     ...(request.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: request.stepTimeoutMs }),
+    ...(request.parallel === undefined ? {} : { parallel: request.parallel }),
     ...(request.signal === undefined ? {} : { signal: request.signal }),
     ...(request.interrupted === undefined ? {} : { interrupted: request.interrupted }),
     ...(request.fetch === undefined ? {} : { fetch: request.fetch }),

@@ -126,7 +126,7 @@ function invalid(message: string, details: Record<string, unknown> = {}): ReachE
  * @param capsule the capsule (from `readRunCapsule`)
  * @param env the platform's engines
  * @param options `noExec`: check without executing; `prepareComponent` for component tools (default: jco, cached);
- *   `onProgress`: the replayed run's progress
+ *   `onProgress`: the replayed run's progress; `parallel`: independent steps at once (the result is the same)
  * @returns the report (`matches` false on any divergence)
  * @throws ReachError `REPLAY_CAPSULE_INVALID` when the capsule lacks what a replay needs
  * @example
@@ -138,7 +138,7 @@ function invalid(message: string, details: Record<string, unknown> = {}): ReachE
  * console.log(report.matches ? `same run hash ${report.runHash}` : report.divergence?.message);
  * ```
  */
-export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment, options: { noExec?: boolean; now?: () => number; onProgress?: (p: RunProgress) => void } & LoadPackOptions = {}): Promise<ReplayReport> {
+export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment, options: { noExec?: boolean; now?: () => number; onProgress?: (p: RunProgress) => void; parallel?: number } & LoadPackOptions = {}): Promise<ReplayReport> {
   const now = options.now ?? (() => performance.now());
   const started = now();
   const expected = capsule.index.runHash;
@@ -184,6 +184,7 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
     player,
     replay,
     env,
+    ...(options.parallel === undefined ? {} : { parallel: options.parallel }),
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
   };
   const record = request.mode === "session" ? await replaySession(runRequest, capsule) : await runPack(runRequest);

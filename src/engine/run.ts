@@ -19,33 +19,34 @@ import { parseSeed } from "../determinism/prng.ts";
 import { EventLog } from "../ledger/event-log.ts";
 import { capabilityPolicy, workspaceResources } from "../policy/capabilities.ts";
 import type { CapabilityPolicy } from "../policy/capabilities.ts";
-import { ExecutionEnvelopeSchema } from "../protocol/envelope.ts";
 import { ReachError, toReachError } from "../protocol/errors.ts";
 import type { RunEvidence } from "../protocol/evidence.ts";
-import { parseOrThrow } from "../protocol/parse.ts";
 import type { PlanStep } from "../protocol/plan.ts";
 import { TapeRecorder } from "../record/tape.ts";
 import type { StopPoint } from "../sandbox/fuel/mod.ts";
 import { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
-import { MemoryStore } from "../sandbox/host/memory-store.ts";
-import { DEFAULT_TIMEOUT_MS } from "../sandbox/types.ts";
 import type { JsonObject, JsonValue } from "../sandbox/types.ts";
 import { Workspace } from "../sandbox/workspace/workspace.ts";
 import { snapshotDigest } from "../sandbox/workspace/workspace.ts";
-import type { SnapshotEntry } from "../sandbox/workspace/workspace.ts";
+import type { SnapshotEntry, WorkspaceImage } from "../sandbox/workspace/workspace.ts";
 import { capsuleBody, contentsDigest } from "../capsule/run-capsule.ts";
 import { utf8 } from "../canonical/sha256.ts";
 import type { CapsuleRequest } from "./capsule.ts";
-import { resolveArguments } from "./arguments.ts";
-import { executeEnvelope, FUEL_PER_MS, invocationIdOf } from "./executor.ts";
-import type { ExecutorRunState, StepExecution } from "./executor.ts";
+import { FUEL_PER_MS } from "./executor.ts";
+import type { ExecutorRunState } from "./executor.ts";
+import { Generation } from "./generation.ts";
+import type { LedgerState } from "./generation.ts";
 import { DEFAULT_MAX_STEPS, gatePlanAsync } from "./plan-gate.ts";
 import type { GatedPlan } from "./plan-gate.ts";
 import { makePlan, plannerContext, plannerInvocationId } from "./planner.ts";
 import type { ReplanContext } from "./planner.ts";
 import { runRunners } from "./runners.ts";
-import { INFRA_TOOL_NAMES, infraTool } from "./infra-tools.ts";
-import { recordStep, stepEvidence, terminalReason } from "./step-events.ts";
+import { INFRA_TOOL_NAMES } from "./infra-tools.ts";
+import { emitStep, prepareStep } from "./run-steps.ts";
+import type { PreparedStep, StepOutcome } from "./run-steps.ts";
+import { runStepJob } from "./step-job.ts";
+import type { StepJobResult, StepPool } from "./step-job.ts";
+import { terminalReason } from "./step-events.ts";
 import type { ExecutionHeader, RunPhase, RunRecord, RunRequest, RunStatus } from "./types.ts";
 
 /** The default virtual epoch (ARCHITECTURE "Determinism"). */
@@ -101,27 +102,37 @@ export class Run {
   readonly restricted: boolean;
   readonly log: EventLog;
   readonly policy: CapabilityPolicy;
-  readonly workspace: Workspace;
   readonly workspaceBefore: SnapshotEntry[];
   /** `request.json`: what the run was asked (replay asks it again); its hash is in `run.started`. */
   readonly requestDoc: CapsuleRequest;
   readonly tape = new TapeRecorder();
-  readonly memory = new MemoryStore();
   readonly artifacts = new ArtifactSink();
   readonly maxSteps: number;
+  /** How many steps may run at once (`step-graph.ts`; the record does not depend on it). */
+  readonly parallel: number;
+  /** The workspace roots WASI tools get preopened, or null without the filesystem permission. */
+  readonly preopenRoots: readonly string[] | null;
   readonly phases: RunPhase[] = ["PENDING"];
   readonly evidence: RunEvidence[] = [];
   readonly outputs: JsonObject = {};
   readonly usedStepIds = new Set<string>();
   readonly stops: RecordedStop[] = [];
   gated: GatedPlan | null = null;
+  /** The plan generation being walked (its ledger holds the run's workspace, memory and budgets). */
+  gen: Generation | null = null;
   stepIndex = 0;
   toolCalls = 0;
   fuelSpent = 0n;
   failedStep: string | undefined;
   readonly #request: RunRequest;
   readonly #runners: ReturnType<typeof runRunners>;
-  readonly #state: ExecutorRunState;
+  /** What the planner's invocation shares with the run: its stops. */
+  readonly #state: Pick<ExecutorRunState, "interrupted" | "signal" | "stopPoints" | "watchdogFactor">;
+  readonly #clock: VirtualClock;
+  readonly #initial: WorkspaceImage;
+  #pool: StepPool | null = null;
+  #serial: Promise<unknown> = Promise.resolve();
+  #workspace: { image: WorkspaceImage; ws: Workspace } | null = null;
 
   private constructor(request: RunRequest) {
     const { loaded } = request;
@@ -133,8 +144,8 @@ export class Run {
     this.epochMs = parseIsoMillis(this.epoch);
     this.restricted = request.restricted === true;
     this.runId = deriveId("reach-wasm/run", loaded.packDigest, this.inputHash, this.seed);
-    const clock = new VirtualClock(this.epochMs);
-    this.log = new EventLog({ runId: this.runId, clock });
+    this.#clock = new VirtualClock(this.epochMs);
+    this.log = new EventLog({ runId: this.runId, clock: this.#clock });
     this.policy = capabilityPolicy(loaded.pack.manifest, { restricted: this.restricted });
     // WASI tools reach the workspace through preopens, not through the host API's checks, so the workspace itself
     // enforces what the policy allows: without the filesystem permission nothing is preopened (runRunners), and in
@@ -142,8 +153,9 @@ export class Run {
     // writable).
     const readOnly = this.policy.restricted || this.policy.filesystemReadonly;
     const resources = workspaceResources(this.policy, loaded.workspaceFiles).map((r) => (readOnly ? { ...r, access: "read" as const } : r));
-    this.workspace = Workspace.fromResources(resources);
-    this.workspaceBefore = this.workspace.snapshot();
+    const workspace = Workspace.fromResources(resources);
+    this.#initial = workspace.image();
+    this.workspaceBefore = workspace.snapshot();
     this.requestDoc = {
       input: this.input,
       seed: this.seed,
@@ -155,23 +167,13 @@ export class Run {
       ...(request.approvals === undefined || request.approvals.length === 0 ? {} : { approvals: [...request.approvals] }),
     };
     const filesystem = this.policy.permissions.has("filesystem");
-    this.#runners = runRunners(request.env, filesystem ? this.policy.workspaceRoots.map((r) => r.root) : null);
+    this.preopenRoots = filesystem ? this.policy.workspaceRoots.map((r) => r.root) : null;
+    this.#runners = runRunners(request.env, this.preopenRoots);
     this.maxSteps = request.maxSteps ?? loaded.pack.run?.maxSteps ?? DEFAULT_MAX_STEPS;
-    const maxFuel = BigInt(loaded.pack.manifest.policies.maxExecutionTime) * FUEL_PER_MS;
+    this.parallel = request.parallel ?? 1;
     this.#state = {
-      seed: this.seed,
-      policy: this.policy,
-      workspace: this.workspace,
-      memory: this.memory,
-      artifacts: this.artifacts,
-      tape: this.tape,
-      clock,
-      runnerFor: this.#runners.runnerFor,
       interrupted: () => this.interrupted(),
-      runFuelLeft: () => maxFuel - this.fuelSpent,
       ...(request.replay === undefined ? {} : { stopPoints: request.replay.stops, watchdogFactor: 10 }),
-      ...(request.fetch === undefined ? {} : { fetch: request.fetch }),
-      ...(request.player === undefined ? {} : { player: request.player }),
       ...(request.signal === undefined ? {} : { signal: request.signal }),
     };
   }
@@ -285,54 +287,79 @@ export class Run {
   }
 
   /**
-   * Execute one step: budgets, the envelope, `run.step.started` … `run.step.completed | run.step.failed`.
-   * @param step the plan step (already gated)
-   * @param generation the plan generation (replans)
+   * Start walking a plan: a new generation whose base is the run's state now (`generation.ts`).
+   * @param steps the plan's steps (gated)
+   * @returns the generation
+   */
+  beginGeneration(steps: readonly PlanStep[]): Generation {
+    this.gen = new Generation(steps, this.#ledger(), this.#initial.config, this.#clock.now());
+    return this.gen;
+  }
+
+  /** The run's state now: the current generation's, else the start. */
+  #ledger(): LedgerState {
+    if (this.gen !== null) return this.gen.current;
+    let blobBytes = 0;
+    for (const b of this.tape.blobs.values()) blobBytes += b.length;
+    return { workspace: this.#initial.state, memory: new Map(), artifacts: { count: 0, bytes: 0 }, fuel: this.fuelSpent, tape: { records: this.tape.records.length, blobBytes } };
+  }
+
+  /** The run's workspace as the emitted steps left it. */
+  get workspace(): Workspace {
+    const image = this.gen?.image ?? this.#initial;
+    if (this.#workspace?.image.state !== image.state) this.#workspace = { image, ws: Workspace.fromImage(image) };
+    return this.#workspace.ws;
+  }
+
+  /**
+   * Run a prepared step's job: on a step thread when the platform gives them and steps may run in parallel, else on
+   * this thread, one job at a time in the order they were asked for.
+   * @param p the prepared step (with a job)
+   * @param signal aborts the job (its result is then never used)
+   * @returns the job's result, or null when it was aborted before it started
+   */
+  runJob(p: PreparedStep, signal: AbortSignal): Promise<StepJobResult | null> {
+    const job = p.job!;
+    const threads = this.#request.env.stepThreads;
+    if (this.parallel > 1 && threads !== undefined) {
+      this.#pool ??= threads(this.parallel);
+      return this.#pool.run(job, signal);
+    }
+    const interrupted = (): boolean => this.interrupted() || signal.aborted;
+    const run = this.#serial.then(() => (signal.aborted ? null : runStepJob(job, {
+      policy: this.policy,
+      runnerFor: this.#runners.runnerFor,
+      interrupted,
+      signal: this.#request.signal === undefined ? signal : AbortSignal.any([signal, this.#request.signal]),
+      ...(this.#request.fetch === undefined ? {} : { fetch: this.#request.fetch }),
+    })));
+    this.#serial = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Stop the step threads (the run is over). */
+  closeThreads(): void {
+    this.#pool?.close();
+    this.#pool = null;
+  }
+
+  /**
+   * Execute one step that arrives from outside (a session call): it depends on the call before it.
+   * @param step the step
+   * @param generation the plan generation
    * @param total the number of steps known so far (progress)
-   * @returns the executed step
+   * @returns the step's failure and output
    * @throws Aborted when the run was aborted before or during the step (its events are written)
    * @throws ReachError `POLICY_RATE_LIMIT_EXCEEDED` / `POLICY_TIMEOUT_EXCEEDED` when a budget is spent
    */
-  async execute(step: PlanStep, generation: number, total: number): Promise<StepExecution> {
-    const { loaded } = this.#request;
-    this.checkAbort({ phase: "executing", stepIndex: this.stepIndex });
-    this.checkBudgets(step.id);
-    this.toolCalls++;
-    const invocationId = invocationIdOf(this.runId, step.id, generation);
-    const timeout = this.gated?.plan.execution?.step_timeout_ms ?? this.#request.stepTimeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.usedStepIds.add(step.id);
-    const envelope = parseOrThrow(
-      ExecutionEnvelopeSchema,
-      {
-        id: deriveId("reach-wasm/envelope", this.runId, step.id, String(generation)),
-        task_id: step.id,
-        tool: step.tool,
-        arguments: resolveArguments(step.arguments as JsonObject, this.input, step.id),
-        context: { session_id: this.runId, permissions: [...loaded.pack.manifest.capabilities.permissions] },
-        timeout_ms: timeout,
-      },
-      "PROTO_SCHEMA_VIOLATION",
-      `the envelope of step "${step.id}"`,
-    );
-    const progress = this.#request.onProgress ?? (() => {});
-    progress({ kind: "step", index: this.stepIndex, total, stepId: step.id, tool: step.tool, status: "started" });
-    this.log.append("run.step.started", { stepId: step.id, stepType: "tool", stepIndex: this.stepIndex, toolName: step.tool, ...(step.description === undefined ? {} : { description: step.description }), ...(step.depends_on === undefined ? {} : { dependsOn: [...step.depends_on] }) });
-    this.log.append("tool.invoked", { toolName: step.tool, invocationId, arguments: envelope.arguments, timeoutMs: envelope.timeout_ms, stepId: step.id });
-    const tool = loaded.tools.get(step.tool) ?? infraTool(step.tool)!;
-    const exec = await executeEnvelope(envelope, tool, step.return_spec!, this.#state, invocationId);
-    this.fuelSpent += exec.fuelUsed;
-    const stop = stopOf(exec.stepError);
-    if (stop !== null) this.stops.push({ invocationId, ...stop });
-    recordStep(this.log, step, exec, loaded.pack.manifest.capabilities.tools.map((t) => t.name));
-    this.evidence.push(stepEvidence(step, envelope, exec.toolOutput, exec.stepError, exec.schemaValidation, exec.artifacts, exec.durationMs, []));
-    progress({ kind: "step", index: this.stepIndex, total, stepId: step.id, tool: step.tool, status: exec.stepError === null ? "completed" : "failed", durationMs: exec.durationMs, fuel: exec.fuelUsed.toString(), ...(exec.stepError === null ? {} : { code: exec.stepError.code }) });
-    this.stepIndex++;
-    if (exec.stepError === null) this.outputs[step.id] = exec.toolOutput!;
-    else if (exec.stepError.code === "EXEC_ABORTED") {
-      this.failedStep = step.id;
-      throw new Aborted(null);
-    }
-    return exec;
+  async execute(step: PlanStep, generation: number, total: number): Promise<StepOutcome> {
+    const gen = this.gen ?? this.beginGeneration([]);
+    const i = gen.add(step);
+    const p = prepareStep(this, gen, i, generation);
+    this.#request.onProgress?.({ kind: "step", index: this.stepIndex, total, stepId: step.id, tool: step.tool, status: "started" });
+    const result = p.job === null ? null : await this.runJob(p, new AbortController().signal);
+    gen.complete(i, p.view.workspace, result, p.clockStartMs);
+    return emitStep(this, gen, p, result, total);
   }
 
   /**
@@ -342,6 +369,9 @@ export class Run {
    * @param error why it was refused
    */
   refuse(step: PlanStep, error: ReachError): void {
+    const gen = this.gen ?? this.beginGeneration([]);
+    const i = gen.add(step);
+    gen.complete(i, gen.current.workspace, null, 0);
     this.usedStepIds.add(step.id);
     this.log.append("run.step.started", { stepId: step.id, stepType: "tool", stepIndex: this.stepIndex, toolName: step.tool });
     if (error.code === "POLICY_VIOLATION") {
@@ -351,23 +381,39 @@ export class Run {
     this.log.append("run.step.failed", { stepId: step.id, result: { status: "error", reason: terminalReason(error) }, error: error.toDetails() });
     this.evidence.push({ stepId: step.id, toolName: step.tool, input: step.arguments, output: null, schemaValidation: "fail", durationMs: 0, retryCount: 0, replanEvents: [], status: "failed", artifacts: [], error: error.toDetails() });
     this.stepIndex++;
+    gen.emitted(i);
   }
 
-  /** Refuse a step the run's budgets do not allow (seed 003 §4.1 policies; both budgets are deterministic). */
-  checkBudgets(stepId: string): void {
+  /**
+   * Why the run's budgets do not allow a step (seed 003 §4.1 policies; both deterministic): one tool call more than
+   * `maxToolCalls`, or the time budget spent along its dependencies (`step-graph.ts`).
+   * @param stepId the step
+   * @param fuelBefore the fuel its dependency closure (and the plans before) used
+   * @returns the error, or null when the step may run
+   */
+  budgetError(stepId: string, fuelBefore: bigint): ReachError | null {
     const policies = this.#request.loaded.pack.manifest.policies;
     if (this.toolCalls + 1 > policies.maxToolCalls) {
-      this.failedStep = stepId;
-      throw new ReachError("POLICY_RATE_LIMIT_EXCEEDED", `step "${stepId}" would be tool call ${this.toolCalls + 1}; the pack allows ${policies.maxToolCalls} (manifest.policies.maxToolCalls)`, {
+      return new ReachError("POLICY_RATE_LIMIT_EXCEEDED", `step "${stepId}" would be tool call ${this.toolCalls + 1}; the pack allows ${policies.maxToolCalls} (manifest.policies.maxToolCalls)`, {
         details: { maxToolCalls: policies.maxToolCalls, stepId },
       });
     }
-    if (this.fuelSpent >= BigInt(policies.maxExecutionTime) * FUEL_PER_MS) {
-      this.failedStep = stepId;
-      throw new ReachError("POLICY_TIMEOUT_EXCEEDED", `the run has used its ${policies.maxExecutionTime} ms budget (manifest.policies.maxExecutionTime, counted in fuel: ${FUEL_PER_MS} units per ms) before step "${stepId}"`, {
+    if (fuelBefore >= BigInt(policies.maxExecutionTime) * FUEL_PER_MS) {
+      return new ReachError("POLICY_TIMEOUT_EXCEEDED", `the run has used its ${policies.maxExecutionTime} ms budget (manifest.policies.maxExecutionTime, counted in fuel: ${FUEL_PER_MS} units per ms) before step "${stepId}"`, {
         details: { maxExecutionTime: policies.maxExecutionTime, stepId },
       });
     }
+    return null;
+  }
+
+  /**
+   * Remember a stop a signal or the watchdog made in an emitted invocation (replay reproduces it).
+   * @param invocationId the invocation
+   * @param error its failure, if any
+   */
+  recordStop(invocationId: string, error: ReachError | null): void {
+    const stop = stopOf(error);
+    if (stop !== null) this.stops.push({ invocationId, ...stop });
   }
 
   /**

@@ -49,6 +49,11 @@ export type RunRequest = {
   trustStore?: TrustStore | null;
   /** Plan step limit (default: the pack's `run.maxSteps`, else 10). */
   maxSteps?: number;
+  /**
+   * How many independent steps may run at once (`step-graph.ts`; default 1). On step threads when the platform gives
+   * them (`EngineEnvironment.stepThreads`); the record is the same for every value.
+   */
+  parallel?: number;
   /** Per-step watchdog in ms when the plan does not set one (default 30 s). */
   stepTimeoutMs?: number;
   /** Run in the restricted executor (untrusted pack). */
