@@ -24,9 +24,11 @@ export type RunArgs = {
   quiet: boolean;
   maxSteps: number | undefined;
   stepTimeoutMs: number | undefined;
+  /** Independent steps at once (`--parallel N`; default: the machine's cores). */
+  parallel: number | undefined;
 };
 
-export const RUN_USAGE = "reach-wasm run <pack-dir|pack.tar.gz> [--input FILE|-|JSON] [--seed N] [--out DIR] [--key FILE] [--approve] [--approval FILE]... [--unrestricted] [--trust FILE] [--max-steps N] [--step-timeout MS] [--quiet] [--json]";
+export const RUN_USAGE = "reach-wasm run <pack-dir|pack.tar.gz> [--input FILE|-|JSON] [--seed N] [--out DIR] [--key FILE] [--approve] [--approval FILE]... [--unrestricted] [--trust FILE] [--max-steps N] [--step-timeout MS] [--parallel N] [--quiet] [--json]";
 
 function bad(message: string): ReachError {
   return new ReachError("PROTO_INVALID_ARGUMENT", `run: ${message}; usage: ${RUN_USAGE}`);
@@ -50,7 +52,7 @@ function seedOf(text: string): string {
  * @example parseRunArgs(["packs/hello", "--json"]).json // true
  */
 export function parseRunArgs(argv: readonly string[]): RunArgs {
-  const out: RunArgs = { pack: "", input: null, seed: undefined, out: ".reach", approve: false, unrestricted: false, trust: undefined, key: undefined, approvals: [], json: false, quiet: false, maxSteps: undefined, stepTimeoutMs: undefined };
+  const out: RunArgs = { pack: "", input: null, seed: undefined, out: ".reach", approve: false, unrestricted: false, trust: undefined, key: undefined, approvals: [], json: false, quiet: false, maxSteps: undefined, stepTimeoutMs: undefined, parallel: undefined };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = (): string => {
@@ -69,6 +71,7 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
     else if (a === "--quiet" || a === "-q") out.quiet = true;
     else if (a === "--max-steps") out.maxSteps = positiveInt(a, value(), 100);
     else if (a === "--step-timeout") out.stepTimeoutMs = positiveInt(a, value(), 3_600_000);
+    else if (a === "--parallel") out.parallel = positiveInt(a, value(), 64);
     else if (a === "--key") out.key = value();
     else if (a.startsWith("-") && a !== "-") throw bad(`unknown option ${a}`);
     else if (out.pack === "") out.pack = a;

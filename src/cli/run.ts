@@ -1,6 +1,6 @@
 /**
  * `reach-wasm run <pack-dir|pack.tar.gz> [--input FILE|-|JSON] [--seed N] [--out DIR] [--key FILE] [--approve]
- * [--unrestricted] [--trust FILE] [--max-steps N] [--step-timeout MS] [--quiet] [--json]` (ARCHITECTURE.md
+ * [--unrestricted] [--trust FILE] [--max-steps N] [--step-timeout MS] [--parallel N] [--quiet] [--json]` (ARCHITECTURE.md
  * "Command line"); with `--on`, the delegated run (`delegated-run.ts`, dispatched by `cli.ts`).
  *
  * The command only parses arguments, hands the run to the engine on its own thread (`runIsolated`: this thread's
@@ -14,6 +14,7 @@
 import { join } from "node:path";
 import type { EngineRun } from "../engine/engine.ts";
 import { runIsolated } from "../platform/engine-thread.ts";
+import { coreCount } from "../platform/step-thread.ts";
 import { readHostFile } from "../platform/files.ts";
 import { prepareOutDir } from "../platform/out-dir.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
@@ -91,6 +92,7 @@ async function runAndWrite(args: ReturnType<typeof parseRunArgs>, p: Prepared, i
         ...(approvals.length === 0 ? {} : { approvals }),
         ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }),
         ...(args.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: args.stepTimeoutMs }),
+        parallel: args.parallel ?? coreCount(),
         trust: { storeText, unrestricted: args.unrestricted },
         ...(keyFileText === undefined ? {} : { keyFileText }),
         network: true,

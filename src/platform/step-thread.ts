@@ -9,9 +9,20 @@
  * replaced); its job fails with `EXEC_ABORTED`.
  * @module
  */
+import { availableParallelism } from "node:os";
 import { isErrorCode, ReachError } from "../protocol/errors.ts";
 import type { ErrorDetails } from "../protocol/errors.ts";
 import type { StepJob, StepJobResult, StepPool } from "../engine/step-job.ts";
+
+/**
+ * The machine's cores (the default of `run --parallel`), at most 64.
+ * @returns a positive integer
+ * @example coreCount() // 2 on the CI machine
+ */
+export function coreCount(): number {
+  const n = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? availableParallelism();
+  return Math.max(1, Math.min(64, Math.floor(n)));
+}
 
 /** How long a step thread may take to stop after its job was aborted before it is terminated. */
 export const STEP_STOP_GRACE_MS = 10_000;
