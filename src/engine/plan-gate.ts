@@ -14,6 +14,8 @@
  * 7. every `{"$step": id, "pointer"}` argument names a step the step depends on, directly or transitively
  *    (`step-graph.ts`) — `PLAN_STEP_REFERENCE_INVALID` (details `reason`: `malformed`, `unknown` step, `self`, a
  *    `later` step, or `not_a_dependency`)
+ * 8. for a generation intent (seed 004), some step uses a tool that generates one of its artifact types —
+ *    `PLANNING_ERROR` (`intent.ts`)
  *
  * The approved plan's hash (SHA-256 of its canonical JSON) is the lock: `checkPlanLock` refuses a plan whose hash
  * no longer matches (seed 001 §6, `PLAN_HASH_MISMATCH`).
@@ -30,6 +32,8 @@ import type { TrustStore } from "../trust/trust-store.ts";
 import { compileSchema, isLiteSchema, loadFullValidator } from "./schema-check.ts";
 import { stepReferences } from "./arguments.ts";
 import { dependencyClosures, directDependencies } from "./step-graph.ts";
+import { checkIntentPlan } from "./intent.ts";
+import type { RunIntent } from "./intent.ts";
 import type { JsonObject } from "../sandbox/types.ts";
 
 /** Seed 002: a plan has at most 10 steps unless configured otherwise. */
@@ -50,6 +54,8 @@ export type GateOptions = {
    * signatures count (`anyKey` in replay, where that decision was recorded at run time).
    */
   approvals?: { records: readonly unknown[]; store: TrustStore | null; anyKey?: boolean };
+  /** The run's intent and the MIME types each tool generates (seed 004 plan validation). */
+  intent?: { intent: RunIntent | null; generates: ReadonlyMap<string, readonly string[]> };
 };
 
 /** A plan that passed the gate, with its lock. */
@@ -125,6 +131,7 @@ export function gatePlan(document: unknown, options: GateOptions): GatedPlan {
     }
   }
   checkStepReferences(plan);
+  if (options.intent !== undefined) checkIntentPlan(plan, options.intent.intent, options.intent.generates);
   return Object.freeze({ plan, planHash: hashCanonical(plan), approvedBy });
 }
 

@@ -43,6 +43,8 @@ import type { ReplanContext } from "./planner.ts";
 import { runRunners } from "./runners.ts";
 import { INFRA_TOOL_NAMES } from "./infra-tools.ts";
 import { emitStep, prepareStep } from "./run-steps.ts";
+import { classifyIntent, queryOf } from "./intent.ts";
+import type { RunIntent } from "./intent.ts";
 import type { PreparedStep, StepOutcome } from "./run-steps.ts";
 import { runStepJob } from "./step-job.ts";
 import type { StepJobResult, StepPool } from "./step-job.ts";
@@ -100,6 +102,9 @@ export class Run {
   readonly input: JsonValue;
   readonly inputHash: string;
   readonly restricted: boolean;
+  /** The query the router classified (seed 004; `intent.ts`) and the intent it found. */
+  readonly query: string;
+  readonly intent: RunIntent | null;
   readonly log: EventLog;
   readonly policy: CapabilityPolicy;
   readonly workspaceBefore: SnapshotEntry[];
@@ -144,6 +149,8 @@ export class Run {
     this.epochMs = parseIsoMillis(this.epoch);
     this.restricted = request.restricted === true;
     this.runId = deriveId("reach-wasm/run", loaded.packDigest, this.inputHash, this.seed);
+    this.query = queryOf(this.input, loaded.pack);
+    this.intent = classifyIntent(loaded.pack.intents, this.query);
     this.#clock = new VirtualClock(this.epochMs);
     this.log = new EventLog({ runId: this.runId, clock: this.#clock });
     this.policy = capabilityPolicy(loaded.pack.manifest, { restricted: this.restricted });
@@ -223,7 +230,7 @@ export class Run {
     const attempt = replan?.attempt ?? 0;
     this.checkAbort({ phase: "planning", attempt });
     this.#request.onProgress?.({ kind: "planning", attempt });
-    const context = plannerContext(loaded, this.maxSteps, replan);
+    const context = plannerContext(loaded, this.maxSteps, replan, loaded.pack.intents === undefined ? undefined : { query: this.query, intent: this.intent });
     const invocationId = plannerInvocationId(loaded, this.seed, attempt);
     let document: unknown;
     try {
@@ -248,6 +255,7 @@ export class Run {
       approve: this.#request.approve === true,
       // In a replay the approvals are the recorded ones, whose trust was decided (and recorded) at run time.
       approvals: { records: this.#request.approvals ?? [], store: this.#request.trustStore ?? null, anyKey: this.#request.replay !== undefined },
+      intent: { intent: this.intent, generates: new Map([...loaded.tools].map(([n, t]) => [n, "generates" in t.definition ? (t.definition.generates ?? []) : []])) },
     });
     for (const s of g.plan.steps) {
       if (s.id.startsWith(RESERVED_STEP_PREFIX) || this.usedStepIds.has(s.id)) {
@@ -279,6 +287,7 @@ export class Run {
       requestHash: hashCanonical(this.requestDoc),
       workspaceBefore: snapshotDigest(this.workspaceBefore),
     };
+    if (loaded.pack.intents !== undefined) started["intent"] = this.intent;
     if (gated !== null) {
       started["planId"] = gated.plan.plan_id;
       started["planHash"] = gated.planHash;
