@@ -62,6 +62,10 @@ export type EngineRunRequest = {
   fetch?: FetchLike;
   /** Progress reports (never part of the hashed record). */
   onProgress?: (p: RunProgress) => void;
+  /** The caller's correlation id (seed 004 `requestId`; 1–128 of A–Z a–z 0–9 . _ : -); default: derived from the run id. */
+  requestId?: string;
+  /** The wall clock for the run files' real times (default `performance.timeOrigin + performance.now()`); never hashed. */
+  wallClock?: () => number;
   /**
    * Federation events for the capsule's annex (`federation.jsonl`, `src/engine/annex.ts`), given the finished run;
    * they are chained onto the run hash and never change it.
@@ -148,6 +152,14 @@ async function prepareRun(env: EngineEnvironment, request: Pick<EngineRunRequest
   return { loaded, trust, restricted };
 }
 
+/** A caller's correlation id: 1–128 characters from A–Z a–z 0–9 . _ : - (it is recorded and shown everywhere). */
+function checkRequestId(id: unknown): string {
+  if (typeof id !== "string" || !/^[A-Za-z0-9._:-]{1,128}$/.test(id)) {
+    throw new ReachError("PROTO_INVALID_ARGUMENT", `the request id ${JSON.stringify(String(id).slice(0, 60))} is not 1-128 characters from A-Z a-z 0-9 . _ : -; pass a correlation id such as req-2026-001`);
+  }
+  return id;
+}
+
 /** The run options of an engine request (what `runPack` and sessions take besides the pack). */
 function runOptions(request: EngineRunRequest): Omit<RunRequest, "loaded" | "env" | "restricted"> {
   return {
@@ -159,6 +171,8 @@ function runOptions(request: EngineRunRequest): Omit<RunRequest, "loaded" | "env
     ...(request.maxSteps === undefined ? {} : { maxSteps: request.maxSteps }),
     ...(request.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: request.stepTimeoutMs }),
     ...(request.parallel === undefined ? {} : { parallel: request.parallel }),
+    ...(request.requestId === undefined ? {} : { requestId: checkRequestId(request.requestId) }),
+    ...(request.wallClock === undefined ? {} : { wallClock: request.wallClock }),
     ...(request.signal === undefined ? {} : { signal: request.signal }),
     ...(request.interrupted === undefined ? {} : { interrupted: request.interrupted }),
     ...(request.fetch === undefined ? {} : { fetch: request.fetch }),

@@ -8,7 +8,7 @@
 import { sha256Hex } from "../canonical/sha256.ts";
 import { FEDERATION_ENTRY } from "../capsule/run-capsule.ts";
 import type { AnnexEvent } from "./annex.ts";
-import { PLAN_ENTRY } from "../capsule/run-capsule.ts";
+import { PLAN_ENTRY, RUN_DOC_ENTRY } from "../capsule/run-capsule.ts";
 import { AFTER_PREFIX, BLOB_PREFIX, capsuleIndexDigest, entriesUnder, EVENTS_ENTRY, PACK_PREFIX, PROOF_ENTRY, REQUEST_ENTRY, TAPE_ENTRY } from "../capsule/run-capsule.ts";
 import type { RunCapsule } from "../capsule/run-capsule.ts";
 import { verifyRunCapsule } from "./verify.ts";
@@ -170,13 +170,14 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
     throw invalid(`${REQUEST_ENTRY} is not a replay request document`);
   }
   const loaded = await loadPack(entriesUnder(capsule.entries, PACK_PREFIX), options);
-  const replay = replayDirectives(recorded);
+  const replay = { ...replayDirectives(recorded), runDocument: capsule.entries.has(RUN_DOC_ENTRY) };
   const player = new TapePlayer(readTapeJsonl(capsule.entries.get(TAPE_ENTRY) ?? new Uint8Array()), entriesUnder(capsule.entries, BLOB_PREFIX));
   const runRequest: RunRequest = {
     loaded,
     input: request.input,
     seed: request.seed,
     approve: request.approve,
+    ...(typeof request.requestId === "string" ? { requestId: request.requestId } : {}),
     ...(Array.isArray(request.approvals) ? { approvals: request.approvals } : {}),
     restricted: request.restricted,
     ...(request.maxSteps === null ? {} : { maxSteps: request.maxSteps }),

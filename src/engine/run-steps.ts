@@ -20,7 +20,7 @@ import type { Generation, LedgerState } from "./generation.ts";
 import { infraTool } from "./infra-tools.ts";
 import type { Run } from "./run.ts";
 import { Aborted } from "./run.ts";
-import { recordStep, stepEvidence, terminalReason } from "./step-events.ts";
+import { failedEvidence, recordStep, stepEvidence, terminalReason } from "./step-events.ts";
 import type { StepJob, StepJobResult } from "./step-job.ts";
 import { unwireExecution } from "./step-job.ts";
 
@@ -133,7 +133,7 @@ export function emitStep(run: Run, gen: Generation, p: PreparedStep, result: Ste
   if (p.refusal !== null || result === null || p.envelope === null) {
     const error = p.refusal ?? new ReachError("EXEC_TOOL_FAILED", `step "${step.id}" did not run`);
     run.log.append("run.step.failed", { stepId: step.id, result: { status: "error", reason: terminalReason(error) }, error: error.toDetails() });
-    run.evidence.push({ stepId: step.id, toolName: step.tool, input: step.arguments, output: null, schemaValidation: "fail", durationMs: 0, retryCount: 0, replanEvents: [], status: "failed", artifacts: [], error: error.toDetails() });
+    run.evidence.push(failedEvidence(step, error, run.requestId));
     progress({ kind: "step", ...at, status: "failed", durationMs: 0, code: error.code });
     run.stepIndex++;
     gen.emitted(p.index);
@@ -147,7 +147,7 @@ export function emitStep(run: Run, gen: Generation, p: PreparedStep, result: Ste
   run.fuelSpent += exec.fuelUsed;
   run.recordStop(invocationId, exec.stepError);
   recordStep(run.log, step, exec, run.request.loaded.pack.manifest.capabilities.tools.map((t) => t.name));
-  run.evidence.push(stepEvidence(step, envelope, exec.toolOutput, exec.stepError, exec.schemaValidation, exec.artifacts, exec.durationMs, []));
+  run.evidence.push(stepEvidence(step, envelope, exec.toolOutput, exec.stepError, exec.schemaValidation, exec.artifacts, exec.durationMs, run.requestId));
   progress({ kind: "step", ...at, status: exec.stepError === null ? "completed" : "failed", durationMs: exec.durationMs, fuel: exec.fuelUsed.toString(), ...(exec.stepError === null ? {} : { code: exec.stepError.code }) });
   run.stepIndex++;
   gen.emitted(p.index);

@@ -45,10 +45,11 @@ import { INFRA_TOOL_NAMES } from "./infra-tools.ts";
 import { emitStep, prepareStep } from "./run-steps.ts";
 import { classifyIntent, queryOf } from "./intent.ts";
 import type { RunIntent } from "./intent.ts";
+import type { RealTimes } from "./run-document.ts";
 import type { PreparedStep, StepOutcome } from "./run-steps.ts";
 import { runStepJob } from "./step-job.ts";
 import type { StepJobResult, StepPool } from "./step-job.ts";
-import { terminalReason } from "./step-events.ts";
+import { failedEvidence, skippedEvidence, terminalReason } from "./step-events.ts";
 import type { ExecutionHeader, RunPhase, RunRecord, RunRequest, RunStatus } from "./types.ts";
 
 /** The default virtual epoch (ARCHITECTURE "Determinism"). */
@@ -67,6 +68,11 @@ export type ReplayDirectives = {
   abortedAt: AbortPoint | null;
   /** The recorded signal name of an aborted run. */
   signal: string | null;
+  /**
+   * Whether the recorded capsule holds the run document (`run.json`) and the per-step `TASK_<id>.json` entries;
+   * capsules made before they existed replay without them, so they keep their run hash. Absent: true.
+   */
+  runDocument?: boolean;
 };
 
 /** One recorded stop: the invocation and its stop point. */
@@ -102,6 +108,8 @@ export class Run {
   readonly input: JsonValue;
   readonly inputHash: string;
   readonly restricted: boolean;
+  /** The run's correlation id (seed 004 `requestId`): the caller's, else derived from the run id. */
+  readonly requestId: string;
   /** The query the router classified (seed 004; `intent.ts`) and the intent it found. */
   readonly query: string;
   readonly intent: RunIntent | null;
@@ -138,10 +146,15 @@ export class Run {
   #pool: StepPool | null = null;
   #serial: Promise<unknown> = Promise.resolve();
   #workspace: { image: WorkspaceImage; ws: Workspace } | null = null;
+  /** The wall clock, and the real times it gave (run files and live events only; never hashed). */
+  readonly wallClock: () => number;
+  readonly #real: RealTimes;
 
   private constructor(request: RunRequest) {
     const { loaded } = request;
     this.#request = request;
+    this.wallClock = request.wallClock ?? (() => performance.timeOrigin + performance.now());
+    this.#real = { createdAt: this.wallClock(), startedAt: null, completedAt: 0 };
     this.input = request.input ?? {};
     this.inputHash = hashCanonical(this.input);
     this.seed = runSeed(this.inputHash, request.seed);
@@ -149,6 +162,7 @@ export class Run {
     this.epochMs = parseIsoMillis(this.epoch);
     this.restricted = request.restricted === true;
     this.runId = deriveId("reach-wasm/run", loaded.packDigest, this.inputHash, this.seed);
+    this.requestId = request.requestId ?? deriveId("reach-wasm/request", this.runId);
     this.query = queryOf(this.input, loaded.pack);
     this.intent = classifyIntent(loaded.pack.intents, this.query);
     this.#clock = new VirtualClock(this.epochMs);
@@ -170,6 +184,7 @@ export class Run {
       restricted: this.restricted,
       maxSteps: request.maxSteps ?? null,
       stepTimeoutMs: request.stepTimeoutMs ?? null,
+      ...(request.requestId === undefined ? {} : { requestId: request.requestId }),
       ...(request.mode === "session" ? { mode: "session" as const } : {}),
       ...(request.approvals === undefined || request.approvals.length === 0 ? {} : { approvals: [...request.approvals] }),
     };
@@ -292,6 +307,7 @@ export class Run {
       started["planId"] = gated.plan.plan_id;
       started["planHash"] = gated.planHash;
     }
+    this.#real.startedAt = this.wallClock();
     this.log.append("run.started", started);
   }
 
@@ -388,7 +404,7 @@ export class Run {
       this.log.append("policy.violation", { violationType: (d["violationType"] as string | undefined) ?? "UNDEFINED_TOOL", details: error.message, attemptedCapability: (d["attemptedCapability"] as string | undefined) ?? step.tool, declaredCapabilities: this.#request.loaded.pack.manifest.capabilities.tools.map((t) => t.name), stepId: step.id });
     }
     this.log.append("run.step.failed", { stepId: step.id, result: { status: "error", reason: terminalReason(error) }, error: error.toDetails() });
-    this.evidence.push({ stepId: step.id, toolName: step.tool, input: step.arguments, output: null, schemaValidation: "fail", durationMs: 0, retryCount: 0, replanEvents: [], status: "failed", artifacts: [], error: error.toDetails() });
+    this.evidence.push(failedEvidence(step, error, this.requestId));
     this.stepIndex++;
     gen.emitted(i);
   }
@@ -454,6 +470,9 @@ export class Run {
    */
   #terminate(status: RunStatus, error: ReachError | null, at: AbortPoint | null, stops: Record<string, unknown>): RunRecord {
     this.phases.push(status);
+    this.#real.completedAt = this.wallClock();
+    const ran = new Set(this.evidence.map((e) => e.stepId));
+    for (const step of this.gated?.plan.steps ?? []) if (!ran.has(step.id)) this.evidence.push(skippedEvidence(step, this.requestId));
     const body = this.#body(status, error);
     const committed = { workspaceAfter: this.workspace.digest(), contents: contentsDigest(body), ...stops };
     if (status === "COMPLETED") {
@@ -488,7 +507,25 @@ export class Run {
       workspaceBefore: { files: before, links: new Map() },
       workspaceAfter: this.workspace.contents(),
       artifacts: new Map(this.artifacts.artifacts.map((a) => [a.info.path, a.bytes])),
+      ...(this.#request.replay?.runDocument === false ? {} : { tasks: this.#tasks() }),
     });
+  }
+
+  /** Each step's evidence with its virtual duration (from its `run.step.started` to its end event): `TASK_<id>.json`. */
+  #tasks(): Map<string, unknown> {
+    const span = new Map<string, [number, number]>();
+    for (const e of this.log.events) {
+      const id = String(e.payload["stepId"]);
+      const ms = parseIsoMillis(e.timestamp);
+      if (e.type === "run.step.started") span.set(id, [ms, ms]);
+      else if (e.type === "run.step.completed" || e.type === "run.step.failed") span.set(id, [span.get(id)?.[0] ?? ms, ms]);
+    }
+    const tasks = new Map<string, unknown>();
+    for (const ev of this.evidence) {
+      const s = span.get(ev.stepId);
+      tasks.set(ev.stepId, { ...ev, durationMs: s === undefined ? 0 : s[1] - s[0] });
+    }
+    return tasks;
   }
 
   /** The signal an abort came from (recorded; a replay repeats the recorded one). */
@@ -544,6 +581,9 @@ export class Run {
       workspaceFiles: files,
       warnings: [...this.#request.loaded.warnings],
       body,
+      requestId: this.requestId,
+      realTimes: { ...this.#real },
+      ...(this.#request.replay?.runDocument === false ? { runDocument: false } : {}),
     };
   }
 }

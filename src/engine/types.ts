@@ -16,6 +16,7 @@ import type { LoadedPack } from "./pack.ts";
 import type { EngineEnvironment } from "./runners.ts";
 import type { ReplayDirectives } from "./run.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
+import type { RealTimes } from "./run-document.ts";
 
 /** The three terminal states (seed 003 §3.1). */
 export type RunStatus = "COMPLETED" | "FAILED" | "ABORTED";
@@ -43,6 +44,11 @@ export type RunRequest = {
   seed?: string;
   /** Explicit approval of a risk-3 plan (`--approve`). */
   approve?: boolean;
+  /**
+   * The caller's correlation id (seed 004 `requestId`; `--request-id`): recorded in `request.json`, the evidence and
+   * `run.json`. Default: derived from the run id.
+   */
+  requestId?: string;
   /** Signed approval records of a risk-3 plan (`--approval FILE`; `src/trust/approval.ts`). */
   approvals?: readonly unknown[];
   /** The trust store whose keys' approvals count. */
@@ -75,6 +81,11 @@ export type RunRequest = {
   player?: TapePlayer;
   /** Progress callback. */
   onProgress?: (p: RunProgress) => void;
+  /**
+   * The wall clock (ms since the Unix epoch) for the real times of the run files' `run.json` and the live event stream;
+   * never hashed (default `performance.timeOrigin + performance.now()`).
+   */
+  wallClock?: () => number;
   /** The platform's engines. */
   env: EngineEnvironment;
 };
@@ -124,4 +135,10 @@ export type RunRecord = {
   warnings: string[];
   /** The capsule's body (every entry but the events, index, proof and annex); its digest is the terminal event's `contents`. */
   body: Map<string, Uint8Array>;
+  /** The run's correlation id (seed 004). */
+  requestId: string;
+  /** Real times of the run (never hashed). */
+  realTimes: RealTimes;
+  /** False when a replay of a capsule made before `run.json` and `TASK_<id>.json` existed left them out. */
+  runDocument?: false;
 };
