@@ -36,9 +36,9 @@ export default tseslint.config(
     },
   },
   {
-    // the standalone verifier is plain Node.js for third parties
-    files: ["conformance/verifier/*.mjs"],
-    languageOptions: { globals: { console: "readonly", process: "readonly", TextDecoder: "readonly", TextEncoder: "readonly" } },
+    // the standalone verifier is plain Node.js for third parties; so are the broken conformance adapters (fixtures)
+    files: ["conformance/verifier/*.mjs", "conformance/fixtures/**/*.mjs"],
+    languageOptions: { globals: { console: "readonly", process: "readonly", TextDecoder: "readonly", TextEncoder: "readonly", Buffer: "readonly", URL: "readonly" } },
     rules: { "@typescript-eslint/no-unused-vars": ["error", { varsIgnorePattern: "^_" }] },
   },
   {

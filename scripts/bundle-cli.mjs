@@ -11,7 +11,8 @@ import { chmodSync, rmSync } from "node:fs";
 
 rmSync("dist/cli/chunks", { recursive: true, force: true });
 await build({
-  entryPoints: ["src/cli/main.ts", "src/platform/engine-worker.ts", "src/platform/step-worker.ts"],
+  // conformance-cases.js: the runtime-neutral cases of conformance/lib/ that `reach-wasm conformance` runs in process
+  entryPoints: ["src/cli/main.ts", "src/platform/engine-worker.ts", "src/platform/step-worker.ts", { in: "conformance/lib/all.ts", out: "conformance-cases" }],
   bundle: true,
   splitting: true,
   format: "esm",
@@ -24,5 +25,6 @@ await build({
   external: ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@electric-sql/pglite", "pg", "pg-boss", "@bytecodealliance/*"],
   logLevel: "error",
   legalComments: "none",
+  minify: true,
 });
 chmodSync("dist/cli/main.js", 0o755);

@@ -85,6 +85,22 @@ describe("run → capsule → replay → verify", () => {
     });
   }
 
+  it("a capsule re-compressed with another gzip (level 9, a file name, a time) still verifies and replays, and verify says so", async () => {
+    const { gunzipSync, gzipSync } = await import("fflate");
+    const r = await cli(["run", "packs/hello", "--unrestricted", "--json", "--out", join(scratch, "regz")]);
+    const original = readFileSync(r.json!["capsule"] as string);
+    const again = join(scratch, "regz", "again.capsule.tar.gz");
+    writeFileSync(again, gzipSync(gunzipSync(original), { level: 9, mtime: 1_700_000_000_000, filename: "run.tar" }));
+    const v = await cli(["verify", again, "--json"]);
+    expect(v.code, v.stderr).toBe(0);
+    const checks = v.json!["checks"] as { name: string; ok: boolean; message: string }[];
+    expect(checks.find((c) => c.name === "archive")?.message).toMatch(/re-compressed/);
+    expect(v.json!["runHash"]).toBe(r.json!["runHash"]);
+    expect((await cli(["replay", again, "--json"])).json).toMatchObject({ matches: true });
+    const plain = await cli(["verify", r.json!["capsule"] as string, "--json"]);
+    expect((plain.json!["checks"] as { name: string }[]).some((c) => c.name === "archive")).toBe(false);
+  });
+
   it("a failed run has a capsule too, and it replays", async () => {
     const r = await cli(["run", "packs/path_escape_fail", "--unrestricted", "--json", "--out", join(scratch, "failed")]);
     expect(r.code).toBe(1);

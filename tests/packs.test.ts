@@ -178,6 +178,11 @@ describe("failing packs exit with their expected code and leave no partial effec
         return;
       }
       expect(r.json?.status).toBe("FAILED");
+      if (expected.violationType !== undefined) {
+        // seed 003 §4.3 "Audit Trail": the denial is a policy.violation event of the run
+        const events = readFileSync(join(r.json!.out, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string; payload: Record<string, unknown> });
+        expect(events.filter((e) => e.type === "policy.violation").map((e) => e.payload["violationType"])).toEqual([expected.violationType]);
+      }
       for (const p of expected.absent ?? []) expect(existsSync(join(r.json!.out, p)), p).toBe(false);
       // the failed step committed nothing: --out holds exactly the workspace files the pack shipped, and no artifact
       expect(filesUnder(join(r.json!.out, "workspace"))).toEqual(filesUnder(join(root, "packs", name, "workspace")));

@@ -11,6 +11,7 @@ import { jcsCases } from "./jcs-cases.ts";
 import { parallelCases } from "./parallel-cases.ts";
 import { pythonCases } from "./python-cases.ts";
 import { reportCases } from "./report-cases.ts";
+import { schemaCases } from "./schema-cases.ts";
 import { toolCases } from "./tool-cases.ts";
 import { trustCases } from "./trust-cases.ts";
 import { wasiFsCases } from "./wasi-fs-cases.ts";
@@ -26,6 +27,7 @@ export type Suite = { suite: string; cases: ConformanceCase[] };
  */
 export function allSuites(io: ConformanceIO): Suite[] {
   return [
+    { suite: "schema", cases: schemaCases(io) },
     { suite: "jcs", cases: jcsCases(io) },
     { suite: "determinism", cases: determinismCases(io) },
     { suite: "hash-chain", cases: chainCases(io) },

@@ -10,7 +10,8 @@
  *   same entry (see `_ustar.ts`).
  * - gzip: fflate `gzipSync` with {@link GZIP_OPTIONS} — deflate level 6 (zlib's default: the usual size/speed
  *   balance), hash size pinned (`mem` 7) so that nothing depends on fflate's input-length heuristic, header MTIME 0,
- *   no file name, XFL 0, OS 3 (Unix, fflate's fixed value). One member. The reader accepts only this header.
+ *   no file name, XFL 0, OS 3 (Unix, fflate's fixed value). One member. The reader accepts any gzip header (a
+ *   re-compressed capsule is read and checked entry by entry); `archiveIsCanonical` tells whether the bytes are these.
  *
  * Reading (`readArchive`) accepts exactly that format and refuses everything else with a `ReachError` whose
  * `details.reason` says what was wrong (see `_errors.ts`): malformed, malicious or damaged capsules are
@@ -162,4 +163,20 @@ export function readArchive(bytes: Uint8Array, limits?: Partial<ArchiveLimits>):
  */
 export function isArchiveRefusal(err: unknown, reason: RefusalReason): err is ReachError {
   return err instanceof ReachError && err.details.reason === reason;
+}
+
+/**
+ * Whether an archive's bytes are exactly what `writeArchive` makes of its entries (the canonical, deterministic
+ * encoding). A capsule that was re-compressed or re-packed still reads and verifies entry by entry; this tells that
+ * its file is no longer byte-identical to the one the run wrote.
+ * @param bytes the `.tar.gz` as read
+ * @param entries its entries (`readArchive(bytes)`)
+ * @returns true when re-encoding the entries gives the same bytes
+ * @example const canonical = archiveIsCanonical(bytes, readArchive(bytes));
+ */
+export function archiveIsCanonical(bytes: Uint8Array, entries: ReadonlyMap<string, Uint8Array>): boolean {
+  const again = writeArchive([...entries].map(([path, content]) => ({ path, bytes: content })));
+  if (again.length !== bytes.length) return false;
+  for (let i = 0; i < again.length; i++) if (again[i] !== bytes[i]) return false;
+  return true;
 }

@@ -238,7 +238,22 @@ export type RunCapsule = {
  * ```
  */
 export function readRunCapsule(bytes: Uint8Array, limits?: Partial<ArchiveLimits>): RunCapsule {
-  const entries = readArchive(bytes, limits);
+  return runCapsuleFromEntries(readArchive(bytes, limits));
+}
+
+/**
+ * A capsule from an archive's entries already read (`readArchive`): the index and every entry checked against it.
+ * @param archiveEntries every entry of the archive, `capsule.json` included (the map is taken over)
+ * @returns the capsule
+ * @throws ReachError `REPLAY_CAPSULE_INVALID` for a missing or malformed index
+ * @example
+ * ```ts
+ * declare const entries: Map<string, Uint8Array>; // readArchive(bytes) of a capsule's .tar.gz bytes
+ * const capsule = runCapsuleFromEntries(entries);
+ * ```
+ */
+export function runCapsuleFromEntries(archiveEntries: Map<string, Uint8Array>): RunCapsule {
+  const entries = archiveEntries;
   const raw = entries.get(CAPSULE_INDEX);
   if (raw === undefined) throw new ReachError("REPLAY_CAPSULE_INVALID", `the archive has no ${CAPSULE_INDEX}; it is not a reach-wasm capsule`);
   entries.delete(CAPSULE_INDEX);

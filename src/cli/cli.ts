@@ -16,12 +16,14 @@ type Handler = (argv: readonly string[], io: CliIO) => Promise<number>;
  * module is imported only when it runs, so that `reach-wasm run` does not load what `verify` needs and the other way round.
  */
 const HANDLERS: Readonly<Record<string, () => Promise<Handler>>> = {
+  conformance: async () => (await import("./conformance.ts")).runConformanceCommand,
   delegate: async () => (await import("./delegate.ts")).runDelegateCommand,
   diff: async () => (await import("./diff.ts")).runDiffCommand,
   doctor: async () => (await import("./doctor.ts")).runDoctorCommand,
   keygen: async () => (await import("./keygen.ts")).runKeygenCommand,
   approve: async () => (await import("./approve.ts")).runApproveCommand,
   trust: async () => (await import("./trust.ts")).runTrustCommand,
+  mcp: async () => (await import("./mcp.ts")).runMcpCommand,
   node: async () => (await import("./node.ts")).runNodeCommand,
   pack: async () => (await import("./pack.ts")).runPackCommand,
   replay: async () => (await import("./capsule-commands.ts")).runReplayCommand,
@@ -74,9 +76,12 @@ function helpText(): string {
   return lines.join("\n") + "\n";
 }
 
-/** Write a ReachError the way every command does: message on stderr, or one JSON object on stdout with --json. */
+/**
+ * Write a ReachError the way every command does: message on stderr, and with --json one object on stdout, the upstream
+ * error document (`error.schema.json`: `{specVersion, error: {code, message, details, category, severity, …}}`).
+ */
 function report(io: CliIO, err: ReachError, json: boolean): void {
-  if (json) io.stdout(JSON.stringify({ error: err.toDetails() }) + "\n");
+  if (json) io.stdout(JSON.stringify(err.toJSON()) + "\n");
   io.stderr(`reach-wasm: ${err.code}: ${err.message}\n`);
 }
 

@@ -4,8 +4,6 @@
  * @module
  */
 import process from "node:process";
-import { installComponentStore } from "../platform/component-store.ts";
-import { installFuelStore } from "../platform/fuel-store.ts";
 import { installNativeSha256 } from "../platform/native-sha256.ts";
 import { setEngineWorkerUrl } from "../platform/engine-thread.ts";
 import { main } from "./cli.ts";
@@ -22,9 +20,12 @@ const lastResort = (err: unknown): void => {
 };
 process.on("uncaughtException", lastResort);
 process.on("unhandledRejection", lastResort);
-installFuelStore();
-installComponentStore();
-process.exitCode = await main(process.argv.slice(2), {
+const argv = process.argv.slice(2);
+// `run` hands the whole engine to its thread (which sets up its own environment), so its main thread loads only
+// what parses arguments and writes files: start-up CPU is what a short run costs. Every other command may run
+// engine code on this thread, with the platform's caches.
+if (argv[0] !== "run") (await import("../platform/environment.ts")).defaultEnvironment();
+process.exitCode = await main(argv, {
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
   terminal: detectTerminal(),

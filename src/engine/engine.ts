@@ -18,7 +18,7 @@ import { runFiles, runResult } from "./run-files.ts";
 import type { EngineEnvironment } from "./runners.ts";
 import type { RunProgress, RunRecord, RunRequest, RunStatus } from "./types.ts";
 import { Session } from "./session.ts";
-import type { SessionCall, SessionTool } from "./session.ts";
+import type { SessionCall, SessionTool, WorkspaceFile } from "./session.ts";
 
 /** Largest pack accepted (all files together), as a directory or an archive. */
 export const MAX_PACK_BYTES = 256 * 1024 * 1024;
@@ -193,7 +193,7 @@ function engineRun(record: RunRecord, loaded: LoadedPack, trust: PackTrust, rest
     files: runFiles(record),
     result: runResult(record),
     pack: { id: loaded.pack.id, version: loaded.pack.version, digest: loaded.packDigest, trust, restricted },
-    warnings: [...loaded.warnings],
+    warnings: [...record.warnings], // the pack's, then deprecated features the run used (seed 003 §9.2)
   };
 }
 
@@ -205,6 +205,10 @@ export type EngineSession = {
   tools(): SessionTool[];
   /** One call, checked, executed and recorded as a step (see `session.ts`). */
   call(tool: string, args: JsonValue): Promise<SessionCall>;
+  /** The workspace's regular files now (path and size, sorted); read-only. */
+  workspace(): WorkspaceFile[];
+  /** A copy of one workspace file's bytes, or null when there is no such file. */
+  readWorkspace(path: string): Uint8Array | null;
   /** The ended run, once a hard failure ended it; null while it runs. */
   readonly ended: EngineRun | null;
   /** End the session (COMPLETED, or ABORTED with `aborted`) and build its capsule. */
@@ -237,6 +241,8 @@ export async function openSession(env: EngineEnvironment, request: EngineRunRequ
   return {
     pack: { id: loaded.pack.id, version: loaded.pack.version, digest: loaded.packDigest, trust, restricted },
     tools: () => session.tools(),
+    workspace: () => session.workspaceFiles(),
+    readWorkspace: (path) => session.readWorkspaceFile(path),
     call: async (tool, args) => {
       const answer = await session.call(tool, args);
       settle();

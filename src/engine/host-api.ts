@@ -6,10 +6,10 @@
  */
 export { bytesToHex, hexToBytes } from "../canonical/hex.ts";
 export { canonicalize, hashCanonical } from "../canonical/jcs.ts";
-export { writeArchive, readArchive } from "../capsule/archive.ts";
+export { writeArchive, readArchive, archiveIsCanonical } from "../capsule/archive.ts";
 export { DEFAULT_ARCHIVE_LIMITS } from "../capsule/limits.ts";
 export type { ArchiveLimits } from "../capsule/limits.ts";
-export { readRunCapsule } from "../capsule/run-capsule.ts";
+export { readRunCapsule, runCapsuleFromEntries } from "../capsule/run-capsule.ts";
 export type { RunCapsule } from "../capsule/run-capsule.ts";
 export { approvalPlanHash, signApproval } from "../trust/approval.ts";
 export type { ApprovalRecord } from "../trust/approval.ts";

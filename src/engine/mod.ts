@@ -33,5 +33,5 @@ export type { CapsuleVerification, VerifyCheck } from "./verify.ts";
 export { openSession } from "./engine.ts";
 export type { EngineSession } from "./engine.ts";
 export { Session } from "./session.ts";
-export type { SessionCall, SessionTool } from "./session.ts";
+export type { SessionCall, SessionTool, WorkspaceFile } from "./session.ts";
 export { infraTool, infraTools, INFRA_TOOL_NAMES, isInfraTool } from "./infra-tools.ts";

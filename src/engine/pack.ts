@@ -26,6 +26,8 @@ import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignatur
 import type { TrustStore } from "../trust/trust-store.ts";
 import { isInfraTool } from "./infra-tools.ts";
 import type { InfraDefinition } from "./infra-tools.ts";
+import { resolveDependencies } from "./dependencies.ts";
+import type { ResolvedDependency } from "./dependencies.ts";
 import { compileSchema, isLiteSchema, loadFullValidator } from "./schema-check.ts";
 
 /** The pack document's file name. */
@@ -67,8 +69,10 @@ export type LoadedPack = {
   readonly entrypoint: PackEntrypoint;
   /** Initial workspace files per declared root. */
   readonly workspaceFiles: Readonly<Record<string, Record<string, Uint8Array>>>;
-  /** Non-fatal findings (a newer minor specVersion, …), for stderr. */
+  /** Non-fatal findings (a newer minor specVersion, an unresolved optional dependency, …), for stderr. */
   readonly warnings: readonly string[];
+  /** The dependencies, resolved against the packs vendored under `deps/` and locked by digest (seed 003 §4.1). */
+  readonly dependencies: readonly ResolvedDependency[];
 };
 
 /** Options of {@link loadPack}. */
@@ -187,7 +191,8 @@ function checkToolCode(name: string, def: ToolDefinition, code: Uint8Array): str
  * @param files the pack's files by relative path
  * @param options what this build can run
  * @returns the loaded pack
- * @throws ReachError `PACK_NOT_FOUND` (no reach.json), `PACK_MALFORMED`, `PACK_INVALID_MANIFEST`, `PROTO_VERSION_MISMATCH`
+ * @throws ReachError `PACK_NOT_FOUND` (no reach.json), `PACK_MALFORMED`, `PACK_INVALID_MANIFEST`, `PROTO_VERSION_MISMATCH`,
+ *   `PACK_DEPENDENCY_UNRESOLVED`
  * @example const loaded = await loadPack(new Map([["reach.json", bytes], …]));
  */
 export async function loadPack(files: ReadonlyMap<string, Uint8Array>, options: LoadPackOptions = {}): Promise<LoadedPack> {
@@ -200,6 +205,8 @@ export async function loadPack(files: ReadonlyMap<string, Uint8Array>, options: 
   const warning = checkSpecVersion((raw as { specVersion?: unknown }).specVersion);
   if (warning !== null) warnings.push(warning);
   const pack = deepFreeze(parseOrThrow(PackSchema, raw, "PACK_INVALID_MANIFEST", PACK_FILE));
+  const deps = resolveDependencies(pack.dependencies ?? [], files); // seed 003 §4.1, offline (dependencies.ts)
+  warnings.push(...deps.warnings);
   const schemas = Object.values(pack.tools).flatMap((d) => [d.inputSchema, d.outputSchema]).filter((x) => x !== undefined);
   if (schemas.some((x) => !isLiteSchema(x))) await loadFullValidator();
 
@@ -275,6 +282,7 @@ export async function loadPack(files: ReadonlyMap<string, Uint8Array>, options: 
     entrypoint,
     workspaceFiles,
     warnings,
+    dependencies: deps.resolved,
   });
 }
 

@@ -39,7 +39,8 @@ describe("gatePlan", () => {
     ["risk 3 without approval", planOf([step("a")], { risk: { level: 3 } }), "PLAN_APPROVAL_REQUIRED"],
     ["a tool outside scope.allowed", planOf([step("a")], { scope: { allowed: ["other"] } }), "PLAN_SCOPE_VIOLATION"],
     ["a tool in scope.denied", planOf([step("a")], { scope: { allowed: ["echo"], denied: ["echo"] } }), "PLAN_SCOPE_VIOLATION"],
-    ["a tool not in the manifest", planOf([step("a", "shell")]), "PLAN_SCOPE_VIOLATION"],
+    ["a tool not in the manifest", planOf([step("a", "shell")], { scope: { allowed: ["echo", "shell"] } }), "POLICY_VIOLATION"],
+    ["a tool neither in the manifest nor in scope.allowed", planOf([step("a", "shell")]), "POLICY_VIOLATION"],
     ["no return_spec", { ...planOf([step("a")]), steps: [{ id: "a", tool: "echo", arguments: {} }] }, "PLAN_RETURN_SPEC_MISSING"],
     ["a return_spec that is not a schema", planOf([step("a", "echo", { return_spec: { type: "nonsense" } })]), "PLAN_INVALID"],
   ];
@@ -48,6 +49,17 @@ describe("gatePlan", () => {
       expect(await codeOf(() => gatePlanAsync(plan, { tools, ...(opts ?? {}) }))).toBe(code);
     });
   }
+
+  it("an undeclared tool is a POLICY_VIOLATION / UNDEFINED_TOOL naming the tool and the step (seed 003 §4.3)", () => {
+    let err: unknown;
+    try {
+      gatePlan(planOf([step("a"), step("b", "shell.exec")], { scope: { allowed: ["echo", "shell.exec"] } }), { tools });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ReachError);
+    expect((err as ReachError).details).toMatchObject({ violationType: "UNDEFINED_TOOL", attemptedCapability: "shell.exec", stepId: "b", stage: "plan" });
+  });
 
   it("risk 3 runs with --approve or an approval record signed by a trusted key; an unsigned record in the plan is refused", async () => {
     expect(gatePlan(planOf([step("a")], { risk: { level: 3 } }), { tools, approve: true }).approvedBy).toBe("cli");

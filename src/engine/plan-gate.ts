@@ -8,8 +8,9 @@
  *    `PLAN_INVALID` / `PLAN_TOO_MANY_STEPS`; step ids are unique and `depends_on` names earlier steps — `PLAN_INVALID`
  * 4. `risk.level` > 3 fails — `PLAN_RISK_TOO_HIGH`; `risk.level` == 3 needs `--approve` or an `approval`
  *    record — `PLAN_APPROVAL_REQUIRED`
- * 5. every step's tool is in `scope.allowed`, not in `scope.denied`, and declared with code in the manifest —
- *    `PLAN_SCOPE_VIOLATION`
+ * 5. every step's tool is declared with code in the manifest — else `POLICY_VIOLATION` with `violationType`
+ *    `UNDEFINED_TOOL` (seed 003 §4.2 "only declared tools MAY be invoked", §4.3 the denial's code), refused here,
+ *    before anything executes; and it is in the plan's `scope.allowed`, not in `scope.denied` — `PLAN_SCOPE_VIOLATION`
  * 6. every step has a `return_spec` that compiles — `PLAN_RETURN_SPEC_MISSING` / `PLAN_INVALID`
  * 7. every `{"$step": id, "pointer"}` argument names a step the step depends on, directly or transitively
  *    (`step-graph.ts`) — `PLAN_STEP_REFERENCE_INVALID` (details `reason`: `malformed`, `unknown` step, `self`, a
@@ -22,7 +23,7 @@
  * @module
  */
 import { hashCanonical } from "../canonical/jcs.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { policyViolation, ReachError } from "../protocol/errors.ts";
 import { parseOrThrow } from "../protocol/parse.ts";
 import { BlueprintSchema } from "../protocol/plan.ts";
 import type { Blueprint } from "../protocol/plan.ts";
@@ -109,14 +110,15 @@ export function gatePlan(document: unknown, options: GateOptions): GatedPlan {
   const denied = new Set(plan.scope.denied ?? []);
   for (const [i, step] of plan.steps.entries()) {
     const where = `steps[${i}] ("${step.id}")`;
-    if (!allowed.has(step.tool) || denied.has(step.tool)) {
-      throw refuse("PLAN_SCOPE_VIOLATION", `${where} uses tool "${step.tool}", which is outside the plan's scope.allowed; the orchestrator executes only the approved scope`, {
+    if (!options.tools.has(step.tool)) {
+      throw policyViolation("UNDEFINED_TOOL", step.tool, `${where} uses tool "${step.tool}", which the pack's manifest does not declare (or has no code for); nothing was executed — declare it in manifest.capabilities.tools and "tools", or plan without it`, {
         stepId: step.id,
         tool: step.tool,
+        stage: "plan",
       });
     }
-    if (!options.tools.has(step.tool)) {
-      throw refuse("PLAN_SCOPE_VIOLATION", `${where} uses tool "${step.tool}", which the pack's manifest does not declare (or has no code for); declare it in manifest.capabilities.tools and "tools"`, {
+    if (!allowed.has(step.tool) || denied.has(step.tool)) {
+      throw refuse("PLAN_SCOPE_VIOLATION", `${where} uses tool "${step.tool}", which is outside the plan's scope.allowed; the orchestrator executes only the approved scope`, {
         stepId: step.id,
         tool: step.tool,
       });

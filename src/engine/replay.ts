@@ -9,7 +9,7 @@ import { sha256Hex } from "../canonical/sha256.ts";
 import { FEDERATION_ENTRY } from "../capsule/run-capsule.ts";
 import type { AnnexEvent } from "./annex.ts";
 import { PLAN_ENTRY, RUN_DOC_ENTRY } from "../capsule/run-capsule.ts";
-import { AFTER_PREFIX, BLOB_PREFIX, capsuleIndexDigest, entriesUnder, EVENTS_ENTRY, PACK_PREFIX, PROOF_ENTRY, REQUEST_ENTRY, TAPE_ENTRY } from "../capsule/run-capsule.ts";
+import { AFTER_PREFIX, BLOB_PREFIX, capsuleIndexDigest, entriesUnder, EVENTS_ENTRY, PACK_PREFIX, PROOF_ENTRY, REQUEST_ENTRY, RESULT_ENTRY, TAPE_ENTRY } from "../capsule/run-capsule.ts";
 import type { RunCapsule } from "../capsule/run-capsule.ts";
 import { verifyRunCapsule } from "./verify.ts";
 import type { VerifyCheck } from "./verify.ts";
@@ -117,6 +117,16 @@ async function replaySession(request: RunRequest, capsule: RunCapsule): Promise<
   return await session.close();
 }
 
+/** Whether the recorded `result.json` holds the capability audit (capsules made before it existed do not). */
+function recordedHasAudit(capsule: RunCapsule): boolean {
+  try {
+    const result = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(capsule.entries.get(RESULT_ENTRY) ?? new Uint8Array())) as unknown;
+    return result !== null && typeof result === "object" && Object.hasOwn(result, "capabilityAudit");
+  } catch {
+    return true; // a damaged result.json diverges on its own
+  }
+}
+
 function invalid(message: string, details: Record<string, unknown> = {}): ReachError {
   return new ReachError("REPLAY_CAPSULE_INVALID", message, { details });
 }
@@ -170,7 +180,7 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
     throw invalid(`${REQUEST_ENTRY} is not a replay request document`);
   }
   const loaded = await loadPack(entriesUnder(capsule.entries, PACK_PREFIX), options);
-  const replay = { ...replayDirectives(recorded), runDocument: capsule.entries.has(RUN_DOC_ENTRY) };
+  const replay = { ...replayDirectives(recorded), audit: recordedHasAudit(capsule), runDocument: capsule.entries.has(RUN_DOC_ENTRY) };
   const player = new TapePlayer(readTapeJsonl(capsule.entries.get(TAPE_ENTRY) ?? new Uint8Array()), entriesUnder(capsule.entries, BLOB_PREFIX));
   const runRequest: RunRequest = {
     loaded,

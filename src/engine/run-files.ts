@@ -3,7 +3,7 @@
  *
  * | path | content |
  * |---|---|
- * | `result.json` | `{runId, status, runHash, outputHash?, outputs, error?, artifacts}` |
+ * | `result.json` | `{runId, status, runHash, outputHash?, outputs, error?, artifacts, capabilityAudit, deprecations?}` (seed 003 §4.2, §9.2) |
  * | `EXECUTION_HEADER.json` | the execution header: plan hash lock, manifest hash, input hash, seed, phases |
  * | `plan.json` | the approved plan (canonical JSON), when there was one |
  * | `events.jsonl` | the hash-chained events (seed 003 §3.3) |
@@ -45,6 +45,8 @@ export function runResult(record: RunRecord): Record<string, unknown> {
   };
   if (record.status === "COMPLETED") out["outputHash"] = hashCanonical(record.outputs);
   if (record.error !== null) out["error"] = record.error.toDetails();
+  if (record.capabilityAudit !== undefined) out["capabilityAudit"] = record.capabilityAudit;
+  if (record.deprecations !== undefined) out["deprecations"] = record.deprecations;
   return out;
 }
 

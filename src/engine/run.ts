@@ -19,6 +19,10 @@ import { parseSeed } from "../determinism/prng.ts";
 import { EventLog } from "../ledger/event-log.ts";
 import { capabilityPolicy, workspaceResources } from "../policy/capabilities.ts";
 import type { CapabilityPolicy } from "../policy/capabilities.ts";
+import { auditCapabilities, changedPaths } from "../policy/audit.ts";
+import type { CapabilityAudit } from "../policy/audit.ts";
+import { planDeprecations } from "../protocol/deprecations.ts";
+import type { DeprecationNotice } from "../protocol/deprecations.ts";
 import { ReachError, toReachError } from "../protocol/errors.ts";
 import type { RunEvidence } from "../protocol/evidence.ts";
 import type { PlanStep } from "../protocol/plan.ts";
@@ -49,7 +53,7 @@ import type { RealTimes } from "./run-document.ts";
 import type { PreparedStep, StepOutcome } from "./run-steps.ts";
 import { runStepJob } from "./step-job.ts";
 import type { StepJobResult, StepPool } from "./step-job.ts";
-import { failedEvidence, skippedEvidence, terminalReason } from "./step-events.ts";
+import { failedEvidence, recordPlanViolation, skippedEvidence, terminalReason } from "./step-events.ts";
 import type { ExecutionHeader, RunPhase, RunRecord, RunRequest, RunStatus } from "./types.ts";
 
 /** The default virtual epoch (ARCHITECTURE "Determinism"). */
@@ -73,6 +77,11 @@ export type ReplayDirectives = {
    * capsules made before they existed replay without them, so they keep their run hash. Absent: true.
    */
   runDocument?: boolean;
+  /**
+   * Whether the recorded run's `result.json` holds the capability audit (seed 003 §4.2); capsules made before the
+   * audit existed replay without it, so they keep their run hash. Absent: true.
+   */
+  audit?: boolean;
 };
 
 /** One recorded stop: the invocation and its stop point. */
@@ -137,6 +146,10 @@ export class Run {
   toolCalls = 0;
   fuelSpent = 0n;
   failedStep: string | undefined;
+  /** Deprecated features the run used (seed 003 §9.2). */
+  readonly deprecations: DeprecationNotice[] = [];
+  /** The post-execution capability audit (seed 003 §4.2), made when the run terminates. */
+  capabilityAudit: CapabilityAudit | null = null;
   readonly #request: RunRequest;
   readonly #runners: ReturnType<typeof runRunners>;
   /** What the planner's invocation shares with the run: its stops. */
@@ -264,6 +277,7 @@ export class Run {
       if (e.code === "EXEC_ABORTED") throw new Aborted(null);
       throw e;
     }
+    for (const d of planDeprecations(document)) this.noteDeprecation(d);
     const g = await gatePlanAsync(document, {
       tools: new Set([...loaded.tools.keys(), ...INFRA_TOOL_NAMES]),
       maxSteps: this.maxSteps,
@@ -280,6 +294,17 @@ export class Run {
       }
     }
     return g;
+  }
+
+  /**
+   * Warn about a deprecated feature (seed 003 §9.2): on stderr through the progress callback, in the run record's
+   * warnings, and in `result.json` (once per feature).
+   * @param notice the use
+   */
+  noteDeprecation(notice: DeprecationNotice): void {
+    if (this.deprecations.some((d) => d.id === notice.id)) return;
+    this.deprecations.push(notice);
+    this.#request.onProgress?.({ kind: "warning", message: notice.message });
   }
 
   /**
@@ -458,6 +483,7 @@ export class Run {
         this.failedStep = this.log.openStep;
         this.log.append("run.step.failed", { stepId: this.log.openStep, result: { status: "error", reason: terminalReason(error) }, error: error.toDetails() });
       }
+      recordPlanViolation(this.log, error, loaded.pack.manifest.capabilities.tools.map((t) => t.name));
       return this.#terminate(err instanceof Aborted ? "ABORTED" : "FAILED", error, err instanceof Aborted ? err.at : null, stops);
     }
     if (hashCanonical(loaded.pack.manifest) !== loaded.manifestHash) throw new Error("internal: the locked manifest changed during the run");
@@ -496,6 +522,12 @@ export class Run {
     const result: Record<string, unknown> = { runId: this.runId, status, planHash: this.gated?.planHash ?? null, outputs, artifacts: this.artifacts.artifacts.map((a) => a.info) };
     if (status === "COMPLETED") result["outputHash"] = hashCanonical(this.outputs);
     if (error !== null) result["error"] = error.toDetails();
+    if (this.deprecations.length > 0) result["deprecations"] = this.deprecations.map((d) => ({ ...d }));
+    // seed 003 §4.2 post-execution audit, before the terminal event: hashed with the run through `contents`
+    if (this.#request.replay?.audit !== false) {
+      this.capabilityAudit = auditCapabilities(loaded.pack.manifest, this.log.events, this.tape.records, changedPaths(this.workspaceBefore, this.workspace.snapshot()));
+      result["capabilityAudit"] = this.capabilityAudit;
+    }
     return capsuleBody({
       packFiles: loaded.files,
       request: this.requestDoc,
@@ -579,7 +611,9 @@ export class Run {
       workspaceBefore: this.workspaceBefore,
       workspaceAfter: after,
       workspaceFiles: files,
-      warnings: [...this.#request.loaded.warnings],
+      warnings: [...this.#request.loaded.warnings, ...this.deprecations.map((d) => d.message)],
+      ...(this.capabilityAudit === null ? {} : { capabilityAudit: this.capabilityAudit }),
+      ...(this.deprecations.length === 0 ? {} : { deprecations: [...this.deprecations] }),
       body,
       requestId: this.requestId,
       realTimes: { ...this.#real },

@@ -39,6 +39,20 @@ describe("session runs", () => {
     await checkCapsule(run);
   });
 
+  it("lists and reads the workspace's files as the committed steps left them, without recording anything", async () => {
+    const session = await openSession(env, { pack: { files: packFromDisk("hello") } });
+    expect(session.workspace()).toEqual([]);
+    const written = await session.call("write_temp", { name: "notes.txt", content: "one\ntwo\n" });
+    expect(written).toMatchObject({ ok: true, output: { path: "temp/notes.txt" } });
+    expect(session.workspace()).toEqual([{ path: "temp/notes.txt", size: 8 }]);
+    expect(new TextDecoder().decode(session.readWorkspace("temp/notes.txt")!)).toBe("one\ntwo\n");
+    expect(session.readWorkspace("temp/absent.txt")).toBeNull();
+    expect(session.readWorkspace("../etc/passwd")).toBeNull();
+    const run = await session.close();
+    expect(JSON.parse(new TextDecoder().decode(readRunCapsule(run.capsule.bytes).entries.get("plan.json")!)).steps).toHaveLength(1);
+    await checkCapsule(run);
+  });
+
   it("the run's budgets hold: a call past manifest.policies.maxToolCalls ends the session FAILED", async () => {
     const session = await openSession(env, { pack: { files: packFromDisk("hello") } }); // maxToolCalls 4
     for (let i = 0; i < 4; i++) expect((await session.call("read_memory", { key: `k${i}` })).ok).toBe(true);

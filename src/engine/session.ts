@@ -26,6 +26,9 @@ import type { RunRecord, RunRequest } from "./types.ts";
 /** A tool as a session offers it (MCP `tools/list`). */
 export type SessionTool = { name: string; description: string; inputSchema: JsonObject; outputSchema: JsonObject | null };
 
+/** A regular file of the session's workspace (MCP resources). */
+export type WorkspaceFile = { path: string; size: number };
+
 /** The answer to one call. */
 export type SessionCall =
   | { ok: true; stepId: string; output: JsonObject }
@@ -93,6 +96,26 @@ export class Session {
       inputSchema: (t.definition.inputSchema as JsonObject | undefined) ?? { type: "object" },
       outputSchema: (t.definition.outputSchema as JsonObject | undefined) ?? null,
     }));
+  }
+
+  /**
+   * The workspace's regular files as the committed steps left them (a step in progress is not visible), sorted by
+   * path; every root is listed, as the capsule holds them all. Reading never changes the run.
+   * @returns path and size of each file
+   * @example session.workspaceFiles() // [{ path: "temp/a.txt", size: 3 }]
+   */
+  workspaceFiles(): WorkspaceFile[] {
+    return [...this.run.workspace.contents().files].map(([path, bytes]) => ({ path, size: bytes.length }));
+  }
+
+  /**
+   * A copy of one workspace file's bytes, as the committed steps left it.
+   * @param path a workspace path as {@link Session.workspaceFiles} lists it
+   * @returns the bytes, or null when there is no such regular file
+   * @example session.readWorkspaceFile("temp/a.txt")
+   */
+  readWorkspaceFile(path: string): Uint8Array | null {
+    return this.run.workspace.contents().files.get(path)?.slice() ?? null;
   }
 
   /** The record once the session ended (closed, or a hard failure), else null. */

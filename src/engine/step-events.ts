@@ -77,6 +77,26 @@ export function recordStep(log: EventLog, step: PlanStep, exec: StepExecution, d
 }
 
 /**
+ * Record a plan gate's policy refusal (seed 003 §4.3 "Audit Trail"): an undeclared tool in the plan is refused before
+ * any step runs, so its `policy.violation` stands between steps (no `stepId`; the step is named in `details`).
+ * @param log the run's log (no step open)
+ * @param error the refusal
+ * @param declared the manifest's tool names
+ * @returns true when `error` was a plan-stage policy violation and was recorded
+ */
+export function recordPlanViolation(log: EventLog, error: ReachError, declared: readonly string[]): boolean {
+  if (error.code !== "POLICY_VIOLATION" || error.details["stage"] !== "plan" || log.openStep !== null) return false;
+  const d = error.details;
+  log.append("policy.violation", {
+    violationType: (d["violationType"] as string | undefined) ?? "UNDEFINED_TOOL",
+    details: error.message,
+    attemptedCapability: (d["attemptedCapability"] as string | undefined) ?? String(d["tool"]),
+    declaredCapabilities: [...declared],
+  });
+  return true;
+}
+
+/**
  * The evidence of one step (seed 004 "Evidence Per Step"). Durations are real and unhashed.
  * @returns the evidence record
  */

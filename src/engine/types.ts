@@ -17,6 +17,8 @@ import type { EngineEnvironment } from "./runners.ts";
 import type { ReplayDirectives } from "./run.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 import type { RealTimes } from "./run-document.ts";
+import type { CapabilityAudit } from "../policy/audit.ts";
+import type { DeprecationNotice } from "../protocol/deprecations.ts";
 
 /** The three terminal states (seed 003 §3.1). */
 export type RunStatus = "COMPLETED" | "FAILED" | "ABORTED";
@@ -133,6 +135,10 @@ export type RunRecord = {
   /** Workspace file contents (after the run) by path. */
   workspaceFiles: Map<string, Uint8Array>;
   warnings: string[];
+  /** What the run used of what its pack declared (seed 003 §4.2), also in the capsule's `result.json`. */
+  capabilityAudit?: CapabilityAudit;
+  /** Deprecated features the run used (seed 003 §9.2), also in the capsule's `result.json`; absent when none. */
+  deprecations?: DeprecationNotice[];
   /** The capsule's body (every entry but the events, index, proof and annex); its digest is the terminal event's `contents`. */
   body: Map<string, Uint8Array>;
   /** The run's correlation id (seed 004). */

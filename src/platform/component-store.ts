@@ -12,8 +12,8 @@
  * @module
  */
 import process from "node:process";
-import type { ComponentGlueStore } from "../sandbox/component/load.ts";
-import { setComponentGlueStore } from "../sandbox/component/load.ts";
+import type { ComponentGlueStore } from "../sandbox/component/store.ts";
+import { setComponentGlueStore } from "../sandbox/component/store.ts";
 import { authenticatedStore, cacheDir } from "./_authenticated-store.ts";
 
 /**

@@ -13,7 +13,7 @@
 import { isErrorCode, ReachError } from "../protocol/errors.ts";
 import type { ErrorDetails } from "../protocol/errors.ts";
 import type { EngineRun, EngineRunRequest } from "../engine/engine.ts";
-import type { SessionCall, SessionTool } from "../engine/session.ts";
+import type { SessionCall, SessionTool, WorkspaceFile } from "../engine/session.ts";
 import type { RunProgress } from "../engine/types.ts";
 import type { JsonValue } from "../sandbox/types.ts";
 
@@ -44,7 +44,9 @@ export type FromWorker =
   | { kind: "done"; run: WireRun }
   | { kind: "error"; error: ErrorDetails }
   | { kind: "session"; tools: SessionTool[]; pack: EngineRun["pack"] }
-  | { kind: "answer"; id: number; answer: WireCall };
+  | { kind: "answer"; id: number; answer: WireCall }
+  | { kind: "workspace"; id: number; files: WorkspaceFile[] }
+  | { kind: "file"; id: number; bytes: Uint8Array | null };
 
 /** An EngineRun as it crosses (its error as details). */
 export type WireRun = Omit<EngineRun, "error"> & { error: ErrorDetails | null };
@@ -59,6 +61,8 @@ export type ToWorker =
   | { kind: "run"; request: WireRequest; interrupt: SharedArrayBuffer }
   | { kind: "session"; request: WireRequest; interrupt: SharedArrayBuffer }
   | { kind: "call"; id: number; tool: string; args: JsonValue }
+  | { kind: "workspace"; id: number }
+  | { kind: "read"; id: number; path: string }
   | { kind: "close"; aborted: boolean }
   | { kind: "abort"; reason: string };
 
@@ -206,6 +210,10 @@ export type IsolatedSession = {
   readonly tools: SessionTool[];
   readonly pack: EngineRun["pack"];
   call(tool: string, args: JsonValue): Promise<SessionCall>;
+  /** The workspace's regular files now (path and size, sorted); read-only. */
+  workspace(): Promise<WorkspaceFile[]>;
+  /** A copy of one workspace file's bytes, or null when there is no such file. */
+  readWorkspace(path: string): Promise<Uint8Array | null>;
   close(aborted?: boolean): Promise<EngineRun>;
 };
 
@@ -224,8 +232,10 @@ export type IsolatedSession = {
  * ```
  */
 export async function openIsolatedSession(request: WireRequest, options: { signal?: AbortSignal } = {}): Promise<IsolatedSession> {
+  if (inline) return await openInlineSession(request, options);
   const w = await open(options.signal);
   const answers = new Map<number, (a: WireCall) => void>();
+  const replies = new Map<number, (m: FromWorker) => void>();
   let closed: ((run: EngineRun) => void) | null = null;
   let closeFailed: ((e: Error) => void) | null = null;
   let ready: (m: { tools: SessionTool[]; pack: EngineRun["pack"] }) => void = () => {};
@@ -234,6 +244,7 @@ export async function openIsolatedSession(request: WireRequest, options: { signa
   w.port.onMessage((m) => {
     if (m.kind === "session") ready(m);
     else if (m.kind === "answer") answers.get(m.id)?.(m.answer);
+    else if (m.kind === "workspace" || m.kind === "file") replies.get(m.id)?.(m);
     else if (m.kind === "done") closed?.(runOf(m.run));
     else if (m.kind === "error") (closeFailed ?? readyFailed)(errorFromDetails(m.error));
   });
@@ -243,9 +254,26 @@ export async function openIsolatedSession(request: WireRequest, options: { signa
     throw e;
   });
   let next = 0;
+  const ask = async (message: ToWorker & { id: number }): Promise<FromWorker> => {
+    const reply = new Promise<FromWorker>((res) => replies.set(message.id, res));
+    w.port.post(message);
+    try {
+      return await Promise.race([reply, w.failed]);
+    } finally {
+      replies.delete(message.id);
+    }
+  };
   return {
     tools,
     pack,
+    workspace: async () => {
+      const m = await ask({ kind: "workspace", id: next++ });
+      return m.kind === "workspace" ? m.files : [];
+    },
+    readWorkspace: async (path) => {
+      const m = await ask({ kind: "read", id: next++, path });
+      return m.kind === "file" ? m.bytes : null;
+    },
     call: async (tool, args) => {
       const id = next++;
       const wire = await Promise.race([new Promise<WireCall>((res) => answers.set(id, res)), (w.port.post({ kind: "call", id, tool, args }), w.failed)]);
@@ -260,6 +288,37 @@ export async function openIsolatedSession(request: WireRequest, options: { signa
         return await Promise.race([run, w.failed]);
       } finally {
         w.dispose();
+      }
+    },
+  };
+}
+
+/** {@link openIsolatedSession} on the calling thread (see {@link setInlineEngine}). */
+async function openInlineSession(request: WireRequest, options: { signal?: AbortSignal }): Promise<IsolatedSession> {
+  const [{ openSession }, { engineRequest }, { defaultEnvironment }] = await Promise.all([import("../engine/engine.ts"), import("./engine-request.ts"), import("./environment.ts")]);
+  const interrupt = new SharedArrayBuffer(8);
+  const controller = new AbortController();
+  const stop = (): void => {
+    Atomics.store(new Int32Array(interrupt), 0, interruptCode(options.signal?.reason));
+    controller.abort(options.signal?.reason ?? "abort");
+  };
+  if (options.signal?.aborted === true) stop();
+  else options.signal?.addEventListener("abort", stop, { once: true });
+  const session = await openSession(defaultEnvironment(), engineRequest(request, interrupt, controller, () => {})).catch((err: unknown) => {
+    options.signal?.removeEventListener("abort", stop);
+    throw err;
+  });
+  return {
+    tools: session.tools(),
+    pack: session.pack,
+    call: (tool, args) => session.call(tool, args),
+    workspace: () => Promise.resolve(session.workspace()),
+    readWorkspace: (path) => Promise.resolve(session.readWorkspace(path)),
+    close: async (aborted = false) => {
+      try {
+        return await session.close(aborted);
+      } finally {
+        options.signal?.removeEventListener("abort", stop);
       }
     },
   };

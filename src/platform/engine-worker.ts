@@ -55,6 +55,11 @@ ch.listen((m) => {
         } catch (err) {
           ch.send({ kind: "answer", id: m.id, answer: { thrown: toReachError(err, "EXEC_TOOL_FAILED").toDetails() } });
         }
+      } else if (m.kind === "workspace") {
+        ch.send({ kind: "workspace", id: m.id, files: session!.workspace() });
+      } else if (m.kind === "read") {
+        const bytes = session!.readWorkspace(m.path);
+        ch.send({ kind: "file", id: m.id, bytes }, bytes === null ? [] : [bytes.buffer as ArrayBuffer]);
       } else if (m.kind === "close") {
         const run = await session!.close(m.aborted);
         ch.send({ kind: "done", run: wire(run) });

@@ -8,7 +8,6 @@ import { lstat } from "node:fs/promises";
 import { defaultTrustStorePath, readTextIfExists } from "./config.ts";
 import process from "node:process";
 import { ReachError } from "../protocol/errors.ts";
-import { parseTrustStore } from "../trust/trust-store.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 
 /**
@@ -25,6 +24,9 @@ export async function loadTrustStore(explicit?: string): Promise<TrustStore | nu
   const text = await readTrustStoreText(explicit);
   if (text === null) return null;
   const path = explicit ?? defaultTrustStorePath();
+  // imported here, not above: `reach-wasm run` reads the text on its main thread and leaves parsing (and the schema
+  // library) to the engine thread
+  const { parseTrustStore } = await import("../trust/trust-store.ts");
   try {
     return parseTrustStore(text);
   } catch (err) {

@@ -12,26 +12,15 @@ import { componentDigest } from "./_core-modules.ts";
 import { encodeGlueDocument, glueToComponent, JCO_VERSION, parseGlueDocument } from "./glue.ts";
 import { transpileComponent } from "./transpile.ts";
 import type { TranspiledComponent } from "./transpiled.ts";
+import { glueStore } from "./store.ts";
+export { setComponentGlueStore } from "./store.ts";
+import type { ComponentGlueStore } from "./store.ts";
+export type { ComponentGlueStore } from "./store.ts";
 
-/** Where glue documents may be kept between processes (the platform supplies one; any failure is a miss). */
-export type ComponentGlueStore = {
-  get(key: string): Promise<Uint8Array | null>;
-  set(key: string, bytes: Uint8Array): Promise<void>;
-};
 
 /** Components kept evaluated in memory (the glue of a componentize-js tool is ~200 KB of source). */
 const MEMORY_ENTRIES = 8;
 const loaded = new Map<string, Promise<TranspiledComponent>>();
-let store: ComponentGlueStore | null = null;
-
-/**
- * Use `next` to keep glue documents between processes (null: memory only).
- * @param next the store
- * @example setComponentGlueStore(diskComponentStore(dir));
- */
-export function setComponentGlueStore(next: ComponentGlueStore | null): void {
-  store = next;
-}
 
 /**
  * Forget the components evaluated in this process (tests; the disk store is kept).
@@ -64,7 +53,7 @@ async function fromStore(s: ComponentGlueStore, key: string, digest: string): Pr
 }
 
 async function load(code: Uint8Array, digest: string): Promise<TranspiledComponent> {
-  const s = store;
+  const s = glueStore();
   const key = glueStoreKey(digest);
   const hit = s === null ? null : await fromStore(s, key, digest);
   if (hit !== null) return hit;

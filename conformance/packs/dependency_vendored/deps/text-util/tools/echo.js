@@ -1,0 +1,2 @@
+// echo — returns its input (a QuickJS tool used by the failure packs).
+export default (input) => ({ echo: input });

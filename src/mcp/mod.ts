@@ -1,0 +1,13 @@
+/**
+ * The MCP server face (ARCHITECTURE "Faces over one engine call"): one MCP session is one session run; its
+ * `tools/call`s are recorded steps, its workspace files are resources. Web-standard: the CLI (`reach-wasm mcp`) hands
+ * in the engine thread, the stdio streams or the HTTP server.
+ * @module
+ */
+export { McpSessionRun } from "./session-run.ts";
+export type { McpEnded, McpEngine, McpEngineSession, McpRunSink } from "./session-run.ts";
+export { answerMalformed, createMcpServer } from "./server.ts";
+export type { McpServerInfo } from "./server.ts";
+export { DEFAULT_MAX_SESSIONS, MCP_PATH, McpHttpHandler } from "./http.ts";
+export type { McpHttpOptions } from "./http.ts";
+export { listPage, mimeOf, pathOfUri, readContents, RESOURCE_NOT_FOUND, RESOURCES_PAGE, WORKSPACE_URI, workspaceUri } from "./resources.ts";
