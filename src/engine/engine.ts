@@ -64,6 +64,8 @@ export type EngineRunRequest = {
   onProgress?: (p: RunProgress) => void;
   /** The caller's correlation id (seed 004 `requestId`; 1–128 of A–Z a–z 0–9 . _ : -); default: derived from the run id. */
   requestId?: string;
+  /** Report each hashed event through `onProgress` (`{kind: "event"}`) as it is appended (`run --events`). */
+  liveEvents?: boolean;
   /** The wall clock for the run files' real times (default `performance.timeOrigin + performance.now()`); never hashed. */
   wallClock?: () => number;
   /**
@@ -173,6 +175,7 @@ function runOptions(request: EngineRunRequest): Omit<RunRequest, "loaded" | "env
     ...(request.parallel === undefined ? {} : { parallel: request.parallel }),
     ...(request.requestId === undefined ? {} : { requestId: checkRequestId(request.requestId) }),
     ...(request.wallClock === undefined ? {} : { wallClock: request.wallClock }),
+    ...(request.liveEvents === true ? { liveEvents: true } : {}),
     ...(request.signal === undefined ? {} : { signal: request.signal }),
     ...(request.interrupted === undefined ? {} : { interrupted: request.interrupted }),
     ...(request.fetch === undefined ? {} : { fetch: request.fetch }),

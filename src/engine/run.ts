@@ -17,6 +17,7 @@ import { hashCanonical } from "../canonical/jcs.ts";
 import { parseIsoMillis, VirtualClock } from "../determinism/clock.ts";
 import { parseSeed } from "../determinism/prng.ts";
 import { EventLog } from "../ledger/event-log.ts";
+import type { RecordedEvent } from "../ledger/event-log.ts";
 import { capabilityPolicy, workspaceResources } from "../policy/capabilities.ts";
 import type { CapabilityPolicy } from "../policy/capabilities.ts";
 import { auditCapabilities, changedPaths } from "../policy/audit.ts";
@@ -179,7 +180,11 @@ export class Run {
     this.query = queryOf(this.input, loaded.pack);
     this.intent = classifyIntent(loaded.pack.intents, this.query);
     this.#clock = new VirtualClock(this.epochMs);
-    this.log = new EventLog({ runId: this.runId, clock: this.#clock });
+    const onProgress = request.onProgress;
+    const live = request.liveEvents === true && onProgress !== undefined
+      ? { onAppend: (e: RecordedEvent) => onProgress({ kind: "event", event: { type: e.type, sequence: e.sequence, timestamp: e.timestamp, eventHash: e.eventHash, runId: e.runId, payload: e.payload as Record<string, unknown> } }) }
+      : {};
+    this.log = new EventLog({ runId: this.runId, clock: this.#clock, ...live });
     this.policy = capabilityPolicy(loaded.pack.manifest, { restricted: this.restricted });
     // WASI tools reach the workspace through preopens, not through the host API's checks, so the workspace itself
     // enforces what the policy allows: without the filesystem permission nothing is preopened (runRunners), and in

@@ -34,7 +34,9 @@ export type RunProgress =
   | { kind: "step"; index: number; total: number; stepId: string; tool: string; status: "started" }
   /** `fuel`: the fuel the step's tool used (decimal). */
   | { kind: "step"; index: number; total: number; stepId: string; tool: string; status: "completed" | "failed"; durationMs: number; fuel?: string; code?: string }
-  | { kind: "replan"; attempt: number; reason: string };
+  | { kind: "replan"; attempt: number; reason: string }
+  /** A hashed event as it is appended (only with `liveEvents`; `live-events.ts` maps it to seed 004's stream). */
+  | { kind: "event"; event: { type: string; sequence: number; timestamp: string; eventHash: string; runId: string; payload: Record<string, unknown> } };
 
 /** A run request. */
 export type RunRequest = {
@@ -88,6 +90,8 @@ export type RunRequest = {
    * never hashed (default `performance.timeOrigin + performance.now()`).
    */
   wallClock?: () => number;
+  /** Report each hashed event through `onProgress` as it is appended (`run --events`). */
+  liveEvents?: boolean;
   /** The platform's engines. */
   env: EngineEnvironment;
 };
