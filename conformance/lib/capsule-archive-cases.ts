@@ -104,7 +104,12 @@ export function capsuleArchiveCases(_io?: ConformanceIO): ConformanceCase[] {
         for (let i = 0; i < good.length; i++) {
           const b = good.slice();
           b[i]! ^= 0xff;
-          text += `${i} ${line(refusalOf(b))}\n`;
+          // gzip header bytes 4-9 (MTIME, XFL, OS) are what another gzip writes differently: the archive still reads
+          // (issue: re-compressed capsules verify entry by entry), with the same entries
+          if (i >= 4 && i <= 9) {
+            check(listing(readArchive(b)) === listing(readArchive(good)), `inverting gzip header byte ${i} changed the entries read`);
+            text += `${i} read\n`;
+          } else text += `${i} ${line(refusalOf(b))}\n`;
         }
         return sha256Hex(text);
       },
