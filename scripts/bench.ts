@@ -29,3 +29,5 @@ await benchSteps(log);
 benchStartup(log);
 log(`targets: ledger ${ledger.eventsPerSec >= 100_000 ? "met" : "MISSED"} (≥ 100,000 events/s); ` +
   `SHA-256 ${sha.ratio >= 0.7 ? "met" : "MISSED"} (ours/native ${(sha.ratio * 100).toFixed(0)}% ≥ 70%)`);
+// exec_python against the bare interpreter, cold and warm (issue 13; its own script, also run alone)
+await import("./bench-python.ts");

@@ -12,7 +12,7 @@ import { chmodSync, rmSync } from "node:fs";
 rmSync("dist/cli/chunks", { recursive: true, force: true });
 await build({
   // conformance-cases.js: the runtime-neutral cases of conformance/lib/ that `reach-wasm conformance` runs in process
-  entryPoints: ["src/cli/main.ts", "src/platform/engine-worker.ts", { in: "conformance/lib/all.ts", out: "conformance-cases" }],
+  entryPoints: ["src/cli/main.ts", "src/platform/engine-worker.ts", "src/platform/step-worker.ts", { in: "conformance/lib/all.ts", out: "conformance-cases" }],
   bundle: true,
   splitting: true,
   format: "esm",
@@ -26,6 +26,7 @@ await build({
   logLevel: "error",
   legalComments: "none",
   minify: true,
-  keepNames: true, // names appear in messages and fingerprints (a class instance refused by JCS names its class)
+  // class and function names stay: messages name them (a class instance refused by JCS names its class)
+  keepNames: true,
 });
 chmodSync("dist/cli/main.js", 0o755);

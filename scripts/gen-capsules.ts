@@ -40,6 +40,9 @@ await capsule("notes", "notes");
 await capsule("notes", "notes-signed", { key: generateKeyPair().privateKey });
 await capsule("return_spec_fail", "return_spec_fail");
 await capsule("path_escape_fail", "path_escape_fail");
+// issue 13: parallel steps (the same bytes at any --parallel), a Python tool with an intent and a generator tool
+await capsule("parallel", "parallel");
+await capsule("chart", "chart");
 const server = createServer((_req, res) => {
   res.setHeader("content-type", "application/json");
   res.end(JSON.stringify({ title: "a recorded document", body: "x".repeat(6000) }));

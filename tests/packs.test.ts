@@ -161,7 +161,7 @@ describe("packs/http", () => {
 describe("failing packs exit with their expected code and leave no partial effects", () => {
   it("there are failing packs for every case of issue 4", () => {
     expect(failing).toEqual([
-      "disallowed_host_fail", "hanging_tool_fail", "path_escape_fail", "return_spec_fail", "risk3_unapproved_fail",
+      "disallowed_host_fail", "hanging_tool_fail", "intent_mismatch_fail", "path_escape_fail", "return_spec_fail", "risk3_unapproved_fail",
       "risk4_fail", "spec_version_fail", "too_many_steps_fail", "undeclared_tool_fail",
     ]);
   });

@@ -45,7 +45,7 @@ describe("reach-wasm show", () => {
     expect(r.stdout.trim().split("\n")).toHaveLength(1);
     const j = JSON.parse(r.stdout);
     expect(j.steps.map((s: { stepId: string }) => s.stepId)).toEqual(STEPS);
-    expect(j.steps[3]).toMatchObject({ tool: "save-note", kind: "js", status: "completed", fuel: "211847", hostCalls: { count: 7 } });
+    expect(j.steps[3]).toMatchObject({ tool: "save-note", kind: "js", status: "completed", fuel: "214951", hostCalls: { count: 7 } });
     expect(j.steps[3].tape.map((t: { op: string }) => t.op)).toContain("artifact.emit");
     const full = await cli(["show", NOTES, "--full"]);
     expect(full.stdout).toContain("host call 2 fs.read");

@@ -45,4 +45,25 @@ describe("standalone verifier", () => {
     expect(r.status).toBe(1);
     expect(r.stdout).toMatch(/FAIL events\.chain: event 5 is broken/);
   });
+
+  it("rejects a run.json whose field does not follow from the events (index forged to match); verify agrees", async () => {
+    const { readRunCapsule } = await import("../src/capsule/run-capsule.ts");
+    const { verifyRunCapsule } = await import("../src/engine/verify.ts");
+    const dir = join(root, "conformance/capsules/chart");
+    const entries = readArchive(readFileSync(join(dir, readdirSync(dir)[0]!)));
+    const doc = JSON.parse(new TextDecoder().decode(entries.get("run.json")!));
+    const changed = new TextEncoder().encode(JSON.stringify({ ...doc, status: "failed" }));
+    entries.set("run.json", changed);
+    const index = JSON.parse(new TextDecoder().decode(entries.get("capsule.json")!));
+    for (const f of index.files) if (f.path === "run.json") Object.assign(f, { sha256: createHash("sha256").update(changed).digest("hex"), size: changed.length });
+    entries.set("capsule.json", new TextEncoder().encode(JSON.stringify(index)));
+    const bytes = writeArchive([...entries].map(([path, bytes]) => ({ path, bytes })));
+    const file = join(scratch, "bad-run-json.capsule.tar.gz");
+    writeFileSync(file, bytes);
+    const r = run(file);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toMatch(/FAIL run\.json: fields status differ/);
+    const v = verifyRunCapsule(readRunCapsule(bytes));
+    expect(v.checks.find((c) => c.name === "run.json")).toMatchObject({ ok: false });
+  });
 });

@@ -3,10 +3,12 @@
 import { allSuites, FINGERPRINTS_FILE } from "../lib/all.ts";
 import type { ConformanceIO } from "../lib/types.ts";
 import { installNativeSha256 } from "../../src/platform/native-sha256.ts";
+import { StepThreadPool } from "../../src/platform/step-thread.ts";
 
 installNativeSha256();
 const root = new URL("../", import.meta.url);
 const io: ConformanceIO = {
+  stepThreads: (size) => new StepThreadPool(size),
   readBytes: (p) => Deno.readFileSync(new URL(p, root)),
   readText: (p) => Deno.readTextFileSync(new URL(p, root)),
   list: (p) => [...Deno.readDirSync(new URL(p, root))].map((e) => e.name).sort(),

@@ -8,8 +8,10 @@ import { chainCases } from "./chain-cases.ts";
 import { determinismCases } from "./determinism-cases.ts";
 import { federationCases } from "./federation-cases.ts";
 import { jcsCases } from "./jcs-cases.ts";
+import { parallelCases } from "./parallel-cases.ts";
 import { pythonCases } from "./python-cases.ts";
 import { reportCases } from "./report-cases.ts";
+import { runModelCases } from "./runmodel-cases.ts";
 import { schemaCases } from "./schema-cases.ts";
 import { toolCases } from "./tool-cases.ts";
 import { trustCases } from "./trust-cases.ts";
@@ -35,6 +37,8 @@ export function allSuites(io: ConformanceIO): Suite[] {
     { suite: "trust", cases: trustCases(io) },
     { suite: "capsule-archive", cases: capsuleArchiveCases(io) },
     { suite: "capsules", cases: capsuleCases(io) },
+    { suite: "parallel", cases: parallelCases(io) },
+    { suite: "runmodel", cases: runModelCases(io) },
     { suite: "wasi-fs", cases: wasiFsCases(io) },
     { suite: "federation", cases: federationCases(io) },
     { suite: "report", cases: reportCases(io) },

@@ -30,7 +30,7 @@ export function capsuleCases(io: ConformanceIO): ConformanceCase[] {
           check(`${capsule.index.runHash}.capsule.tar.gz` === file, `${file}: capsule.json says run ${capsule.index.runHash}`);
           const v = verifyRunCapsule(capsule);
           check(v.valid, `verify failed: ${v.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.message}`).join("; ")}`);
-          const report = await replayCapsule(capsule, { quickjsEngine: engine });
+          const report = await replayCapsule(capsule, { quickjsEngine: engine, pythonEngine: async () => io.readBytes("../node_modules/@micropython/micropython-webassembly-pyscript/micropython.wasm") });
           check(report.matches, `replay diverged: ${report.divergence?.message ?? `run hash ${report.runHash}`}`);
           check(report.rebuilt !== null && report.rebuilt.indexMatches, "the rebuilt capsule's entries differ from the recorded ones");
           const rebuilt = sha256Hex(report.rebuilt.bytes);

@@ -9,6 +9,9 @@ import { canonicalize } from "../../src/canonical/jcs.ts";
 import { sha256Hex, utf8 } from "../../src/canonical/sha256.ts";
 import { compileSchema, loadFullValidator } from "../../src/engine/schema-check.ts";
 import type { SchemaValidator } from "../../src/engine/schema-check.ts";
+import { readRunCapsule } from "../../src/capsule/run-capsule.ts";
+import { liveRunDocument } from "../../src/engine/run-document.ts";
+import type { JsonObject } from "../../src/sandbox/types.ts";
 import type { ConformanceCase, ConformanceIO } from "./types.ts";
 import { check } from "./types.ts";
 
@@ -33,6 +36,43 @@ function validatorOf(io: ConformanceIO, path: string): SchemaValidator {
  * @returns the cases
  */
 export function schemaCases(io: ConformanceIO): ConformanceCase[] {
+  return [...exampleCases(io), runDocumentCase(io)];
+}
+
+/**
+ * run.json (seed 004 ProductionRun, `src/engine/run-document.ts`) of every committed capsule, and its run-files form
+ * (real times), validate against the upstream run.schema.json; without `runId` they do not.
+ */
+function runDocumentCase(io: ConformanceIO): ConformanceCase {
+  return {
+    name: "schema: run.json of every committed capsule and of the run files validates against the upstream run.schema.json",
+    run: async () => {
+      await loadFullValidator();
+      const validate = validatorOf(io, "upstream-schemas/run.schema.json");
+      const checked: string[] = [];
+      for (const folder of io.list("capsules")) {
+        for (const file of io.list(`capsules/${folder}`).filter((f) => f.endsWith(".capsule.tar.gz"))) {
+          const raw = readRunCapsule(io.readBytes(`capsules/${folder}/${file}`)).entries.get("run.json");
+          check(raw !== undefined, `capsules/${folder}/${file} holds no run.json`);
+          const doc = JSON.parse(new TextDecoder().decode(raw)) as JsonObject;
+          const live = liveRunDocument(doc, { createdAt: 1_790_000_000_000, startedAt: 1_790_000_000_100, completedAt: 1_790_000_001_000 }, doc["evidence"] as unknown[]);
+          for (const [what, d] of [["capsule", doc], ["run files", live]] as const) {
+            const r = validate(d);
+            check(r.ok, `capsules/${folder} run.json (${what}): ${r.ok ? "" : r.problems.join("; ")}`);
+            const broken = { ...d };
+            delete broken["runId"];
+            check(!validate(broken).ok, `capsules/${folder} run.json (${what}) without runId passes run.schema.json`);
+          }
+          checked.push(`${folder}:${String(doc["status"])}:${String(doc["state"])}`);
+        }
+      }
+      check(checked.length > 0, "no committed capsule");
+      return sha256Hex(utf8(canonicalize(checked)));
+    },
+  };
+}
+
+function exampleCases(io: ConformanceIO): ConformanceCase[] {
   return Object.entries(KINDS).map(([kind, k]) => ({
     name: `schema: examples/${kind}/* validate against ${k.upstream === undefined ? "our" : "our and the upstream"} ${k.ours}; without "${k.required}" they do not`,
     run: async () => {

@@ -9,6 +9,8 @@
 
 /** File access given to case files, rooted at the `conformance/` folder. */
 export type ConformanceIO = {
+  /** Step threads of this runtime (`EngineEnvironment.stepThreads`), when the runner can start them. */
+  stepThreads?: EngineEnvironment["stepThreads"];
   /** Read a file under `conformance/` as bytes. `path` is relative and uses forward slashes. */
   readBytes(path: string): Uint8Array;
   /** Read a file under `conformance/` as UTF-8 text. */
@@ -16,6 +18,8 @@ export type ConformanceIO = {
   /** List the file names (not paths) directly inside a folder under `conformance/`, sorted. */
   list(path: string): string[];
 };
+
+import type { EngineEnvironment } from "../../src/engine/runners.ts";
 
 /** One named conformance case. */
 export type ConformanceCase = {

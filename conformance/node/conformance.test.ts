@@ -1,19 +1,36 @@
 // Node runner of the runtime-neutral conformance cases (conformance/lib/). The Deno runner is
 // conformance/deno/conformance_test.ts; both compare every case's fingerprint with conformance/fingerprints.json,
 // so the two runtimes agree byte for byte. Regenerate that file with UPDATE_FINGERPRINTS=1 after a deliberate change.
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { describe, expect, it } from "vitest";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { buildSync } from "esbuild";
+import { afterAll, describe, expect, it } from "vitest";
 import { allSuites, FINGERPRINTS_FILE } from "../lib/all.ts";
 import type { ConformanceIO } from "../lib/types.ts";
 import { installNativeSha256 } from "../../src/platform/native-sha256.ts";
+import { setStepWorkerUrl, StepThreadPool } from "../../src/platform/step-thread.ts";
 
 installNativeSha256();
 const root = new URL("../", import.meta.url);
+let stepWorker: string | null = null;
 const io: ConformanceIO = {
   readBytes: (p) => new Uint8Array(readFileSync(new URL(p, root))),
   readText: (p) => readFileSync(new URL(p, root), "utf8"),
   list: (p) => readdirSync(new URL(p, root)).sort(),
+  // Node cannot start a worker from TypeScript: the step thread runs a bundle of src/platform/step-worker.ts.
+  stepThreads: (size) => {
+    if (stepWorker === null) {
+      stepWorker = fileURLToPath(new URL(`../node_modules/.cache/reach-wasm-step-worker-${process.pid}/step-worker.js`, root));
+      buildSync({ entryPoints: [fileURLToPath(new URL("../src/platform/step-worker.ts", root))], bundle: true, format: "esm", platform: "node", target: "node20", outfile: stepWorker, logLevel: "error", external: ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@bytecodealliance/*"] });
+      setStepWorkerUrl(pathToFileURL(stepWorker));
+    }
+    return new StepThreadPool(size);
+  },
 };
+afterAll(() => {
+  if (stepWorker !== null) rmSync(dirname(stepWorker), { recursive: true, force: true });
+});
 const update = process.env.UPDATE_FINGERPRINTS === "1";
 const expected: Record<string, string> = update ? {} : JSON.parse(io.readText(FINGERPRINTS_FILE));
 const seen: Record<string, string> = {};

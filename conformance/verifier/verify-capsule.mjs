@@ -10,8 +10,9 @@
 // without the proof.json entry and without "proof" in manifest.contents)).
 // The run hash commits to every other entry: the terminal event's payload.contents is
 //   contents = hex(SHA-256(⨁ over body entries in byte order of path: path + "\0" + hex(SHA-256(bytes)) + "\0" + size + "\n"))
-// where the body is every entry but capsule.json, events.jsonl, proof.json and federation.jsonl; and each
-// tool.completed / tool.failed commits hostCalls = {count, hash}: the hash of that invocation's tape.jsonl lines.
+// where the body is every entry but capsule.json, events.jsonl, proof.json, federation.jsonl and run.json; each
+// tool.completed / tool.failed commits hostCalls = {count, hash}: the hash of that invocation's tape.jsonl lines; and
+// run.json (the run document, which names the run hash) is derived again from the events and committed entries.
 // Usage: node conformance/verifier/verify-capsule.mjs X.capsule.tar.gz   → exit 0 valid, 1 invalid, 2 unreadable.
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
@@ -81,7 +82,7 @@ export function verifyCapsule(bytes) {
 
   // Every other entry is committed by the run hash: the body's digest in the terminal event's payload.contents.
   const events = lines.map((l) => JSON.parse(l));
-  const body = [...files.keys()].filter((p) => !["capsule.json", "events.jsonl", "proof.json", "federation.jsonl"].includes(p)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const body = [...files.keys()].filter((p) => !["capsule.json", "events.jsonl", "proof.json", "federation.jsonl", "run.json"].includes(p)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const contents = sha(body.map((p) => `${p}\0${sha(files.get(p))}\0${files.get(p).length}\n`).join(""));
   const committed = events.at(-1)?.payload?.contents;
   check("contents", committed === contents, committed === contents ? `${body.length} entries committed by the run hash` : `the entries hash to ${contents}, the terminal event commits ${committed}`);
@@ -94,6 +95,8 @@ export function verifyCapsule(bytes) {
     const h = sha(mine.map((l) => `${l}\n`).join(""));
     check(`tape ${e.payload.invocationId}`, hc.count === mine.length && hc.hash === h, `${mine.length} host calls`);
   }
+  if (files.has("run.json")) runDocChecks(files, events, runHash, check);
+  else check("run.json", ![...files.keys()].some((p) => p.startsWith("TASK_")), "absent (a capsule made before run.json existed)");
 
   const proofBytes = files.get("proof.json");
   if (proofBytes !== undefined) {
@@ -111,6 +114,47 @@ export function verifyCapsule(bytes) {
     }
   }
   return { valid: checks.every((c) => c.ok), runHash, checks };
+}
+
+/** run.json: every field equals what the events and the committed entries imply (src/engine/run-document.ts). */
+function runDocChecks(files, events, runHash, check) {
+  const json = (p) => (files.has(p) ? JSON.parse(new TextDecoder().decode(files.get(p))) : undefined);
+  const doc = json("run.json");
+  const first = events[0], last = events.at(-1), started = first.payload;
+  const state = { "run.completed": "COMPLETED", "run.aborted": "ABORTED" }[last.type] ?? "FAILED";
+  const code = typeof last.payload.error?.code === "string" ? last.payload.error.code : null;
+  const outcome = (st) => st === "COMPLETED" ? ["completed", null] : st === "ABORTED" ? ["cancelled", "CANCELLED"]
+    : ["EXEC_TOOL_TIMEOUT", "POLICY_TIMEOUT_EXCEEDED", "PROTO_TIMEOUT"].includes(code) ? ["timeout", "TIMEOUT_ERROR"]
+    : /^(PLAN|PACK_)/.test(code ?? "") ? ["failed", "PLANNING_ERROR"] : ["failed", "EXECUTION_ERROR"];
+  const phases = json("EXECUTION_HEADER.json")?.phases ?? [];
+  const live = { PENDING: "queued", PREPARING: "planning", EXECUTING: "running" };
+  const plan = json("plan.json") ?? null, request = json("request.json") ?? {}, pack = json("pack/reach.json") ?? {};
+  const stepStarts = events.filter((e) => e.type === "run.step.started");
+  const ran = stepStarts.filter((e) => e.payload.stepType === "tool").map((e) => String(e.payload.stepId));
+  const order = [...ran, ...(plan?.steps ?? []).map((s) => String(s.id)).filter((id) => !ran.includes(id))];
+  const artifacts = events.filter((e) => e.type === "run.step.completed").flatMap((e) => e.payload.artifacts ?? []);
+  const input = request.input ?? {};
+  const ms = (t) => Date.parse(t);
+  const epoch = String(started.epoch ?? first.timestamp);
+  const uuid = (b) => { b[6] = (b[6] & 0x0f) | 0x80; b[8] = (b[8] & 0x3f) | 0x80; const h = hex(b.subarray(0, 16)); return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`; };
+  const expected = {
+    specVersion: "1.0.0", runId: String(started.runId ?? ""), state, createdAt: epoch, startedAt: first.timestamp, completedAt: last.timestamp,
+    updatedAt: last.timestamp, runHash,
+    packMetadata: { id: String(started.packId ?? ""), version: String(started.packVersion ?? ""), specVersion: String(started.specVersion ?? ""), hash: String(started.packDigest ?? "") },
+    capabilities: { tools: (started.capabilities?.tools ?? []).map((name) => ({ name })), permissions: started.capabilities?.permissions ?? [] },
+    result: { status: { COMPLETED: "success", ABORTED: "aborted" }[state] ?? "failure", artifacts: artifacts.map((a) => ({ name: a.name, hash: a.sha256, uri: a.path })) },
+    phases, statusHistory: phases.flatMap((p) => live[p] ?? (p === "COMPLETED" ? ["verifying", "completed"] : [outcome(p)[0]])),
+    requestId: typeof request.requestId === "string" ? request.requestId : uuid(sha256(enc.encode(jcs(["reach-wasm/request", String(started.runId ?? "")])))),
+    status: outcome(state)[0], currentStepIndex: Number(stepStarts.at(-1)?.payload.stepIndex ?? 0), totalSteps: (plan?.steps ?? []).length,
+    replansCount: stepStarts.filter((e) => e.payload.stepType === "replan").length,
+    query: typeof input === "string" ? input : typeof input?.query === "string" ? input.query : pack.run?.query ?? "",
+    intent: started.intent ?? null, plan, evidence: order.filter((id) => files.has(`TASK_${id}.json`)).map((id) => json(`TASK_${id}.json`)), artifacts, clock: "virtual",
+    virtualTime: { epoch, startedAtOffsetMs: ms(first.timestamp) - ms(epoch), updatedAtOffsetMs: ms(last.timestamp) - ms(epoch), completedAtOffsetMs: ms(last.timestamp) - ms(epoch) },
+    ...(last.payload.error === undefined ? {} : { error: String(last.payload.error.message ?? ""), errorCode: code, errorType: outcome(state)[1] }),
+  };
+  const keys = [...new Set([...Object.keys(expected), ...Object.keys(doc)])].sort();
+  const wrong = keys.filter((k) => !(k in doc) || !(k in expected) || jcs(doc[k]) !== jcs(expected[k]));
+  check("run.json", wrong.length === 0, wrong.length === 0 ? `${keys.length} fields follow from the events` : `fields ${wrong.join(", ")} differ from what the events imply`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -10,6 +10,8 @@
  * | `pack/<path>` | the pack as run: `reach.json`, plan or planner, tool code, workspace seeds, `.reach/signature` |
  * | `request.json` | what the run was asked: input, seed, approval and limits (replay re-runs exactly this) |
  * | `plan.json`, `EXECUTION_HEADER.json`, `result.json` | the approved plan, the execution header, the result |
+ * | `TASK_<stepId>.json` | each step's evidence (seed 001 §7, seed 004 RunEvidence; virtual durations) |
+ * | `run.json` | the run document (seed 004 ProductionRun + upstream run schema; `src/engine/run-document.ts`), virtual times |
  * | `workspace/before/<path>`, `workspace/after/<path>` | the workspace at the start and at the end (a symbolic link: its target text) |
  * | `workspace/links.json` | which of those entries are symbolic links (`{"before": [paths], "after": [paths]}`), when any are |
  * | `artifacts/<invocationId>/<name>` | committed artifacts |
@@ -20,8 +22,9 @@
  * the `proof.json` entry — what the run proof signs, so the proof can be added to the index it attests.
  *
  * The run hash commits to every entry (ARCHITECTURE "Hashing"): the run's terminal event carries `contents`, the
- * {@link contentsDigest} of the capsule's body — every entry but `capsule.json`, `events.jsonl`, `proof.json` and
- * `federation.jsonl` (which hold or follow the events) — so a changed byte anywhere changes a hash the chain covers.
+ * {@link contentsDigest} of the capsule's body — every entry but `capsule.json`, `events.jsonl`, `proof.json`,
+ * `federation.jsonl` (which hold or follow the events) and `run.json` (which names the run hash; `verify` derives it
+ * from the chain and the body and compares every field) — so a changed byte anywhere changes a hash the chain covers.
  * @module
  */
 import { hashCanonical } from "../canonical/jcs.ts";
@@ -45,6 +48,10 @@ export const REQUEST_ENTRY = "request.json";
 export const PLAN_ENTRY = "plan.json";
 export const HEADER_ENTRY = "EXECUTION_HEADER.json";
 export const RESULT_ENTRY = "result.json";
+/** The run document (outside the body: it names the run hash). */
+export const RUN_DOC_ENTRY = "run.json";
+/** Prefix of the per-step evidence entries (`TASK_<stepId>.json`, seed 001 §7). */
+export const TASK_PREFIX = "TASK_";
 export const PACK_PREFIX = "pack/";
 export const BLOB_PREFIX = "blobs/";
 export const BEFORE_PREFIX = "workspace/before/";
@@ -56,7 +63,7 @@ export const FEDERATION_ENTRY = "federation.jsonl";
 export const LINKS_ENTRY = "workspace/links.json";
 
 /** Entries that are not part of the body the run hash commits to through `contents`. */
-const NOT_BODY: ReadonlySet<string> = new Set(["capsule.json", "events.jsonl", "proof.json", "federation.jsonl"]);
+const NOT_BODY: ReadonlySet<string> = new Set(["capsule.json", "events.jsonl", "proof.json", "federation.jsonl", "run.json"]);
 
 /** Everything a run capsule is made of: the body (built by the engine before the terminal event) and the events. */
 export type RunCapsuleContents = {
@@ -72,6 +79,8 @@ export type RunCapsuleContents = {
   events: Uint8Array;
   /** The federation annex as JSONL (delegated runs only). */
   federation?: Uint8Array;
+  /** The run document (`run.json`). */
+  runDoc?: unknown;
 };
 
 /** A signer: given the run hash and the index digest, returns the proof document and its attestation. */
@@ -90,6 +99,8 @@ export type CapsuleBodyParts = {
   workspaceAfter: { files: ReadonlyMap<string, Uint8Array>; links: ReadonlyMap<string, string> };
   /** Artifacts by their path (`artifacts/<invocationId>/<name>`). */
   artifacts: ReadonlyMap<string, Uint8Array>;
+  /** Each step's evidence by step id (`TASK_<stepId>.json`). */
+  tasks?: ReadonlyMap<string, unknown>;
 };
 
 function doc(value: unknown): Uint8Array {
@@ -111,6 +122,7 @@ export function capsuleBody(c: CapsuleBodyParts): Map<string, Uint8Array> {
   e.set(HEADER_ENTRY, doc(c.header));
   if (c.plan !== null && c.plan !== undefined) e.set(PLAN_ENTRY, doc(c.plan));
   e.set(RESULT_ENTRY, doc(c.result));
+  for (const [stepId, task] of c.tasks ?? []) e.set(`${TASK_PREFIX}${stepId}.json`, doc(task));
   const enc = new TextEncoder();
   for (const [prefix, ws] of [[BEFORE_PREFIX, c.workspaceBefore], [AFTER_PREFIX, c.workspaceAfter]] as const) {
     for (const [path, bytes] of ws.files) e.set(`${prefix}${path}`, bytes);
@@ -148,6 +160,7 @@ export function capsuleEntries(c: RunCapsuleContents): Map<string, Uint8Array> {
   const e = new Map<string, Uint8Array>(c.body);
   e.set(EVENTS_ENTRY, c.events);
   if (c.federation !== undefined) e.set(FEDERATION_ENTRY, c.federation);
+  if (c.runDoc !== undefined) e.set(RUN_DOC_ENTRY, doc(c.runDoc));
   return e;
 }
 

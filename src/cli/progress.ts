@@ -74,6 +74,7 @@ export function describeProgress(p: RunProgress): string {
   if (p.kind === "planning") return p.attempt === 0 ? "planning …" : `planning again (attempt ${p.attempt}) …`;
   if (p.kind === "planned") return `plan ${p.planId}: ${p.steps} step${p.steps === 1 ? "" : "s"}, hash ${p.planHash.slice(0, 16)}…`;
   if (p.kind === "replan") return `replanning (attempt ${p.attempt}) after ${p.reason}`;
+  if (p.kind === "event") return `event ${p.event.sequence} ${p.event.type}`;
   const head = `[${p.index + 1}/${p.total}] ${p.stepId} (${p.tool})`;
   if (p.status === "started") return `${head} …`;
   return `${head} ${p.status}${p.code === undefined ? "" : ` ${p.code}`} in ${ms(p.durationMs)}${fuel(p.fuel)}`;

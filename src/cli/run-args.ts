@@ -24,9 +24,17 @@ export type RunArgs = {
   quiet: boolean;
   maxSteps: number | undefined;
   stepTimeoutMs: number | undefined;
+  /** Independent steps at once (`--parallel N`; default: the machine's cores). */
+  parallel: number | undefined;
+  /** The caller's correlation id (`--request-id`, seed 004 `requestId`). */
+  requestId: string | undefined;
+  /** Where seed 004's live event stream goes (`--events FILE|-`), as JSONL. */
+  events: string | undefined;
+  /** Milliseconds between heartbeats on the event stream (`--heartbeat MS`, default 5000). */
+  heartbeatMs: number;
 };
 
-export const RUN_USAGE = "reach-wasm run <pack-dir|pack.tar.gz> [--input FILE|-|JSON] [--seed N] [--out DIR] [--key FILE] [--approve] [--approval FILE]... [--unrestricted] [--trust FILE] [--max-steps N] [--step-timeout MS] [--quiet] [--json]";
+export const RUN_USAGE = "reach-wasm run <pack-dir|pack.tar.gz> [--input FILE|-|JSON] [--seed N] [--out DIR] [--key FILE] [--approve] [--approval FILE]... [--unrestricted] [--trust FILE] [--max-steps N] [--step-timeout MS] [--parallel N] [--request-id ID] [--events FILE|-] [--heartbeat MS] [--quiet] [--json]";
 
 function bad(message: string): ReachError {
   return new ReachError("PROTO_INVALID_ARGUMENT", `run: ${message}; usage: ${RUN_USAGE}`);
@@ -42,6 +50,11 @@ function seedOf(text: string): string {
   return text;
 }
 
+function requestIdOf(text: string): string {
+  if (!/^[A-Za-z0-9._:-]{1,128}$/.test(text)) throw bad(`--request-id expects 1-128 characters from A-Z a-z 0-9 . _ : -, got ${JSON.stringify(text.slice(0, 60))}`);
+  return text;
+}
+
 /**
  * Parse the arguments after `run`.
  * @param argv the arguments
@@ -50,7 +63,7 @@ function seedOf(text: string): string {
  * @example parseRunArgs(["packs/hello", "--json"]).json // true
  */
 export function parseRunArgs(argv: readonly string[]): RunArgs {
-  const out: RunArgs = { pack: "", input: null, seed: undefined, out: ".reach", approve: false, unrestricted: false, trust: undefined, key: undefined, approvals: [], json: false, quiet: false, maxSteps: undefined, stepTimeoutMs: undefined };
+  const out: RunArgs = { pack: "", input: null, seed: undefined, out: ".reach", approve: false, unrestricted: false, trust: undefined, key: undefined, approvals: [], json: false, quiet: false, maxSteps: undefined, stepTimeoutMs: undefined, parallel: undefined, requestId: undefined, events: undefined, heartbeatMs: 5000 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = (): string => {
@@ -69,12 +82,17 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
     else if (a === "--quiet" || a === "-q") out.quiet = true;
     else if (a === "--max-steps") out.maxSteps = positiveInt(a, value(), 100);
     else if (a === "--step-timeout") out.stepTimeoutMs = positiveInt(a, value(), 3_600_000);
+    else if (a === "--parallel") out.parallel = positiveInt(a, value(), 64);
     else if (a === "--key") out.key = value();
+    else if (a === "--request-id") out.requestId = requestIdOf(value());
+    else if (a === "--events") out.events = value();
+    else if (a === "--heartbeat") out.heartbeatMs = positiveInt(a, value(), 3_600_000);
     else if (a.startsWith("-") && a !== "-") throw bad(`unknown option ${a}`);
     else if (out.pack === "") out.pack = a;
     else throw bad(`unexpected argument ${JSON.stringify(a)}`);
   }
   if (out.pack === "") throw bad("the pack directory or archive is missing");
+  if (out.events === "-" && out.json) throw bad("--events - and --json both want stdout; write the events to a file (--events FILE) or drop --json");
   return out;
 }
 

@@ -1,6 +1,6 @@
 /**
  * `reach-wasm run <pack-dir|pack.tar.gz> [--input FILE|-|JSON] [--seed N] [--out DIR] [--key FILE] [--approve]
- * [--unrestricted] [--trust FILE] [--max-steps N] [--step-timeout MS] [--quiet] [--json]` (ARCHITECTURE.md
+ * [--unrestricted] [--trust FILE] [--max-steps N] [--step-timeout MS] [--parallel N] [--request-id ID] [--events FILE|-] [--heartbeat MS] [--quiet] [--json]` (ARCHITECTURE.md
  * "Command line"); with `--on`, the delegated run (`delegated-run.ts`, dispatched by `cli.ts`).
  *
  * The command only parses arguments, hands the run to the engine on its own thread (`runIsolated`: this thread's
@@ -14,6 +14,7 @@
 import { join } from "node:path";
 import type { EngineRun } from "../engine/engine.ts";
 import { runIsolated } from "../platform/engine-thread.ts";
+import { coreCount } from "../platform/step-thread.ts";
 import { readHostFile } from "../platform/files.ts";
 import { prepareOutDir } from "../platform/out-dir.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
@@ -23,6 +24,7 @@ import { ReachError } from "../protocol/errors.ts";
 import type { CliIO } from "./io.ts";
 import { createProgress } from "./progress.ts";
 import { parseRunArgs, readInput } from "./run-args.ts";
+import { openEventStream } from "./run-events.ts";
 
 /** Write the capsule and the run files; a failure (a full disk) is reported, not thrown. */
 async function writeResults(outRoot: string, run: EngineRun): Promise<{ capsulePath: string | null; outDir: string | null; error: ReachError | null }> {
@@ -60,15 +62,17 @@ export async function runRunCommand(argv: readonly string[], io: CliIO): Promise
   const approvals = await Promise.all(args.approvals.map(readApproval));
   // The handlers stay until the results are written: a signal while writing cannot abort a finished run, but a
   // second one still exits at once, removing any temporary file.
+  const events = args.events === undefined ? null : openEventStream(args.events, args.heartbeatMs, io);
   const signals = abortOnSignals();
   try {
-    return await runAndWrite(args, { files, input, storeText, keyFileText, approvals, outRoot, signal: signals.signal }, io, say, progress);
+    return await runAndWrite(args, { files, input, storeText, keyFileText, approvals, outRoot, signal: signals.signal, events }, io, say, progress);
   } finally {
     signals.dispose();
+    events?.close();
   }
 }
 
-type Prepared = { files: Map<string, Uint8Array>; input: Awaited<ReturnType<typeof readInput>>; storeText: string | null; keyFileText: string | undefined; approvals: unknown[]; outRoot: string; signal: AbortSignal };
+type Prepared = { files: Map<string, Uint8Array>; input: Awaited<ReturnType<typeof readInput>>; storeText: string | null; keyFileText: string | undefined; approvals: unknown[]; outRoot: string; signal: AbortSignal; events: ReturnType<typeof openEventStream> | null };
 
 /** An approval record file (`--approval`): JSON, checked by the plan gate (signature, plan hash, trusted key). */
 async function readApproval(path: string): Promise<unknown> {
@@ -91,11 +95,14 @@ async function runAndWrite(args: ReturnType<typeof parseRunArgs>, p: Prepared, i
         ...(approvals.length === 0 ? {} : { approvals }),
         ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }),
         ...(args.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: args.stepTimeoutMs }),
+        parallel: args.parallel ?? coreCount(),
+        ...(args.requestId === undefined ? {} : { requestId: args.requestId }),
+        ...(p.events === null ? {} : { liveEvents: true }),
         trust: { storeText, unrestricted: args.unrestricted },
         ...(keyFileText === undefined ? {} : { keyFileText }),
         network: true,
       },
-      { signal: p.signal, onProgress: progress.run },
+      { signal: p.signal, onProgress: p.events === null ? progress.run : (r) => (r.kind === "event" ? p.events!.onProgress(r) : progress.run(r)) },
     );
   progress.done();
   const written = await writeResults(outRoot, run);

@@ -1,14 +1,44 @@
 /**
- * Step arguments may take values from the run's input: an argument value that is exactly `{"$input": "<JSON
- * pointer>"}` (RFC 6901; `""` is the whole input) is replaced by that part of the input before the envelope is
- * built. Nothing else is rewritten, so a static plan stays a plain JSON document and its hash covers the references.
+ * Step arguments may take values from the run's input and from earlier steps' outputs. An argument value that is
+ * exactly `{"$input": "<JSON pointer>"}` (RFC 6901; `""` is the whole input) is replaced by that part of the input;
+ * one that is exactly `{"$step": "<step id>", "pointer": "<JSON pointer>"}` (`pointer` optional, default `""`: the
+ * whole output) by that part of the named step's output. Nothing else is rewritten, so a static plan stays a plain
+ * JSON document and its hash covers the references.
+ *
+ * A step may name only a step it depends on, directly or transitively (`step-graph.ts`: a step without `depends_on`
+ * depends on the step before it, so in a plan without `depends_on` every earlier step qualifies); the plan gate
+ * refuses any other reference (`PLAN_STEP_REFERENCE_INVALID`, {@link stepReferences}). A pointer the actual output
+ * lacks fails the step with `EXEC_STEP_REFERENCE_UNRESOLVED`.
  * @module
  */
 import { ReachError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../sandbox/types.ts";
 
-function isRef(v: JsonValue): v is { $input: string } {
-  return v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 1 && Object.prototype.hasOwnProperty.call(v, "$input");
+/** A `{"$step", "pointer"}` reference found in a step's arguments. */
+export type StepReference = { step: string; pointer: string; where: string };
+
+function isObject(v: JsonValue | undefined): v is JsonObject {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+function isInputRef(v: JsonValue): v is { $input: string } {
+  return isObject(v) && Object.keys(v).length === 1 && Object.prototype.hasOwnProperty.call(v, "$input");
+}
+
+/** Whether a value is meant as a step reference (it has a `$step` key); its shape is checked by {@link stepRefOf}. */
+function isStepRef(v: JsonValue): v is JsonObject {
+  return isObject(v) && Object.prototype.hasOwnProperty.call(v, "$step");
+}
+
+/** The reference a `$step` object stands for, or a message saying what is wrong with it. */
+function stepRefOf(v: JsonObject): { step: string; pointer: string } | string {
+  const extra = Object.keys(v).filter((k) => k !== "$step" && k !== "pointer");
+  if (extra.length > 0) return `a step reference has only "$step" and "pointer", not ${JSON.stringify(extra[0])}`;
+  const step = v["$step"];
+  const pointer = v["pointer"] ?? "";
+  if (typeof step !== "string" || step.length === 0) return `"$step" must name a step id`;
+  if (typeof pointer !== "string" || (pointer !== "" && !pointer.startsWith("/"))) return `"pointer" must be a JSON pointer such as "/total" (or "" for the whole output)`;
+  return { step, pointer };
 }
 
 /**
@@ -16,6 +46,7 @@ function isRef(v: JsonValue): v is { $input: string } {
  * @param doc the document
  * @param pointer `""` or `/a/0/b`
  * @returns the value, or undefined when absent
+ * @example resolvePointer({ a: [1, 2] }, "/a/1") // 2
  */
 export function resolvePointer(doc: JsonValue, pointer: string): JsonValue | undefined {
   if (pointer === "") return doc;
@@ -35,8 +66,30 @@ export function resolvePointer(doc: JsonValue, pointer: string): JsonValue | und
   return at;
 }
 
-function resolve(value: JsonValue, input: JsonValue, where: string): JsonValue {
-  if (isRef(value)) {
+/**
+ * Every `$step` reference in a step's arguments, with where it is (for the plan gate).
+ * @param args the step's arguments
+ * @param stepId the step (for messages)
+ * @returns the references in document order
+ * @throws ReachError `PLAN_STEP_REFERENCE_INVALID` for a malformed reference
+ * @example stepReferences({ n: { $step: "count", pointer: "/words" } }, "report") // [{ step: "count", pointer: "/words", where: … }]
+ */
+export function stepReferences(args: JsonObject, stepId: string): StepReference[] {
+  const out: StepReference[] = [];
+  const walk = (v: JsonValue, where: string): void => {
+    if (isStepRef(v)) {
+      const ref = stepRefOf(v);
+      if (typeof ref === "string") throw new ReachError("PLAN_STEP_REFERENCE_INVALID", `${where}: ${ref}`, { details: { stepId, reason: "malformed" } });
+      out.push({ ...ref, where });
+    } else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${where}[${i}]`));
+    else if (isObject(v) && !isInputRef(v)) for (const [k, x] of Object.entries(v)) walk(x, `${where}.${k}`);
+  };
+  walk(args, `step "${stepId}" arguments`);
+  return out;
+}
+
+function resolve(value: JsonValue, input: JsonValue, outputs: Readonly<Record<string, JsonValue>>, where: string): JsonValue {
+  if (isInputRef(value)) {
     const pointer = value.$input;
     if (typeof pointer !== "string") throw new ReachError("PLAN_INVALID", `${where}: "$input" must be a JSON pointer string such as "/text"`);
     const found = resolvePointer(input, pointer);
@@ -47,23 +100,40 @@ function resolve(value: JsonValue, input: JsonValue, where: string): JsonValue {
     }
     return found;
   }
-  if (Array.isArray(value)) return value.map((v, i) => resolve(v, input, `${where}[${i}]`));
-  if (value !== null && typeof value === "object") {
+  if (isStepRef(value)) {
+    const ref = stepRefOf(value);
+    if (typeof ref === "string") throw new ReachError("PLAN_STEP_REFERENCE_INVALID", `${where}: ${ref}`, { details: { reason: "malformed" } });
+    const output = Object.prototype.hasOwnProperty.call(outputs, ref.step) ? outputs[ref.step] : undefined;
+    const found = output === undefined ? undefined : resolvePointer(output, ref.pointer);
+    if (found === undefined) {
+      const what = output === undefined ? `step "${ref.step}" has no output` : `the output of step "${ref.step}" has nothing at ${JSON.stringify(ref.pointer)}`;
+      throw new ReachError("EXEC_STEP_REFERENCE_UNRESOLVED", `${where}: ${what}; point at a field the step's return_spec requires, or change the step that makes it`, {
+        details: { from: ref.step, pointer: ref.pointer },
+      });
+    }
+    return found;
+  }
+  if (Array.isArray(value)) return value.map((v, i) => resolve(v, input, outputs, `${where}[${i}]`));
+  if (isObject(value)) {
     const out: JsonObject = {};
-    for (const [k, v] of Object.entries(value)) out[k] = resolve(v, input, `${where}.${k}`);
+    for (const [k, v] of Object.entries(value)) out[k] = resolve(v, input, outputs, `${where}.${k}`);
     return out;
   }
   return value;
 }
 
 /**
- * Replace `{"$input": pointer}` values by the input's values.
+ * Replace `{"$input": pointer}` values by the input's values and `{"$step": id, "pointer": p}` values by the named
+ * step's output.
  * @param args the step's arguments
  * @param input the run input
  * @param stepId for messages
+ * @param outputs the outputs of completed steps by step id (default none)
  * @returns new arguments
- * @throws ReachError `PROTO_SCHEMA_VIOLATION` when the input lacks a referenced value
+ * @throws ReachError `PROTO_SCHEMA_VIOLATION` when the input lacks a referenced value; `EXEC_STEP_REFERENCE_UNRESOLVED`
+ *   when a step output lacks one
+ * @example resolveArguments({ n: { $step: "count", pointer: "/words" } }, {}, "report", { count: { words: 3 } }) // { n: 3 }
  */
-export function resolveArguments(args: JsonObject, input: JsonValue, stepId: string): JsonObject {
-  return resolve(args, input, `step "${stepId}" arguments`) as JsonObject;
+export function resolveArguments(args: JsonObject, input: JsonValue, stepId: string, outputs: Readonly<Record<string, JsonValue>> = {}): JsonObject {
+  return resolve(args, input, outputs, `step "${stepId}" arguments`) as JsonObject;
 }

@@ -14,6 +14,7 @@ import type { LoadedPack } from "./pack.ts";
 import type { RunRecord, RunRequest } from "./types.ts";
 import type { RecordedEvent } from "../ledger/event-log.ts";
 import { chainAnnex } from "./annex.ts";
+import { runDocument } from "./run-document.ts";
 import type { AnnexEvent } from "./annex.ts";
 
 /** What replay needs to ask for the same run again (`request.json`). */
@@ -24,6 +25,8 @@ export type CapsuleRequest = {
   restricted: boolean;
   maxSteps: number | null;
   stepTimeoutMs: number | null;
+  /** The caller's correlation id, when one was given (`--request-id`). */
+  requestId?: string;
   /** `session` for a session run (its steps came from outside; replay walks `plan.json` as session calls). */
   mode?: "session";
   /** Signed approval records the run was given. */
@@ -83,6 +86,7 @@ export function buildRunCapsule(record: RunRecord, loaded: LoadedPack, _request?
     packFiles: loaded.files,
     body: record.body,
     events: toJsonlBytes(record.events),
+    ...(record.runDocument === false ? {} : { runDoc: runDocument(record.events, record.runHash, record.body) }),
   };
   if (annex !== undefined && annex.length > 0) {
     const last = record.events[record.events.length - 1]!;

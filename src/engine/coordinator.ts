@@ -13,6 +13,8 @@ import { toReachError } from "../protocol/errors.ts";
 import type { PlanStep } from "../protocol/plan.ts";
 import type { ReplanContext } from "./planner.ts";
 import { Aborted, Run, RESERVED_STEP_PREFIX } from "./run.ts";
+import { runGeneration } from "./scheduler.ts";
+import type { CompletedStep } from "./scheduler.ts";
 import type { RunRecord, RunRequest } from "./types.ts";
 
 export { DEFAULT_EPOCH, RESERVED_STEP_PREFIX, runSeed } from "./run.ts";
@@ -33,6 +35,8 @@ export async function runPack(request: RunRequest): Promise<RunRecord> {
     return run.finish(null);
   } catch (err) {
     return run.finish(err);
+  } finally {
+    run.closeThreads();
   }
 }
 
@@ -54,21 +58,20 @@ async function planAndStart(run: Run): Promise<void> {
   run.request.onProgress?.({ kind: "planned", planId: g.plan.plan_id, steps: g.plan.steps.length, planHash: g.planHash });
 }
 
-/** Execute the plan's steps in order; a soft failure may go back to the planner (`run.maxReplans`). */
+/**
+ * Execute the plan's steps — at the same time where `depends_on` allows (`scheduler.ts`), written in plan order; a
+ * soft failure may go back to the planner (`run.maxReplans`).
+ */
 async function walk(run: Run): Promise<void> {
   const maxReplans = run.request.loaded.pack.run?.maxReplans ?? 0;
   let replans = 0;
   let generation = 0;
-  let queue: PlanStep[] = [...run.gated!.plan.steps];
-  const completed: ReplanContext["completed"] = [];
-  while (queue.length > 0) {
-    const step = queue.shift()!;
-    const exec = await run.execute(step, generation, run.stepIndex + 1 + queue.length);
-    if (exec.stepError === null) {
-      completed.push({ stepId: step.id, tool: step.tool, output: exec.toolOutput! });
-      continue;
-    }
-    const e = exec.stepError;
+  const completed: CompletedStep[] = [];
+  for (;;) {
+    const gen = run.beginGeneration(run.gated!.plan.steps);
+    const failure = await runGeneration(run, gen, generation, completed);
+    if (failure === null) return;
+    const { step, error: e } = failure;
     if (e.severity !== "soft" || replans >= maxReplans || run.interrupted()) {
       run.failedStep = step.id;
       throw e;
@@ -76,7 +79,6 @@ async function walk(run: Run): Promise<void> {
     replans++;
     generation++;
     await replan(run, step, e, replans, completed);
-    queue = [...run.gated!.plan.steps];
   }
 }
 

@@ -43,6 +43,11 @@ export type EngineRunRequest = {
   /** The per-step timeout when the plan sets none (default 30 s). */
   stepTimeoutMs?: number;
   /**
+   * How many independent steps may run at once (default 1): on the platform's step threads when it gives them. The
+   * run hash and capsule are the same for every value (`step-graph.ts`).
+   */
+  parallel?: number;
+  /**
    * The trust decision: a pack signed by a key in `store` runs unrestricted; any other pack runs in the restricted
    * executor unless `unrestricted` is set. A bad signature is always refused (`PACK_INVALID_SIGNATURE`).
    */
@@ -57,6 +62,12 @@ export type EngineRunRequest = {
   fetch?: FetchLike;
   /** Progress reports (never part of the hashed record). */
   onProgress?: (p: RunProgress) => void;
+  /** The caller's correlation id (seed 004 `requestId`; 1–128 of A–Z a–z 0–9 . _ : -); default: derived from the run id. */
+  requestId?: string;
+  /** Report each hashed event through `onProgress` (`{kind: "event"}`) as it is appended (`run --events`). */
+  liveEvents?: boolean;
+  /** The wall clock for the run files' real times (default `performance.timeOrigin + performance.now()`); never hashed. */
+  wallClock?: () => number;
   /**
    * Federation events for the capsule's annex (`federation.jsonl`, `src/engine/annex.ts`), given the finished run;
    * they are chained onto the run hash and never change it.
@@ -143,6 +154,14 @@ async function prepareRun(env: EngineEnvironment, request: Pick<EngineRunRequest
   return { loaded, trust, restricted };
 }
 
+/** A caller's correlation id: 1–128 characters from A–Z a–z 0–9 . _ : - (it is recorded and shown everywhere). */
+function checkRequestId(id: unknown): string {
+  if (typeof id !== "string" || !/^[A-Za-z0-9._:-]{1,128}$/.test(id)) {
+    throw new ReachError("PROTO_INVALID_ARGUMENT", `the request id ${JSON.stringify(String(id).slice(0, 60))} is not 1-128 characters from A-Z a-z 0-9 . _ : -; pass a correlation id such as req-2026-001`);
+  }
+  return id;
+}
+
 /** The run options of an engine request (what `runPack` and sessions take besides the pack). */
 function runOptions(request: EngineRunRequest): Omit<RunRequest, "loaded" | "env" | "restricted"> {
   return {
@@ -153,6 +172,10 @@ function runOptions(request: EngineRunRequest): Omit<RunRequest, "loaded" | "env
     trustStore: request.trust?.store ?? null,
     ...(request.maxSteps === undefined ? {} : { maxSteps: request.maxSteps }),
     ...(request.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: request.stepTimeoutMs }),
+    ...(request.parallel === undefined ? {} : { parallel: request.parallel }),
+    ...(request.requestId === undefined ? {} : { requestId: checkRequestId(request.requestId) }),
+    ...(request.wallClock === undefined ? {} : { wallClock: request.wallClock }),
+    ...(request.liveEvents === true ? { liveEvents: true } : {}),
     ...(request.signal === undefined ? {} : { signal: request.signal }),
     ...(request.interrupted === undefined ? {} : { interrupted: request.interrupted }),
     ...(request.fetch === undefined ? {} : { fetch: request.fetch }),

@@ -97,6 +97,8 @@ export type StepExecution = {
   /** The invocation's host calls on the tape: how many, and the hash of their tape lines. */
   readonly hostCalls: { count: number; hash: string };
   readonly durationMs: number;
+  /** Where the invocation's virtual clock stood when it ended (ms): its dependents' clocks start there or later. */
+  readonly clockEndMs: number;
 };
 
 function isObject(v: unknown): v is JsonObject {
@@ -166,15 +168,16 @@ export async function executeEnvelope(
   invocationId: string,
 ): Promise<StepExecution> {
   const started = performance.now(); // wall clock: evidence only, never hashed
+  const clock = state.clock.fork();
   const base = { invocationId, toolOutput: null, toolError: null, violation: null, artifacts: [], log: "", fuelUsed: 0n, module: null };
-  const finish = (x: Omit<StepExecution, "durationMs" | "result" | "hostCalls">, output?: JsonValue): StepExecution => {
+  const finish = (x: Omit<StepExecution, "durationMs" | "result" | "hostCalls" | "clockEndMs">, output?: JsonValue): StepExecution => {
     const durationMs = Math.max(0, Math.round(performance.now() - started));
     const metrics = { duration_ms: durationMs, fuel_used: Number(x.fuelUsed) };
     let result: ExecutionResult;
     if (x.stepError === null) result = { envelope_id: envelope.id, status: "success", output, artifacts: [...x.artifacts], metrics };
     else if (x.stepError.code === "EXEC_INSUFFICIENT") result = { envelope_id: envelope.id, status: "insufficient", output, error: x.stepError.toDetails(), metrics };
     else result = { envelope_id: envelope.id, status: x.toolError === null && x.violation === null ? "failure" : "error", error: x.stepError.toDetails(), metrics };
-    return { ...x, result, durationMs, hostCalls: state.tape.invocationDigest(invocationId) };
+    return { ...x, result, durationMs, hostCalls: state.tape.invocationDigest(invocationId), clockEndMs: clock.now() };
   };
 
   const inputSchema = tool.definition.inputSchema;
@@ -202,7 +205,6 @@ export async function executeEnvelope(
   });
   const meter = new FuelMeter({ budget, ...stops.meter, stopAt: state.stopPoints?.get(invocationId) ?? null });
   try {
-    const clock = state.clock.fork();
     const host = createHost({
       invocationId,
       // The infra tools touch only the run's own memory store and temp/ (seed 002: always available), so they need

@@ -12,6 +12,11 @@
  *    `UNDEFINED_TOOL` (seed 003 §4.2 "only declared tools MAY be invoked", §4.3 the denial's code), refused here,
  *    before anything executes; and it is in the plan's `scope.allowed`, not in `scope.denied` — `PLAN_SCOPE_VIOLATION`
  * 6. every step has a `return_spec` that compiles — `PLAN_RETURN_SPEC_MISSING` / `PLAN_INVALID`
+ * 7. every `{"$step": id, "pointer"}` argument names a step the step depends on, directly or transitively
+ *    (`step-graph.ts`) — `PLAN_STEP_REFERENCE_INVALID` (details `reason`: `malformed`, `unknown` step, `self`, a
+ *    `later` step, or `not_a_dependency`)
+ * 8. for a generation intent (seed 004), some step uses a tool that generates one of its artifact types —
+ *    `PLANNING_ERROR` (`intent.ts`)
  *
  * The approved plan's hash (SHA-256 of its canonical JSON) is the lock: `checkPlanLock` refuses a plan whose hash
  * no longer matches (seed 001 §6, `PLAN_HASH_MISMATCH`).
@@ -26,6 +31,11 @@ import { deepFreeze } from "./pack.ts";
 import { approvalPlanHash, approves } from "../trust/approval.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 import { compileSchema, isLiteSchema, loadFullValidator } from "./schema-check.ts";
+import { stepReferences } from "./arguments.ts";
+import { dependencyClosures, directDependencies } from "./step-graph.ts";
+import { checkIntentPlan } from "./intent.ts";
+import type { RunIntent } from "./intent.ts";
+import type { JsonObject } from "../sandbox/types.ts";
 
 /** Seed 002: a plan has at most 10 steps unless configured otherwise. */
 export const DEFAULT_MAX_STEPS = 10;
@@ -45,6 +55,8 @@ export type GateOptions = {
    * signatures count (`anyKey` in replay, where that decision was recorded at run time).
    */
   approvals?: { records: readonly unknown[]; store: TrustStore | null; anyKey?: boolean };
+  /** The run's intent and the MIME types each tool generates (seed 004 plan validation). */
+  intent?: { intent: RunIntent | null; generates: ReadonlyMap<string, readonly string[]> };
 };
 
 /** A plan that passed the gate, with its lock. */
@@ -56,7 +68,7 @@ export type GatedPlan = {
   readonly approvedBy: "cli" | "record" | null;
 };
 
-function refuse(code: "PLAN_INVALID" | "PLAN_NOT_APPROVED" | "PLAN_TOO_MANY_STEPS" | "PLAN_RISK_TOO_HIGH" | "PLAN_APPROVAL_REQUIRED" | "PLAN_SCOPE_VIOLATION" | "PLAN_RETURN_SPEC_MISSING", message: string, details: Record<string, unknown> = {}): ReachError {
+function refuse(code: "PLAN_STEP_REFERENCE_INVALID" | "PLAN_INVALID" | "PLAN_NOT_APPROVED" | "PLAN_TOO_MANY_STEPS" | "PLAN_RISK_TOO_HIGH" | "PLAN_APPROVAL_REQUIRED" | "PLAN_SCOPE_VIOLATION" | "PLAN_RETURN_SPEC_MISSING", message: string, details: Record<string, unknown> = {}): ReachError {
   return new ReachError(code, message, { details });
 }
 
@@ -120,7 +132,34 @@ export function gatePlan(document: unknown, options: GateOptions): GatedPlan {
       throw refuse("PLAN_INVALID", `${where}: return_spec: ${(err as Error).message}`, { stepId: step.id });
     }
   }
+  checkStepReferences(plan);
+  if (options.intent !== undefined) checkIntentPlan(plan, options.intent.intent, options.intent.generates);
   return Object.freeze({ plan, planHash: hashCanonical(plan), approvedBy });
+}
+
+/** Rule 7: a step reads only the outputs of steps in its dependency closure. */
+function checkStepReferences(plan: Blueprint): void {
+  const index = new Map(plan.steps.map((s, i) => [s.id, i]));
+  const closures = dependencyClosures(directDependencies(plan.steps));
+  for (const [i, step] of plan.steps.entries()) {
+    for (const ref of stepReferences(step.arguments as JsonObject, step.id)) {
+      const at = index.get(ref.step);
+      const reason = at === undefined ? "unknown" : at === i ? "self" : at > i ? "later" : closures[i]!.includes(at) ? null : "not_a_dependency";
+      if (reason === null) continue;
+      const why = {
+        unknown: `names step "${ref.step}", which is not in the plan`,
+        self: "names the step itself, which has no output before it runs",
+        later: `names step "${ref.step}", which comes later in the plan and has no output yet`,
+        not_a_dependency: `names step "${ref.step}", which step "${step.id}" does not depend on; add "${ref.step}" to its depends_on`,
+      }[reason];
+      throw refuse("PLAN_STEP_REFERENCE_INVALID", `${ref.where}: {"$step": ${JSON.stringify(ref.step)}} ${why} (a step reads only the outputs of the steps it depends on)`, {
+        stepId: step.id,
+        ref: ref.step,
+        pointer: ref.pointer,
+        reason,
+      });
+    }
+  }
 }
 
 /**

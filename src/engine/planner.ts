@@ -12,6 +12,7 @@
  */
 import { deriveId } from "../canonical/ids.ts";
 import { VirtualClock } from "../determinism/clock.ts";
+import type { RunIntent } from "./intent.ts";
 import { deriveStream } from "../determinism/prng.ts";
 import { capabilityPolicy } from "../policy/capabilities.ts";
 import { ReachError } from "../protocol/errors.ts";
@@ -53,13 +54,15 @@ export type PlannerRequest = {
 };
 
 /**
- * The context a planner sees: the pack, its tools and schemas, the step limit, and the replan state.
+ * The context a planner sees: the pack, its tools and schemas (and what they generate), the step limit, the replan
+ * state, and — for a pack that declares intents — the query and the intent the router found (seed 004).
  * @param loaded the pack
  * @param maxSteps the plan gate's step limit
  * @param replan the replan state, when replanning
+ * @param router the query and its intent
  * @returns a JSON object
  */
-export function plannerContext(loaded: LoadedPack, maxSteps: number, replan?: ReplanContext): JsonObject {
+export function plannerContext(loaded: LoadedPack, maxSteps: number, replan?: ReplanContext, router?: { query: string; intent: RunIntent | null }): JsonObject {
   const tools: JsonObject[] = [];
   for (const t of loaded.tools.values()) {
     const d = t.definition;
@@ -67,9 +70,14 @@ export function plannerContext(loaded: LoadedPack, maxSteps: number, replan?: Re
     if (d.description !== undefined) entry["description"] = d.description;
     if (d.inputSchema !== undefined) entry["inputSchema"] = d.inputSchema as JsonObject;
     if (d.outputSchema !== undefined) entry["outputSchema"] = d.outputSchema as JsonObject;
+    if ("generates" in d && d.generates !== undefined) entry["generates"] = [...d.generates];
     tools.push(entry);
   }
   const ctx: JsonObject = { packId: loaded.pack.id, packVersion: loaded.pack.version, tools, maxSteps };
+  if (router !== undefined) {
+    ctx["query"] = router.query;
+    ctx["intent"] = router.intent;
+  }
   if (replan !== undefined) ctx["replan"] = replan as unknown as JsonObject;
   return ctx;
 }

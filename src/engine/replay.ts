@@ -8,7 +8,7 @@
 import { sha256Hex } from "../canonical/sha256.ts";
 import { FEDERATION_ENTRY } from "../capsule/run-capsule.ts";
 import type { AnnexEvent } from "./annex.ts";
-import { PLAN_ENTRY } from "../capsule/run-capsule.ts";
+import { PLAN_ENTRY, RUN_DOC_ENTRY } from "../capsule/run-capsule.ts";
 import { AFTER_PREFIX, BLOB_PREFIX, capsuleIndexDigest, entriesUnder, EVENTS_ENTRY, PACK_PREFIX, PROOF_ENTRY, REQUEST_ENTRY, RESULT_ENTRY, TAPE_ENTRY } from "../capsule/run-capsule.ts";
 import type { RunCapsule } from "../capsule/run-capsule.ts";
 import { verifyRunCapsule } from "./verify.ts";
@@ -136,7 +136,7 @@ function invalid(message: string, details: Record<string, unknown> = {}): ReachE
  * @param capsule the capsule (from `readRunCapsule`)
  * @param env the platform's engines
  * @param options `noExec`: check without executing; `prepareComponent` for component tools (default: jco, cached);
- *   `onProgress`: the replayed run's progress
+ *   `onProgress`: the replayed run's progress; `parallel`: independent steps at once (the result is the same)
  * @returns the report (`matches` false on any divergence)
  * @throws ReachError `REPLAY_CAPSULE_INVALID` when the capsule lacks what a replay needs
  * @example
@@ -148,7 +148,7 @@ function invalid(message: string, details: Record<string, unknown> = {}): ReachE
  * console.log(report.matches ? `same run hash ${report.runHash}` : report.divergence?.message);
  * ```
  */
-export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment, options: { noExec?: boolean; now?: () => number; onProgress?: (p: RunProgress) => void } & LoadPackOptions = {}): Promise<ReplayReport> {
+export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment, options: { noExec?: boolean; now?: () => number; onProgress?: (p: RunProgress) => void; parallel?: number } & LoadPackOptions = {}): Promise<ReplayReport> {
   const now = options.now ?? (() => performance.now());
   const started = now();
   const expected = capsule.index.runHash;
@@ -180,13 +180,14 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
     throw invalid(`${REQUEST_ENTRY} is not a replay request document`);
   }
   const loaded = await loadPack(entriesUnder(capsule.entries, PACK_PREFIX), options);
-  const replay = { ...replayDirectives(recorded), audit: recordedHasAudit(capsule) };
+  const replay = { ...replayDirectives(recorded), audit: recordedHasAudit(capsule), runDocument: capsule.entries.has(RUN_DOC_ENTRY) };
   const player = new TapePlayer(readTapeJsonl(capsule.entries.get(TAPE_ENTRY) ?? new Uint8Array()), entriesUnder(capsule.entries, BLOB_PREFIX));
   const runRequest: RunRequest = {
     loaded,
     input: request.input,
     seed: request.seed,
     approve: request.approve,
+    ...(typeof request.requestId === "string" ? { requestId: request.requestId } : {}),
     ...(Array.isArray(request.approvals) ? { approvals: request.approvals } : {}),
     restricted: request.restricted,
     ...(request.maxSteps === null ? {} : { maxSteps: request.maxSteps }),
@@ -194,6 +195,7 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
     player,
     replay,
     env,
+    ...(options.parallel === undefined ? {} : { parallel: options.parallel }),
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
   };
   const record = request.mode === "session" ? await replaySession(runRequest, capsule) : await runPack(runRequest);

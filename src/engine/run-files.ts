@@ -8,11 +8,14 @@
  * | `plan.json` | the approved plan (canonical JSON), when there was one |
  * | `events.jsonl` | the hash-chained events (seed 003 §3.3) |
  * | `evidence.json` | per-step evidence (seed 004 RunEvidence; real durations, unhashed) |
+ * | `TASK_<stepId>.json` | each step's evidence (seed 001 §7), as in `evidence.json` |
+ * | `run.json` | the run document (seed 004 ProductionRun + upstream run schema; `run-document.ts`): real times, virtual offsets beside them |
  * | `tape.jsonl`, `blobs/<sha256>` | every host call with its request and response bytes |
  * | `artifacts/<invocationId>/<name>` | committed artifacts |
  * | `workspace/<path>` | the workspace after the run (a failed step's writes are not there) |
  *
- * Everything but `evidence.json` is a pure function of the run (the same run gives the same bytes).
+ * Everything but `evidence.json`, `TASK_<stepId>.json` and `run.json` is a pure function of the run (the same run
+ * gives the same bytes); their pure counterparts are in the capsule.
  * @module
  */
 import { canonicalize } from "../canonical/jcs.ts";
@@ -20,6 +23,7 @@ import { hashCanonical } from "../canonical/jcs.ts";
 import { utf8 } from "../canonical/sha256.ts";
 import { toJsonlBytes } from "../ledger/jsonl.ts";
 import type { RunRecord } from "./types.ts";
+import { liveRunDocument, runDocument } from "./run-document.ts";
 
 function json(value: unknown): Uint8Array {
   return utf8(JSON.stringify(value, null, 2) + "\n");
@@ -58,6 +62,8 @@ export function runFiles(record: RunRecord): Map<string, Uint8Array> {
   if (record.plan !== null) files.set("plan.json", utf8(canonicalize(record.plan) + "\n"));
   files.set("events.jsonl", toJsonlBytes(record.events));
   files.set("evidence.json", json(record.evidence));
+  for (const ev of record.evidence) files.set(`TASK_${ev.stepId}.json`, json(ev));
+  files.set("run.json", json(liveRunDocument(runDocument(record.events, record.runHash, record.body), record.realTimes, record.evidence)));
   files.set("tape.jsonl", utf8(record.tape.toJsonl()));
   for (const [hash, bytes] of record.tape.blobEntries()) files.set(`blobs/${hash}`, bytes);
   for (const a of record.artifacts) files.set(a.info.path, a.bytes);

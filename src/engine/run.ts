@@ -17,39 +17,44 @@ import { hashCanonical } from "../canonical/jcs.ts";
 import { parseIsoMillis, VirtualClock } from "../determinism/clock.ts";
 import { parseSeed } from "../determinism/prng.ts";
 import { EventLog } from "../ledger/event-log.ts";
+import type { RecordedEvent } from "../ledger/event-log.ts";
 import { capabilityPolicy, workspaceResources } from "../policy/capabilities.ts";
 import type { CapabilityPolicy } from "../policy/capabilities.ts";
 import { auditCapabilities, changedPaths } from "../policy/audit.ts";
 import type { CapabilityAudit } from "../policy/audit.ts";
-import { ExecutionEnvelopeSchema } from "../protocol/envelope.ts";
 import { planDeprecations } from "../protocol/deprecations.ts";
 import type { DeprecationNotice } from "../protocol/deprecations.ts";
 import { ReachError, toReachError } from "../protocol/errors.ts";
 import type { RunEvidence } from "../protocol/evidence.ts";
-import { parseOrThrow } from "../protocol/parse.ts";
 import type { PlanStep } from "../protocol/plan.ts";
 import { TapeRecorder } from "../record/tape.ts";
 import type { StopPoint } from "../sandbox/fuel/mod.ts";
 import { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
-import { MemoryStore } from "../sandbox/host/memory-store.ts";
-import { DEFAULT_TIMEOUT_MS } from "../sandbox/types.ts";
 import type { JsonObject, JsonValue } from "../sandbox/types.ts";
 import { Workspace } from "../sandbox/workspace/workspace.ts";
 import { snapshotDigest } from "../sandbox/workspace/workspace.ts";
-import type { SnapshotEntry } from "../sandbox/workspace/workspace.ts";
+import type { SnapshotEntry, WorkspaceImage } from "../sandbox/workspace/workspace.ts";
 import { capsuleBody, contentsDigest } from "../capsule/run-capsule.ts";
 import { utf8 } from "../canonical/sha256.ts";
 import type { CapsuleRequest } from "./capsule.ts";
-import { resolveArguments } from "./arguments.ts";
-import { executeEnvelope, FUEL_PER_MS, invocationIdOf } from "./executor.ts";
-import type { ExecutorRunState, StepExecution } from "./executor.ts";
+import { FUEL_PER_MS } from "./executor.ts";
+import type { ExecutorRunState } from "./executor.ts";
+import { Generation } from "./generation.ts";
+import type { LedgerState } from "./generation.ts";
 import { DEFAULT_MAX_STEPS, gatePlanAsync } from "./plan-gate.ts";
 import type { GatedPlan } from "./plan-gate.ts";
 import { makePlan, plannerContext, plannerInvocationId } from "./planner.ts";
 import type { ReplanContext } from "./planner.ts";
 import { runRunners } from "./runners.ts";
-import { INFRA_TOOL_NAMES, infraTool } from "./infra-tools.ts";
-import { recordPlanViolation, recordStep, stepEvidence, terminalReason } from "./step-events.ts";
+import { INFRA_TOOL_NAMES } from "./infra-tools.ts";
+import { emitStep, prepareStep } from "./run-steps.ts";
+import { classifyIntent, queryOf } from "./intent.ts";
+import type { RunIntent } from "./intent.ts";
+import type { RealTimes } from "./run-document.ts";
+import type { PreparedStep, StepOutcome } from "./run-steps.ts";
+import { runStepJob } from "./step-job.ts";
+import type { StepJobResult, StepPool } from "./step-job.ts";
+import { failedEvidence, recordPlanViolation, skippedEvidence, terminalReason } from "./step-events.ts";
 import type { ExecutionHeader, RunPhase, RunRecord, RunRequest, RunStatus } from "./types.ts";
 
 /** The default virtual epoch (ARCHITECTURE "Determinism"). */
@@ -68,6 +73,11 @@ export type ReplayDirectives = {
   abortedAt: AbortPoint | null;
   /** The recorded signal name of an aborted run. */
   signal: string | null;
+  /**
+   * Whether the recorded capsule holds the run document (`run.json`) and the per-step `TASK_<id>.json` entries;
+   * capsules made before they existed replay without them, so they keep their run hash. Absent: true.
+   */
+  runDocument?: boolean;
   /**
    * Whether the recorded run's `result.json` holds the capability audit (seed 003 §4.2); capsules made before the
    * audit existed replay without it, so they keep their run hash. Absent: true.
@@ -108,22 +118,31 @@ export class Run {
   readonly input: JsonValue;
   readonly inputHash: string;
   readonly restricted: boolean;
+  /** The run's correlation id (seed 004 `requestId`): the caller's, else derived from the run id. */
+  readonly requestId: string;
+  /** The query the router classified (seed 004; `intent.ts`) and the intent it found. */
+  readonly query: string;
+  readonly intent: RunIntent | null;
   readonly log: EventLog;
   readonly policy: CapabilityPolicy;
-  readonly workspace: Workspace;
   readonly workspaceBefore: SnapshotEntry[];
   /** `request.json`: what the run was asked (replay asks it again); its hash is in `run.started`. */
   readonly requestDoc: CapsuleRequest;
   readonly tape = new TapeRecorder();
-  readonly memory = new MemoryStore();
   readonly artifacts = new ArtifactSink();
   readonly maxSteps: number;
+  /** How many steps may run at once (`step-graph.ts`; the record does not depend on it). */
+  readonly parallel: number;
+  /** The workspace roots WASI tools get preopened, or null without the filesystem permission. */
+  readonly preopenRoots: readonly string[] | null;
   readonly phases: RunPhase[] = ["PENDING"];
   readonly evidence: RunEvidence[] = [];
   readonly outputs: JsonObject = {};
   readonly usedStepIds = new Set<string>();
   readonly stops: RecordedStop[] = [];
   gated: GatedPlan | null = null;
+  /** The plan generation being walked (its ledger holds the run's workspace, memory and budgets). */
+  gen: Generation | null = null;
   stepIndex = 0;
   toolCalls = 0;
   fuelSpent = 0n;
@@ -134,11 +153,22 @@ export class Run {
   capabilityAudit: CapabilityAudit | null = null;
   readonly #request: RunRequest;
   readonly #runners: ReturnType<typeof runRunners>;
-  readonly #state: ExecutorRunState;
+  /** What the planner's invocation shares with the run: its stops. */
+  readonly #state: Pick<ExecutorRunState, "interrupted" | "signal" | "stopPoints" | "watchdogFactor">;
+  readonly #clock: VirtualClock;
+  readonly #initial: WorkspaceImage;
+  #pool: StepPool | null = null;
+  #serial: Promise<unknown> = Promise.resolve();
+  #workspace: { image: WorkspaceImage; ws: Workspace } | null = null;
+  /** The wall clock, and the real times it gave (run files and live events only; never hashed). */
+  readonly wallClock: () => number;
+  readonly #real: RealTimes;
 
   private constructor(request: RunRequest) {
     const { loaded } = request;
     this.#request = request;
+    this.wallClock = request.wallClock ?? (() => performance.timeOrigin + performance.now());
+    this.#real = { createdAt: this.wallClock(), startedAt: null, completedAt: 0 };
     this.input = request.input ?? {};
     this.inputHash = hashCanonical(this.input);
     this.seed = runSeed(this.inputHash, request.seed);
@@ -146,8 +176,15 @@ export class Run {
     this.epochMs = parseIsoMillis(this.epoch);
     this.restricted = request.restricted === true;
     this.runId = deriveId("reach-wasm/run", loaded.packDigest, this.inputHash, this.seed);
-    const clock = new VirtualClock(this.epochMs);
-    this.log = new EventLog({ runId: this.runId, clock });
+    this.requestId = request.requestId ?? deriveId("reach-wasm/request", this.runId);
+    this.query = queryOf(this.input, loaded.pack);
+    this.intent = classifyIntent(loaded.pack.intents, this.query);
+    this.#clock = new VirtualClock(this.epochMs);
+    const onProgress = request.onProgress;
+    const live = request.liveEvents === true && onProgress !== undefined
+      ? { onAppend: (e: RecordedEvent) => onProgress({ kind: "event", event: { type: e.type, sequence: e.sequence, timestamp: e.timestamp, eventHash: e.eventHash, runId: e.runId, payload: e.payload as Record<string, unknown> } }) }
+      : {};
+    this.log = new EventLog({ runId: this.runId, clock: this.#clock, ...live });
     this.policy = capabilityPolicy(loaded.pack.manifest, { restricted: this.restricted });
     // WASI tools reach the workspace through preopens, not through the host API's checks, so the workspace itself
     // enforces what the policy allows: without the filesystem permission nothing is preopened (runRunners), and in
@@ -155,8 +192,9 @@ export class Run {
     // writable).
     const readOnly = this.policy.restricted || this.policy.filesystemReadonly;
     const resources = workspaceResources(this.policy, loaded.workspaceFiles).map((r) => (readOnly ? { ...r, access: "read" as const } : r));
-    this.workspace = Workspace.fromResources(resources);
-    this.workspaceBefore = this.workspace.snapshot();
+    const workspace = Workspace.fromResources(resources);
+    this.#initial = workspace.image();
+    this.workspaceBefore = workspace.snapshot();
     this.requestDoc = {
       input: this.input,
       seed: this.seed,
@@ -164,27 +202,18 @@ export class Run {
       restricted: this.restricted,
       maxSteps: request.maxSteps ?? null,
       stepTimeoutMs: request.stepTimeoutMs ?? null,
+      ...(request.requestId === undefined ? {} : { requestId: request.requestId }),
       ...(request.mode === "session" ? { mode: "session" as const } : {}),
       ...(request.approvals === undefined || request.approvals.length === 0 ? {} : { approvals: [...request.approvals] }),
     };
     const filesystem = this.policy.permissions.has("filesystem");
-    this.#runners = runRunners(request.env, filesystem ? this.policy.workspaceRoots.map((r) => r.root) : null);
+    this.preopenRoots = filesystem ? this.policy.workspaceRoots.map((r) => r.root) : null;
+    this.#runners = runRunners(request.env, this.preopenRoots);
     this.maxSteps = request.maxSteps ?? loaded.pack.run?.maxSteps ?? DEFAULT_MAX_STEPS;
-    const maxFuel = BigInt(loaded.pack.manifest.policies.maxExecutionTime) * FUEL_PER_MS;
+    this.parallel = request.parallel ?? 1;
     this.#state = {
-      seed: this.seed,
-      policy: this.policy,
-      workspace: this.workspace,
-      memory: this.memory,
-      artifacts: this.artifacts,
-      tape: this.tape,
-      clock,
-      runnerFor: this.#runners.runnerFor,
       interrupted: () => this.interrupted(),
-      runFuelLeft: () => maxFuel - this.fuelSpent,
       ...(request.replay === undefined ? {} : { stopPoints: request.replay.stops, watchdogFactor: 10 }),
-      ...(request.fetch === undefined ? {} : { fetch: request.fetch }),
-      ...(request.player === undefined ? {} : { player: request.player }),
       ...(request.signal === undefined ? {} : { signal: request.signal }),
     };
   }
@@ -234,7 +263,7 @@ export class Run {
     const attempt = replan?.attempt ?? 0;
     this.checkAbort({ phase: "planning", attempt });
     this.#request.onProgress?.({ kind: "planning", attempt });
-    const context = plannerContext(loaded, this.maxSteps, replan);
+    const context = plannerContext(loaded, this.maxSteps, replan, loaded.pack.intents === undefined ? undefined : { query: this.query, intent: this.intent });
     const invocationId = plannerInvocationId(loaded, this.seed, attempt);
     let document: unknown;
     try {
@@ -260,6 +289,7 @@ export class Run {
       approve: this.#request.approve === true,
       // In a replay the approvals are the recorded ones, whose trust was decided (and recorded) at run time.
       approvals: { records: this.#request.approvals ?? [], store: this.#request.trustStore ?? null, anyKey: this.#request.replay !== undefined },
+      intent: { intent: this.intent, generates: new Map([...loaded.tools].map(([n, t]) => [n, "generates" in t.definition ? (t.definition.generates ?? []) : []])) },
     });
     for (const s of g.plan.steps) {
       if (s.id.startsWith(RESERVED_STEP_PREFIX) || this.usedStepIds.has(s.id)) {
@@ -302,62 +332,89 @@ export class Run {
       requestHash: hashCanonical(this.requestDoc),
       workspaceBefore: snapshotDigest(this.workspaceBefore),
     };
+    if (loaded.pack.intents !== undefined) started["intent"] = this.intent;
     if (gated !== null) {
       started["planId"] = gated.plan.plan_id;
       started["planHash"] = gated.planHash;
     }
+    this.#real.startedAt = this.wallClock();
     this.log.append("run.started", started);
   }
 
   /**
-   * Execute one step: budgets, the envelope, `run.step.started` … `run.step.completed | run.step.failed`.
-   * @param step the plan step (already gated)
-   * @param generation the plan generation (replans)
+   * Start walking a plan: a new generation whose base is the run's state now (`generation.ts`).
+   * @param steps the plan's steps (gated)
+   * @returns the generation
+   */
+  beginGeneration(steps: readonly PlanStep[]): Generation {
+    this.gen = new Generation(steps, this.#ledger(), this.#initial.config, this.#clock.now());
+    return this.gen;
+  }
+
+  /** The run's state now: the current generation's, else the start. */
+  #ledger(): LedgerState {
+    if (this.gen !== null) return this.gen.current;
+    let blobBytes = 0;
+    for (const b of this.tape.blobs.values()) blobBytes += b.length;
+    return { workspace: this.#initial.state, memory: new Map(), artifacts: { count: 0, bytes: 0 }, fuel: this.fuelSpent, tape: { records: this.tape.records.length, blobBytes } };
+  }
+
+  /** The run's workspace as the emitted steps left it. */
+  get workspace(): Workspace {
+    const image = this.gen?.image ?? this.#initial;
+    if (this.#workspace?.image.state !== image.state) this.#workspace = { image, ws: Workspace.fromImage(image) };
+    return this.#workspace.ws;
+  }
+
+  /**
+   * Run a prepared step's job: on a step thread when the platform gives them and steps may run in parallel, else on
+   * this thread, one job at a time in the order they were asked for.
+   * @param p the prepared step (with a job)
+   * @param signal aborts the job (its result is then never used)
+   * @returns the job's result, or null when it was aborted before it started
+   */
+  runJob(p: PreparedStep, signal: AbortSignal): Promise<StepJobResult | null> {
+    const job = p.job!;
+    const threads = this.#request.env.stepThreads;
+    if (this.parallel > 1 && threads !== undefined) {
+      this.#pool ??= threads(this.parallel);
+      return this.#pool.run(job, signal);
+    }
+    const interrupted = (): boolean => this.interrupted() || signal.aborted;
+    const run = this.#serial.then(() => (signal.aborted ? null : runStepJob(job, {
+      policy: this.policy,
+      runnerFor: this.#runners.runnerFor,
+      interrupted,
+      signal: this.#request.signal === undefined ? signal : AbortSignal.any([signal, this.#request.signal]),
+      ...(this.#request.fetch === undefined ? {} : { fetch: this.#request.fetch }),
+    })));
+    this.#serial = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Stop the step threads (the run is over). */
+  closeThreads(): void {
+    this.#pool?.close();
+    this.#pool = null;
+  }
+
+  /**
+   * Execute one step that arrives from outside (a session call): it depends on the call before it.
+   * @param step the step
+   * @param generation the plan generation
    * @param total the number of steps known so far (progress)
-   * @returns the executed step
+   * @returns the step's failure and output
    * @throws Aborted when the run was aborted before or during the step (its events are written)
    * @throws ReachError `POLICY_RATE_LIMIT_EXCEEDED` / `POLICY_TIMEOUT_EXCEEDED` when a budget is spent
    */
-  async execute(step: PlanStep, generation: number, total: number): Promise<StepExecution> {
-    const { loaded } = this.#request;
-    this.checkAbort({ phase: "executing", stepIndex: this.stepIndex });
-    this.checkBudgets(step.id);
-    this.toolCalls++;
-    const invocationId = invocationIdOf(this.runId, step.id, generation);
-    const timeout = this.gated?.plan.execution?.step_timeout_ms ?? this.#request.stepTimeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.usedStepIds.add(step.id);
-    const envelope = parseOrThrow(
-      ExecutionEnvelopeSchema,
-      {
-        id: deriveId("reach-wasm/envelope", this.runId, step.id, String(generation)),
-        task_id: step.id,
-        tool: step.tool,
-        arguments: resolveArguments(step.arguments as JsonObject, this.input, step.id),
-        context: { session_id: this.runId, permissions: [...loaded.pack.manifest.capabilities.permissions] },
-        timeout_ms: timeout,
-      },
-      "PROTO_SCHEMA_VIOLATION",
-      `the envelope of step "${step.id}"`,
-    );
-    const progress = this.#request.onProgress ?? (() => {});
-    progress({ kind: "step", index: this.stepIndex, total, stepId: step.id, tool: step.tool, status: "started" });
-    this.log.append("run.step.started", { stepId: step.id, stepType: "tool", stepIndex: this.stepIndex, toolName: step.tool, ...(step.description === undefined ? {} : { description: step.description }), ...(step.depends_on === undefined ? {} : { dependsOn: [...step.depends_on] }) });
-    this.log.append("tool.invoked", { toolName: step.tool, invocationId, arguments: envelope.arguments, timeoutMs: envelope.timeout_ms, stepId: step.id });
-    const tool = loaded.tools.get(step.tool) ?? infraTool(step.tool)!;
-    const exec = await executeEnvelope(envelope, tool, step.return_spec!, this.#state, invocationId);
-    this.fuelSpent += exec.fuelUsed;
-    const stop = stopOf(exec.stepError);
-    if (stop !== null) this.stops.push({ invocationId, ...stop });
-    recordStep(this.log, step, exec, loaded.pack.manifest.capabilities.tools.map((t) => t.name));
-    this.evidence.push(stepEvidence(step, envelope, exec.toolOutput, exec.stepError, exec.schemaValidation, exec.artifacts, exec.durationMs, []));
-    progress({ kind: "step", index: this.stepIndex, total, stepId: step.id, tool: step.tool, status: exec.stepError === null ? "completed" : "failed", durationMs: exec.durationMs, fuel: exec.fuelUsed.toString(), ...(exec.stepError === null ? {} : { code: exec.stepError.code }) });
-    this.stepIndex++;
-    if (exec.stepError === null) this.outputs[step.id] = exec.toolOutput!;
-    else if (exec.stepError.code === "EXEC_ABORTED") {
-      this.failedStep = step.id;
-      throw new Aborted(null);
-    }
-    return exec;
+  async execute(step: PlanStep, generation: number, total: number): Promise<StepOutcome> {
+    const gen = this.gen ?? this.beginGeneration([]);
+    const i = gen.add(step);
+    const p = prepareStep(this, gen, i, generation);
+    this.#request.onProgress?.({ kind: "step", index: this.stepIndex, total, stepId: step.id, tool: step.tool, status: "started" });
+    const result = p.job === null ? null : await this.runJob(p, new AbortController().signal);
+    gen.complete(i, p.view.workspace, result, p.clockStartMs);
+    return emitStep(this, gen, p, result, total);
   }
 
   /**
@@ -367,6 +424,9 @@ export class Run {
    * @param error why it was refused
    */
   refuse(step: PlanStep, error: ReachError): void {
+    const gen = this.gen ?? this.beginGeneration([]);
+    const i = gen.add(step);
+    gen.complete(i, gen.current.workspace, null, 0);
     this.usedStepIds.add(step.id);
     this.log.append("run.step.started", { stepId: step.id, stepType: "tool", stepIndex: this.stepIndex, toolName: step.tool });
     if (error.code === "POLICY_VIOLATION") {
@@ -374,25 +434,41 @@ export class Run {
       this.log.append("policy.violation", { violationType: (d["violationType"] as string | undefined) ?? "UNDEFINED_TOOL", details: error.message, attemptedCapability: (d["attemptedCapability"] as string | undefined) ?? step.tool, declaredCapabilities: this.#request.loaded.pack.manifest.capabilities.tools.map((t) => t.name), stepId: step.id });
     }
     this.log.append("run.step.failed", { stepId: step.id, result: { status: "error", reason: terminalReason(error) }, error: error.toDetails() });
-    this.evidence.push({ stepId: step.id, toolName: step.tool, input: step.arguments, output: null, schemaValidation: "fail", durationMs: 0, retryCount: 0, replanEvents: [], status: "failed", artifacts: [], error: error.toDetails() });
+    this.evidence.push(failedEvidence(step, error, this.requestId));
     this.stepIndex++;
+    gen.emitted(i);
   }
 
-  /** Refuse a step the run's budgets do not allow (seed 003 §4.1 policies; both budgets are deterministic). */
-  checkBudgets(stepId: string): void {
+  /**
+   * Why the run's budgets do not allow a step (seed 003 §4.1 policies; both deterministic): one tool call more than
+   * `maxToolCalls`, or the time budget spent along its dependencies (`step-graph.ts`).
+   * @param stepId the step
+   * @param fuelBefore the fuel its dependency closure (and the plans before) used
+   * @returns the error, or null when the step may run
+   */
+  budgetError(stepId: string, fuelBefore: bigint): ReachError | null {
     const policies = this.#request.loaded.pack.manifest.policies;
     if (this.toolCalls + 1 > policies.maxToolCalls) {
-      this.failedStep = stepId;
-      throw new ReachError("POLICY_RATE_LIMIT_EXCEEDED", `step "${stepId}" would be tool call ${this.toolCalls + 1}; the pack allows ${policies.maxToolCalls} (manifest.policies.maxToolCalls)`, {
+      return new ReachError("POLICY_RATE_LIMIT_EXCEEDED", `step "${stepId}" would be tool call ${this.toolCalls + 1}; the pack allows ${policies.maxToolCalls} (manifest.policies.maxToolCalls)`, {
         details: { maxToolCalls: policies.maxToolCalls, stepId },
       });
     }
-    if (this.fuelSpent >= BigInt(policies.maxExecutionTime) * FUEL_PER_MS) {
-      this.failedStep = stepId;
-      throw new ReachError("POLICY_TIMEOUT_EXCEEDED", `the run has used its ${policies.maxExecutionTime} ms budget (manifest.policies.maxExecutionTime, counted in fuel: ${FUEL_PER_MS} units per ms) before step "${stepId}"`, {
+    if (fuelBefore >= BigInt(policies.maxExecutionTime) * FUEL_PER_MS) {
+      return new ReachError("POLICY_TIMEOUT_EXCEEDED", `the run has used its ${policies.maxExecutionTime} ms budget (manifest.policies.maxExecutionTime, counted in fuel: ${FUEL_PER_MS} units per ms) before step "${stepId}"`, {
         details: { maxExecutionTime: policies.maxExecutionTime, stepId },
       });
     }
+    return null;
+  }
+
+  /**
+   * Remember a stop a signal or the watchdog made in an emitted invocation (replay reproduces it).
+   * @param invocationId the invocation
+   * @param error its failure, if any
+   */
+  recordStop(invocationId: string, error: ReachError | null): void {
+    const stop = stopOf(error);
+    if (stop !== null) this.stops.push({ invocationId, ...stop });
   }
 
   /**
@@ -425,6 +501,9 @@ export class Run {
    */
   #terminate(status: RunStatus, error: ReachError | null, at: AbortPoint | null, stops: Record<string, unknown>): RunRecord {
     this.phases.push(status);
+    this.#real.completedAt = this.wallClock();
+    const ran = new Set(this.evidence.map((e) => e.stepId));
+    for (const step of this.gated?.plan.steps ?? []) if (!ran.has(step.id)) this.evidence.push(skippedEvidence(step, this.requestId));
     const body = this.#body(status, error);
     const committed = { workspaceAfter: this.workspace.digest(), contents: contentsDigest(body), ...stops };
     if (status === "COMPLETED") {
@@ -465,7 +544,25 @@ export class Run {
       workspaceBefore: { files: before, links: new Map() },
       workspaceAfter: this.workspace.contents(),
       artifacts: new Map(this.artifacts.artifacts.map((a) => [a.info.path, a.bytes])),
+      ...(this.#request.replay?.runDocument === false ? {} : { tasks: this.#tasks() }),
     });
+  }
+
+  /** Each step's evidence with its virtual duration (from its `run.step.started` to its end event): `TASK_<id>.json`. */
+  #tasks(): Map<string, unknown> {
+    const span = new Map<string, [number, number]>();
+    for (const e of this.log.events) {
+      const id = String(e.payload["stepId"]);
+      const ms = parseIsoMillis(e.timestamp);
+      if (e.type === "run.step.started") span.set(id, [ms, ms]);
+      else if (e.type === "run.step.completed" || e.type === "run.step.failed") span.set(id, [span.get(id)?.[0] ?? ms, ms]);
+    }
+    const tasks = new Map<string, unknown>();
+    for (const ev of this.evidence) {
+      const s = span.get(ev.stepId);
+      tasks.set(ev.stepId, { ...ev, durationMs: s === undefined ? 0 : s[1] - s[0] });
+    }
+    return tasks;
   }
 
   /** The signal an abort came from (recorded; a replay repeats the recorded one). */
@@ -523,6 +620,9 @@ export class Run {
       ...(this.capabilityAudit === null ? {} : { capabilityAudit: this.capabilityAudit }),
       ...(this.deprecations.length === 0 ? {} : { deprecations: [...this.deprecations] }),
       body,
+      requestId: this.requestId,
+      realTimes: { ...this.#real },
+      ...(this.#request.replay?.runDocument === false ? { runDocument: false } : {}),
     };
   }
 }

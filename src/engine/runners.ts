@@ -15,6 +15,7 @@ import type { PackTool } from "./pack.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { InfraRunner } from "../sandbox/infra/runner.ts";
 import type { PythonRunner, PythonWasmSource } from "../sandbox/python/mod.ts";
+import type { StepPool } from "./step-job.ts";
 
 /** What the host platform provides to the engine. */
 export type EngineEnvironment = {
@@ -27,6 +28,11 @@ export type EngineEnvironment = {
    * component on first use, the glue is checked before it runs, and kept in memory and the installed disk store).
    */
   components?: (code: Uint8Array) => Promise<TranspiledComponent>;
+  /**
+   * Threads for steps that run at the same time (`step-graph.ts`): `size` threads at most. Without them, steps run
+   * one at a time on the engine's thread (`parallel` then changes only the order they are tried in, never the record).
+   */
+  stepThreads?: (size: number) => StepPool;
 };
 
 /**

@@ -20,7 +20,7 @@ import { deepFreeze } from "./pack.ts";
 import type { LoadedPack, PackTool } from "./pack.ts";
 import { infraTool, infraTools } from "./infra-tools.ts";
 import { Aborted, Run } from "./run.ts";
-import type { StepExecution } from "./executor.ts";
+import type { StepOutcome } from "./run-steps.ts";
 import type { RunRecord, RunRequest } from "./types.ts";
 
 /** A tool as a session offers it (MCP `tools/list`). */
@@ -145,7 +145,7 @@ export class Session {
     const step: PlanStep = deepFreeze({ id: stepId, tool, arguments: arguments_, return_spec: { type: "object" } });
     this.#steps.push(step);
     const known = this.#loaded.tools.has(tool) || infraTool(tool) !== undefined;
-    let exec: StepExecution;
+    let exec: StepOutcome;
     try {
       if (!known) {
         const error = policyViolation("UNDEFINED_TOOL", tool, `tool "${tool}" is not one of this pack's tools nor an infra tool; call tools/list for the tools you may use`);

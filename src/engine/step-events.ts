@@ -5,6 +5,7 @@
 import { hashCanonical } from "../canonical/jcs.ts";
 import type { EventLog } from "../ledger/event-log.ts";
 import type { ExecutionEnvelope } from "../protocol/envelope.ts";
+import { prefixOf } from "../protocol/errors.ts";
 import type { ReachError } from "../protocol/errors.ts";
 import type { ArtifactInfo, RunEvidence } from "../protocol/evidence.ts";
 import type { PlanStep } from "../protocol/plan.ts";
@@ -26,7 +27,7 @@ export function terminalReason(error: ReachError): string {
   if (code === "EXEC_INSUFFICIENT") return "insufficient";
   if (code === "POLICY_RATE_LIMIT_EXCEEDED") return "budget_exceeded";
   if (code.startsWith("POLICY_")) return "policy_violation";
-  if (code.startsWith("PLAN_")) return "plan_rejected";
+  if (prefixOf(code) === "PLAN") return "plan_rejected";
   if (code.startsWith("PROTO_") || code.startsWith("PACK_")) return "invalid_input";
   return "tool_failed";
 }
@@ -107,7 +108,7 @@ export function stepEvidence(
   schemaValidation: "pass" | "fail",
   artifacts: readonly ArtifactInfo[],
   durationMs: number,
-  replanEvents: string[],
+  requestId: string,
 ): RunEvidence {
   const ev: RunEvidence = {
     stepId: step.id,
@@ -115,12 +116,42 @@ export function stepEvidence(
     input: envelope.arguments,
     output,
     schemaValidation,
+    requestId,
     durationMs: Math.max(0, Math.round(durationMs)),
     retryCount: 0,
-    replanEvents,
+    replanEvents: [],
     status: error === null ? "completed" : "failed",
     artifacts: [...artifacts],
   };
-  if (error !== null) ev.error = error.toDetails();
+  if (error !== null) Object.assign(ev, errorEvidence(error));
   return ev;
+}
+
+/** `errorStack` (the guest's, from the error's details) and `error` of a failed step's evidence. */
+function errorEvidence(error: ReachError): Pick<RunEvidence, "errorStack" | "error"> {
+  const stack = error.details["errorStack"];
+  return { ...(typeof stack === "string" && stack !== "" ? { errorStack: stack } : {}), error: error.toDetails() };
+}
+
+/**
+ * The evidence of a step that failed before its tool ran (refused, or its arguments did not resolve).
+ * @param step the step
+ * @param error why
+ * @param requestId the run's correlation id
+ * @returns the evidence record
+ * @example failedEvidence(step, error, requestId).status // "failed"
+ */
+export function failedEvidence(step: PlanStep, error: ReachError, requestId: string): RunEvidence {
+  return { stepId: step.id, toolName: step.tool, input: step.arguments, output: null, schemaValidation: "fail", requestId, durationMs: 0, retryCount: 0, replanEvents: [], status: "failed", artifacts: [], ...errorEvidence(error) };
+}
+
+/**
+ * The evidence of a step of the final plan that never ran (seed 004 `skipped`).
+ * @param step the step
+ * @param requestId the run's correlation id
+ * @returns the evidence record
+ * @example skippedEvidence(step, requestId).status // "skipped"
+ */
+export function skippedEvidence(step: PlanStep, requestId: string): RunEvidence {
+  return { stepId: step.id, toolName: step.tool, input: step.arguments, output: null, schemaValidation: "fail", requestId, durationMs: 0, retryCount: 0, replanEvents: [], status: "skipped", artifacts: [] };
 }

@@ -16,6 +16,7 @@ import type { LoadedPack } from "./pack.ts";
 import type { EngineEnvironment } from "./runners.ts";
 import type { ReplayDirectives } from "./run.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
+import type { RealTimes } from "./run-document.ts";
 import type { CapabilityAudit } from "../policy/audit.ts";
 import type { DeprecationNotice } from "../protocol/deprecations.ts";
 
@@ -33,7 +34,9 @@ export type RunProgress =
   | { kind: "step"; index: number; total: number; stepId: string; tool: string; status: "started" }
   /** `fuel`: the fuel the step's tool used (decimal). */
   | { kind: "step"; index: number; total: number; stepId: string; tool: string; status: "completed" | "failed"; durationMs: number; fuel?: string; code?: string }
-  | { kind: "replan"; attempt: number; reason: string };
+  | { kind: "replan"; attempt: number; reason: string }
+  /** A hashed event as it is appended (only with `liveEvents`; `live-events.ts` maps it to seed 004's stream). */
+  | { kind: "event"; event: { type: string; sequence: number; timestamp: string; eventHash: string; runId: string; payload: Record<string, unknown> } };
 
 /** A run request. */
 export type RunRequest = {
@@ -45,12 +48,22 @@ export type RunRequest = {
   seed?: string;
   /** Explicit approval of a risk-3 plan (`--approve`). */
   approve?: boolean;
+  /**
+   * The caller's correlation id (seed 004 `requestId`; `--request-id`): recorded in `request.json`, the evidence and
+   * `run.json`. Default: derived from the run id.
+   */
+  requestId?: string;
   /** Signed approval records of a risk-3 plan (`--approval FILE`; `src/trust/approval.ts`). */
   approvals?: readonly unknown[];
   /** The trust store whose keys' approvals count. */
   trustStore?: TrustStore | null;
   /** Plan step limit (default: the pack's `run.maxSteps`, else 10). */
   maxSteps?: number;
+  /**
+   * How many independent steps may run at once (`step-graph.ts`; default 1). On step threads when the platform gives
+   * them (`EngineEnvironment.stepThreads`); the record is the same for every value.
+   */
+  parallel?: number;
   /** Per-step watchdog in ms when the plan does not set one (default 30 s). */
   stepTimeoutMs?: number;
   /** Run in the restricted executor (untrusted pack). */
@@ -72,6 +85,13 @@ export type RunRequest = {
   player?: TapePlayer;
   /** Progress callback. */
   onProgress?: (p: RunProgress) => void;
+  /**
+   * The wall clock (ms since the Unix epoch) for the real times of the run files' `run.json` and the live event stream;
+   * never hashed (default `performance.timeOrigin + performance.now()`).
+   */
+  wallClock?: () => number;
+  /** Report each hashed event through `onProgress` as it is appended (`run --events`). */
+  liveEvents?: boolean;
   /** The platform's engines. */
   env: EngineEnvironment;
 };
@@ -125,4 +145,10 @@ export type RunRecord = {
   deprecations?: DeprecationNotice[];
   /** The capsule's body (every entry but the events, index, proof and annex); its digest is the terminal event's `contents`. */
   body: Map<string, Uint8Array>;
+  /** The run's correlation id (seed 004). */
+  requestId: string;
+  /** Real times of the run (never hashed). */
+  realTimes: RealTimes;
+  /** False when a replay of a capsule made before `run.json` and `TASK_<id>.json` existed left them out. */
+  runDocument?: false;
 };

@@ -8,7 +8,9 @@
  * records, request/response hashes, every blob present and hashing to its name), `pack` (the archived pack's
  * digest is `packArchive.hash` and `run.started`'s `packDigest`; its manifest hash is `run.started`'s), `plan`
  * (`plan.json` hashes to `run.started`'s `planHash`), `pack.signature` (when the pack is signed), `proof` (when the
- * run is signed: run proof over the run hash and the index digest, step proofs over their event ranges).
+ * run is signed: run proof over the run hash and the index digest, step proofs over their event ranges), `run.json`
+ * (outside the `contents` digest because it names the run hash: derived again from the chain and the committed
+ * entries, every field compared).
  * @module
  */
 import { hashCanonical } from "../canonical/jcs.ts";
@@ -16,11 +18,13 @@ import { readJsonl } from "../ledger/jsonl.ts";
 import { verifyChain } from "../ledger/verify.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { readTapeJsonl } from "../record/tape-jsonl.ts";
-import { TapePlayer } from "../record/player.ts";
+import { firstDifference, TapePlayer } from "../record/player.ts";
+import { canonicalize } from "../canonical/jcs.ts";
+import { runDocument } from "./run-document.ts";
 import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignature } from "../trust/pack-signature.ts";
 import { parseProof, verifyProof } from "../trust/proofs.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
-import { AFTER_PREFIX, BEFORE_PREFIX, BLOB_PREFIX, capsuleIndexDigest, contentsDigest, entriesUnder, EVENTS_ENTRY, LINKS_ENTRY, PACK_PREFIX, PLAN_ENTRY, PROOF_ENTRY, REQUEST_ENTRY, TAPE_ENTRY } from "../capsule/run-capsule.ts";
+import { AFTER_PREFIX, BEFORE_PREFIX, BLOB_PREFIX, capsuleIndexDigest, contentsDigest, entriesUnder, EVENTS_ENTRY, LINKS_ENTRY, PACK_PREFIX, PLAN_ENTRY, PROOF_ENTRY, REQUEST_ENTRY, RUN_DOC_ENTRY, TAPE_ENTRY, TASK_PREFIX } from "../capsule/run-capsule.ts";
 import { sha256Hex } from "../canonical/sha256.ts";
 import { tapeToJsonl } from "../record/tape.ts";
 import type { TapeRecord } from "../record/tape.ts";
@@ -81,6 +85,8 @@ export function verifyRunCapsule(capsule: RunCapsule, trustStore?: TrustStore): 
   if (events.length > 0) checks.push(...outputChecks(events));
   // commitments: everything else in the capsule is committed by hashes the chain covers
   if (events.length > 0) checks.push(...commitmentChecks(events, entries));
+  // run.json names the run hash, so it is outside `contents`: every field is derived again and compared
+  if (events.length > 0) checks.push(runDocumentCheck(events as never, index.runHash, entries));
 
   // tape and blobs
   try {
@@ -232,6 +238,32 @@ function commitmentChecks(events: readonly Ev[], entries: ReadonlyMap<string, Ui
     out.push(check("workspace", digest === committed, digest === committed ? `the workspace ${side} the run matches its digest` : `workspace/${side}/ has digest ${digest}; the run commits ${String(committed)}`, { entry: prefix }));
   }
   return out;
+}
+
+/** The capsule's `run.json` against the document the chain and the committed entries give (`run-document.ts`). */
+function runDocumentCheck(events: Parameters<typeof runDocument>[0], runHash: string, entries: ReadonlyMap<string, Uint8Array>): VerifyCheck {
+  const raw = entries.get(RUN_DOC_ENTRY);
+  const where = { entry: RUN_DOC_ENTRY };
+  if (raw === undefined) {
+    // capsules made before run.json existed hold no TASK_<id>.json either; a newer capsule without it lost it
+    const legacy = ![...entries.keys()].some((p) => p.startsWith(TASK_PREFIX));
+    return check("run.json", legacy, legacy ? "a capsule made before run.json existed (its run document can be derived: replay)" : `${RUN_DOC_ENTRY} is missing; a capsule with TASK_<id>.json entries holds the run document`, where);
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(dec.decode(raw));
+  } catch {
+    return check("run.json", false, `${RUN_DOC_ENTRY} is not UTF-8 JSON`, where);
+  }
+  let expected: unknown;
+  try {
+    expected = runDocument(events, runHash, entries);
+  } catch (err) {
+    return check("run.json", false, `the run document cannot be derived from the capsule: ${(err as Error).message}`, where);
+  }
+  const field = firstDifference(expected, doc, "run.json");
+  if (field === null && canonicalize(doc) + "\n" === dec.decode(raw)) return check("run.json", true, "every field of run.json follows from the chain and the committed entries");
+  return check("run.json", false, field === null ? "run.json is not in canonical form" : `run.json differs at ${field} from what the chain and the committed entries give`, { ...where, field: field ?? "" });
 }
 
 /** Each invocation's tape lines against the hostCalls its tool.completed / tool.failed commits; null when they agree. */

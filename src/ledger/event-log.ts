@@ -40,6 +40,8 @@ export type EventLogOptions = {
   runId: string;
   /** The run's virtual clock; each append stamps `clock.tick()`. */
   clock: Pick<VirtualClock, "tick">;
+  /** Told of each event once it is appended (the live event stream; it must not throw). */
+  onAppend?: (event: RecordedEvent) => void;
 };
 
 /**
@@ -53,11 +55,13 @@ export class EventLog {
   readonly #clock: Pick<VirtualClock, "tick">;
   readonly #events: RecordedEvent[] = [];
   readonly #order: OrderingState;
+  readonly #onAppend: ((event: RecordedEvent) => void) | undefined;
   #head = GENESIS_HASH;
 
   constructor(options: EventLogOptions) {
     this.runId = options.runId;
     this.#clock = options.clock;
+    this.#onAppend = options.onAppend;
     this.#order = new OrderingState(options.runId);
   }
 
@@ -94,6 +98,7 @@ export class EventLog {
     if (metrics !== undefined) event.metrics = metrics;
     this.#events.push(event);
     this.#head = eHash;
+    this.#onAppend?.(event);
     return event;
   }
 

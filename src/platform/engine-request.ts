@@ -35,6 +35,7 @@ export function engineRequest(request: WireRequest, interrupt: SharedArrayBuffer
       return v !== 0;
     },
     onProgress,
+    wallClock: () => Date.now(),
     ...(network === true ? { fetch: (url: string | URL | Request, init?: RequestInit) => fetch(url, init) } : {}),
   };
 }

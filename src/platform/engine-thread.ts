@@ -29,7 +29,7 @@ function interruptCode(reason: unknown): number {
 export const STOP_GRACE_MS = 10_000;
 
 /** What crosses to the worker: the request without functions (the worker makes its own fetch and progress). */
-export type WireRequest = Omit<EngineRunRequest, "signal" | "interrupted" | "fetch" | "onProgress" | "annex" | "trust"> & {
+export type WireRequest = Omit<EngineRunRequest, "signal" | "interrupted" | "fetch" | "onProgress" | "annex" | "trust" | "wallClock"> & {
   /** The trust store document (JSON text) and `unrestricted`. */
   trust?: { storeText?: string | null; unrestricted?: boolean };
   /** Give tools the runtime's `fetch` for `http.fetch` (the pack's policy still decides which hosts). */

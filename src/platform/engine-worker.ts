@@ -10,6 +10,7 @@ import { toReachError } from "../protocol/errors.ts";
 import { defaultEnvironment } from "./environment.ts";
 import { engineRequest } from "./engine-request.ts";
 import type { FromWorker, ToWorker, WireRun } from "./engine-thread.ts";
+import { setStepWorkerUrl } from "./step-thread.ts";
 
 type Channel = { send(m: FromWorker, transfer?: Transferable[]): void; listen(cb: (m: ToWorker) => void): void };
 
@@ -28,6 +29,8 @@ function wire(run: EngineRun): WireRun {
 }
 
 
+// Step threads start from this file's sibling (in the CLI bundle this entry sits beside step-worker.js).
+setStepWorkerUrl(new URL(import.meta.url.endsWith(".ts") ? "./step-worker.ts" : "./step-worker.js", import.meta.url));
 const ch = await channel();
 const env = defaultEnvironment();
 let session: EngineSession | null = null;

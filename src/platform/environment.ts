@@ -12,6 +12,7 @@ import { installFuelStore } from "./fuel-store.ts";
 import { installNativeSha256 } from "./native-sha256.ts";
 import { readPythonWasm } from "./python-engine.ts";
 import { readQuickJsEngineWasm } from "./quickjs-engine.ts";
+import { StepThreadPool, stepThreadsAvailable } from "./step-thread.ts";
 
 /** Options of {@link defaultEnvironment}. */
 export type DefaultEnvironmentOptions = {
@@ -25,7 +26,8 @@ export type DefaultEnvironmentOptions = {
 let installed = false;
 
 /**
- * The engine environment of this runtime: QuickJS and Python engines, native SHA-256, the fuel and component caches.
+ * The engine environment of this runtime: QuickJS and Python engines, native SHA-256, the fuel and component caches,
+ * and step threads for runs whose steps may run at the same time (`parallel`).
  * @param options whether to use the disk cache
  * @returns the environment to hand to `runEngine`, `replayCapsule`, sessions
  * @example
@@ -45,5 +47,8 @@ export function defaultEnvironment(options: DefaultEnvironmentOptions = {}): Eng
       installComponentStore();
     }
   }
-  return { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };
+  const env: EngineEnvironment = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };
+  // Asked when a run starts, so that a worker URL set later (the CLI bundle, tests) still counts.
+  Object.defineProperty(env, "stepThreads", { enumerable: true, get: () => (stepThreadsAvailable() ? (size: number) => new StepThreadPool(size) : undefined) });
+  return env;
 }

@@ -4,7 +4,8 @@
  * Codes follow `CATEGORY_DETAIL`. The upstream enums of `error.schema.json` are all here; reach-wasm adds a
  * few where its seeds need them (`PLAN_*` for seed 001's plan gate, `REPLAY_*` for seed 003 §3.4, and
  * `EXEC_RESOURCE_EXHAUSTED`, `EXEC_ABORTED`, `EXEC_OUTPUT_INVALID`, `EXEC_INSUFFICIENT`, `PROTO_CHAIN_BROKEN`,
- * `PROTO_INVALID_ARGUMENT`, `FED_DELEGATION_REVOKED`, and for signed federation messages (seed 003 §6.1 "All federation
+ * `PROTO_INVALID_ARGUMENT`, `FED_DELEGATION_REVOKED`, seed 004's `PLANNING_ERROR` (a plan that cannot satisfy the
+ * query's intent) and `PLAN_STEP_REFERENCE_INVALID` / `EXEC_STEP_REFERENCE_UNRESOLVED` (step data flow), and for signed federation messages (seed 003 §6.1 "All federation
  * messages MUST be signed") `FED_SIGNATURE_MISSING`, `FED_MESSAGE_REPLAYED`, `FED_MESSAGE_STALE`).
  * @module
  */
@@ -41,6 +42,7 @@ export const ERROR_CODES = {
     "EXEC_ABORTED",
     "EXEC_OUTPUT_INVALID",
     "EXEC_INSUFFICIENT",
+    "EXEC_STEP_REFERENCE_UNRESOLVED",
   ],
   FED: [
     "FED_NODE_UNREACHABLE",
@@ -72,6 +74,8 @@ export const ERROR_CODES = {
     "PLAN_RETURN_SPEC_MISSING",
     "PLAN_HASH_MISMATCH",
     "PLAN_PLANNER_FAILED",
+    "PLAN_STEP_REFERENCE_INVALID",
+    "PLANNING_ERROR",
   ],
   REPLAY: [
     "REPLAY_DIVERGENCE",
@@ -121,6 +125,7 @@ const SOFT: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   "EXEC_RESOURCE_EXHAUSTED",
   "EXEC_OUTPUT_INVALID",
   "EXEC_INSUFFICIENT",
+  "EXEC_STEP_REFERENCE_UNRESOLVED",
   "FED_NODE_UNREACHABLE",
 ]);
 
@@ -134,9 +139,19 @@ export function severityOf(code: ErrorCode): Severity {
   return SOFT.has(code) ? "soft" : "hard";
 }
 
-/** The prefix of a code. */
+const PREFIX_OF: ReadonlyMap<string, ErrorPrefix> = new Map(
+  (Object.entries(ERROR_CODES) as [ErrorPrefix, readonly ErrorCode[]][]).flatMap(([prefix, codes]) => codes.map((c) => [c, prefix] as const)),
+);
+
+/**
+ * The group (category prefix) a code is listed under; `PLANNING_ERROR` (seed 004's error type, kept verbatim) is a
+ * `PLAN` code.
+ * @param code an error code
+ * @returns its group
+ * @example prefixOf("PLANNING_ERROR") // "PLAN"
+ */
 export function prefixOf(code: ErrorCode): ErrorPrefix {
-  return code.slice(0, code.indexOf("_")) as ErrorPrefix;
+  return PREFIX_OF.get(code) ?? (code.slice(0, code.indexOf("_")) as ErrorPrefix);
 }
 
 /** Upstream `error.schema.json` categories. PLAN errors come from the plan gate (a policy); REPLAY from the protocol. */

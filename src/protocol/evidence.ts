@@ -27,9 +27,12 @@ export const ArtifactInfoSchema = strictObject("artifact", {
 export const EvidenceStatusSchema = z.enum(["pending", "running", "completed", "failed", "skipped"]);
 
 /**
- * Evidence for one step (seed 004 `RunEvidence`). `durationMs` is a real duration: evidence is a report, never
- * hashed into the run (seed 003 §3.3). `retryCount` stays 0 unless the plan allowed a retry (seed 001 "no
- * silent retries"); `replanEvents` names the replans this step caused.
+ * Evidence for one step (seed 004 `RunEvidence`; seed 001 §7 `TASK_<id>.json`). In the run files `durationMs` is a
+ * real duration (a report, never hashed: seed 003 §3.3); in the capsule it is the step's virtual duration (from its
+ * `run.step.started` to its end event), so the capsule stays a pure function of the run. `requestId` is the run's
+ * correlation id; `errorStack` the guest's stack (QuickJS frames, a Python traceback) of a failed tool, never the
+ * host's. `retryCount` stays 0 unless the plan allowed a retry (seed 001 "no silent retries"); `replanEvents` names
+ * the replans this step caused. A step of the final plan that never ran has `status: "skipped"`.
  */
 export const RunEvidenceSchema = strictObject("evidence", {
   stepId: identifier(),
@@ -37,13 +40,15 @@ export const RunEvidenceSchema = strictObject("evidence", {
   input: z.unknown(),
   output: z.unknown(),
   schemaValidation: z.enum(["pass", "fail"]),
+  requestId: z.string().min(1).max(128),
   durationMs: z.int().min(0),
   retryCount: z.int().min(0),
   replanEvents: z.array(z.string()),
   status: EvidenceStatusSchema,
   artifacts: z.array(ArtifactInfoSchema),
+  errorStack: z.string().optional(),
   error: ErrorDetailsSchema.optional(),
-}).meta({ description: "Evidence for one executed step (seed 004 RunEvidence)" });
+}).meta({ description: "Evidence for one step (seed 004 RunEvidence)" });
 
 /** An artifact. */
 export type ArtifactInfo = z.output<typeof ArtifactInfoSchema>;

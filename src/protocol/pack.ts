@@ -1,6 +1,7 @@
 /**
  * The pack document `reach.json` (seed 003 §5) and its manifest (§4.1, §5.3), plus reach-wasm's additions:
- * `tools` (where each declared tool's code is) and `run` (determinism settings).
+ * `tools` (where each declared tool's code is, and what it generates), `run` (determinism settings, the default query) and
+ * `intents` (seed 004: what a query may ask for and which artifact types satisfy it).
  *
  * Everything a valid `Pack` serialises to validates against upstream `pack.schema.json`: every pattern here is
  * the upstream one or a subset of it, and our extra fields sit where upstream allows additional properties.
@@ -116,6 +117,37 @@ export const DependencySchema = strictObject("dependencies[]", {
   source: uriWithScheme().optional(),
 });
 
+/** A MIME type without parameters (`image/svg+xml`); in an intent, `image/*` stands for every subtype. */
+const mimeType = (wildcard: boolean) =>
+  z.string().max(255).regex(wildcard ? /^[a-z0-9][a-z0-9!#$&^_.+-]*\/(?:[a-z0-9][a-z0-9!#$&^_.+-]*|\*)$/ : /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/, {
+    error: wildcard ? "expected a lowercase MIME type such as image/svg+xml (or image/*)" : "expected a lowercase MIME type such as image/svg+xml",
+  });
+
+/** A keyword or phrase of an intent's match rules: words separated by single spaces, matched case-insensitively. */
+const keyword = () => z.string().min(1).max(100).regex(/^\S+(?: \S+)*$/, { error: "expected words separated by single spaces" });
+
+/**
+ * An intent's match rules (seed 004 "Intent Classification"), deterministic: the query is split into words (Unicode
+ * letters and digits, NFKC, lowercase); each keyword is a word or a phrase of consecutive words. The intent matches
+ * when one of `any` (if given) and all of `all` (if given) occur, and none of `none`.
+ */
+export const IntentMatchSchema = strictObject("intents[].match", {
+  any: z.array(keyword()).min(1).max(64).optional(),
+  all: z.array(keyword()).min(1).max(64).optional(),
+  none: z.array(keyword()).max(64).optional(),
+}).refine((m) => m.any !== undefined || m.all !== undefined, { error: "intents[].match needs \"any\" or \"all\"" });
+
+/**
+ * An intent the router may classify a query as (seed 004). With `artifacts` it is a generation intent: a plan for it
+ * must use a tool that generates one of these MIME types (`tools[name].generates`), else `PLANNING_ERROR`.
+ */
+export const IntentSchema = strictObject("intents[]", {
+  name: identifier(),
+  description: z.string().max(1000).optional(),
+  match: IntentMatchSchema,
+  artifacts: z.array(mimeType(true)).min(1).max(16).optional(),
+});
+
 /**
  * Where a declared tool's code lives (reach-wasm). `kind`: a WASI preview1 core module, a component (jco),
  * JavaScript run inside QuickJS, or Python (`def main(input, reach)`) run in the sandboxed MicroPython. `inputSchema` / `outputSchema` are JSON Schemas of the arguments and result.
@@ -126,13 +158,19 @@ export const ToolDefinitionSchema = strictObject("tools[name]", {
   description: z.string().max(1000).optional(),
   inputSchema: jsonObject().optional(),
   outputSchema: jsonObject().optional(),
+  /** The artifact MIME types the tool generates (seed 004 "generator tool"; intents' plan validation). */
+  generates: z.array(mimeType(false)).min(1).max(16).optional(),
 });
 
-/** Run settings (reach-wasm): the virtual clock's start, the replan budget, the plan step limit. */
+/**
+ * Run settings (reach-wasm): the virtual clock's start, the replan budget, the plan step limit, and the query of a
+ * run whose input names none (seed 004 `ProductionRun.query`; `src/engine/intent.ts`).
+ */
 export const RunSettingsSchema = strictObject("run", {
   epoch: timestamp().optional(),
   maxReplans: z.int().min(0).default(0),
   maxSteps: z.int().min(1).max(100).optional(),
+  query: z.string().max(4096).optional(),
 });
 
 /** The protocol version reach-wasm implements (seed 003 §5.2); packs must share its major version. */
@@ -154,8 +192,14 @@ export const PackSchema = strictObject("reach.json", {
   dependencies: z.array(DependencySchema).optional(),
   tools: z.record(toolName(), ToolDefinitionSchema).default({}),
   run: RunSettingsSchema.optional(),
+  intents: z.array(IntentSchema).max(64).optional(),
 })
   .superRefine((pack, ctx) => {
+    const names = new Set<string>();
+    for (const [i, intent] of (pack.intents ?? []).entries()) {
+      if (names.has(intent.name)) ctx.addIssue({ code: "custom", path: ["intents", i, "name"], message: `intent "${intent.name}" is declared twice; intent names are unique` });
+      names.add(intent.name);
+    }
     const declared = new Set(pack.manifest.capabilities.tools.map((t) => t.name));
     for (const name of Object.keys(pack.tools)) {
       if (!declared.has(name)) {
@@ -199,3 +243,5 @@ export type Dependency = z.output<typeof DependencySchema>;
 export type ToolDefinition = z.output<typeof ToolDefinitionSchema>;
 /** Run settings. */
 export type RunSettings = z.output<typeof RunSettingsSchema>;
+/** An intent (seed 004). */
+export type Intent = z.output<typeof IntentSchema>;

@@ -125,17 +125,23 @@ export function errorFromDetails(e: ErrorDetails): ReachError {
 export class TapePlayer {
   readonly #records: readonly TapeRecord[];
   readonly #blobs: ReadonlyMap<string, Uint8Array>;
+  /** An invocation's player reads its parent's blobs (checked there). */
+  #blobsFrom: ReadonlyMap<string, Uint8Array> | null = null;
   #at = 0;
+  /** Invocations handed to their own players ({@link TapePlayer.forInvocation}); this one skips their records. */
+  readonly #taken = new Map<string, TapePlayer>();
 
   /**
-   * @param records the recorded calls, in seq order (seq must be 0, 1, 2, …)
+   * @param records the recorded calls, in seq order (seq must be 0, 1, 2, …; with `segment`, increasing)
    * @param blobs the blob map (sha256 → bytes)
+   * @param options `segment`: the records are one invocation's part of a tape (another thread's player)
    * @throws ReachError `REPLAY_CAPSULE_INVALID` when the seqs are not consecutive from 0, or a blob is missing or
    *   does not hash to its name
    */
-  constructor(records: readonly TapeRecord[], blobs: ReadonlyMap<string, Uint8Array>) {
+  constructor(records: readonly TapeRecord[], blobs: ReadonlyMap<string, Uint8Array>, options: { segment?: boolean } = {}) {
     records.forEach((r, i) => {
-      if (r.seq !== i) {
+      const ok = options.segment === true ? Number.isSafeInteger(r.seq) && (i === 0 || r.seq > records[i - 1]!.seq) : r.seq === i;
+      if (!ok) {
         throw new ReachError("REPLAY_CAPSULE_INVALID", `tape record ${i} has seq ${String(r.seq)}; the tape is damaged`,
           { details: { index: i } });
       }
@@ -150,9 +156,59 @@ export class TapePlayer {
     this.#blobs = blobs;
   }
 
-  /** Records not yet handed out. */
+  /** Records not yet handed out (those of invocations given their own players included). */
   get remaining(): number {
-    return this.#records.length - this.#at;
+    let n = 0;
+    for (let i = this.#at; i < this.#records.length; i++) if (!this.#taken.has(this.#records[i]!.invocationId)) n++;
+    for (const p of this.#taken.values()) n += p.remaining;
+    return n;
+  }
+
+  /**
+   * A player of one invocation's records, matched in their own order whatever other invocations do meanwhile (steps
+   * that run at the same time, `src/engine/step-graph.ts`); this player skips them from now on.
+   * @param invocationId the invocation
+   * @returns its player (the same one when asked again)
+   * @example const mine = player.forInvocation(invocationId);
+   */
+  forInvocation(invocationId: string): TapePlayer {
+    let p = this.#taken.get(invocationId);
+    if (p === undefined) {
+      p = new TapePlayer(this.#records.slice(this.#at).filter((r) => r.invocationId === invocationId), new Map(), { segment: true });
+      p.#blobsFrom = this.#blobs;
+      this.#taken.set(invocationId, p);
+    }
+    return p;
+  }
+
+  /**
+   * What a player of these records needs on another thread: the records not yet handed out and the blobs they name.
+   * @returns records and blobs (structured-cloneable)
+   * @example new TapePlayer(w.records, new Map(w.blobs), { segment: true })
+   */
+  wire(): { records: TapeRecord[]; blobs: [string, Uint8Array][] } {
+    const records = this.#records.slice(this.#at);
+    const named = new Set<string>();
+    for (const r of records) for (const v of [r.request, r.response]) {
+      const data = (v as { data?: unknown } | undefined)?.data;
+      if (isPlainObject(data) && typeof data["blob"] === "string") named.add(data["blob"]);
+    }
+    const blobs = this.#blobsFrom ?? this.#blobs;
+    return { records, blobs: [...named].flatMap((h) => (blobs.has(h) ? [[h, blobs.get(h)!] as [string, Uint8Array]] : [])) };
+  }
+
+  /**
+   * Count `n` records as handed out (another thread's player of this one's {@link wire} played them).
+   * @param n how many
+   * @example mine.advance(3)
+   */
+  advance(n: number): void {
+    this.#at = Math.min(this.#records.length, this.#at + Math.max(0, n));
+  }
+
+  /** How many records were handed out. */
+  get played(): number {
+    return this.#at;
   }
 
   /**
@@ -165,8 +221,9 @@ export class TapePlayer {
    *   exhausted); `REPLAY_CAPSULE_INVALID` when a referenced blob is missing
    */
   next(op: string, request: unknown, invocationId?: string): PlayedCall {
-    const seq = this.#at;
-    const rec = this.#records[seq];
+    while (this.#at < this.#records.length && this.#taken.has(this.#records[this.#at]!.invocationId)) this.#at++;
+    const rec = this.#records[this.#at];
+    const seq = rec?.seq ?? (this.#records.length === 0 ? this.#at : this.#records[this.#records.length - 1]!.seq + 1);
     if (rec === undefined) throw replayDivergence(seq, "seq", "(end of tape)", `${op} call`, { op });
     const extra = { op: rec.op, invocationId: rec.invocationId };
     if (invocationId !== undefined && rec.invocationId !== invocationId) {
@@ -217,7 +274,7 @@ export class TapePlayer {
     const data = response["data"];
     if (!isPlainObject(data)) return response;
     const hash = data["blob"];
-    const bytes = typeof hash === "string" ? this.#blobs.get(hash) : undefined;
+    const bytes = typeof hash === "string" ? (this.#blobsFrom ?? this.#blobs).get(hash) : undefined;
     if (bytes === undefined) {
       throw new ReachError("REPLAY_CAPSULE_INVALID", `tape seq ${rec.seq} refers to a blob the capsule does not hold`,
         { details: { seq: rec.seq, blob: String(hash).slice(0, 64) } });

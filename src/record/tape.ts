@@ -207,6 +207,28 @@ export class TapeRecorder {
   }
 
   /**
+   * Append another recorder's records (one invocation's segment, recorded apart: a step on another thread) in their
+   * order, each given the next seq here, with the blobs they name. The segment was bounded when it was recorded, so
+   * no limit is checked again.
+   * @param records the segment's records, in their seq order
+   * @param blobs the segment's blobs (sha256 → bytes)
+   * @returns the records as stored here
+   * @example run.append(segment.records, segment.blobs)
+   */
+  append(records: readonly TapeRecord[], blobs: ReadonlyMap<string, Uint8Array> | Iterable<readonly [string, Uint8Array]>): TapeRecord[] {
+    for (const [h, b] of blobs) {
+      if (this.#blobs.has(h)) continue;
+      this.#blobs.set(h, b);
+      this.#blobBytes += b.length;
+    }
+    return records.map((r) => {
+      const rec: TapeRecord = { ...r, seq: this.#records.length };
+      this.#records.push(rec);
+      return rec;
+    });
+  }
+
+  /**
    * The host calls one invocation made, as the run's events commit them: how many, and the SHA-256 of their tape
    * lines (each record's canonical JSON + "\n", in seq order), blob references included.
    * @param invocationId the invocation

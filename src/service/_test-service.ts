@@ -156,7 +156,7 @@ export async function cliBundle(): Promise<{ main: string; remove(): void }> {
   const { build } = await import("esbuild");
   const out = join(root, "node_modules", ".cache", `reach-wasm-test-${process.pid}`);
   await build({
-    entryPoints: [join(root, "src/cli/main.ts"), join(root, "src/platform/engine-worker.ts"), { in: join(root, "conformance/lib/all.ts"), out: "conformance-cases" }],
+    entryPoints: [join(root, "src/cli/main.ts"), join(root, "src/platform/engine-worker.ts"), join(root, "src/platform/step-worker.ts"), { in: join(root, "conformance/lib/all.ts"), out: "conformance-cases" }],
     bundle: true,
     splitting: true,
     format: "esm",

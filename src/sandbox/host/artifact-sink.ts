@@ -49,30 +49,41 @@ export function artifactType(mimeType: string): string {
 export class ArtifactSink {
   #items: StoredArtifact[] = [];
   #bytes = 0;
+  readonly #usedCount: number;
   #open: ArtifactStage | null = null;
   readonly maxArtifacts: number;
   readonly maxBytes: number;
 
   /**
-   * @param options limits
+   * @param options limits; `used`: artifacts the run already holds elsewhere (a step that runs apart counts those of
+   *   the steps it depends on against the limits)
    * @throws RangeError when a limit is not a positive safe integer
    */
-  constructor(options?: { maxArtifacts?: number; maxBytes?: number }) {
-    if (options === undefined) {
-      this.maxArtifacts = DEFAULT_MAX_ARTIFACTS;
-      this.maxBytes = DEFAULT_MAX_ARTIFACT_BYTES;
-      return;
-    }
-    for (const [k, v] of Object.entries(options)) {
+  constructor(options?: { maxArtifacts?: number; maxBytes?: number; used?: { count: number; bytes: number } }) {
+    const { used, ...limits } = options ?? {};
+    this.#usedCount = used?.count ?? 0;
+    this.#bytes = used?.bytes ?? 0;
+    for (const [k, v] of Object.entries(limits)) {
       if (v !== undefined && (!Number.isSafeInteger(v) || v <= 0)) throw new RangeError(`"${k}" expected a positive safe integer, got ${v}`);
     }
-    this.maxArtifacts = options.maxArtifacts ?? DEFAULT_MAX_ARTIFACTS;
-    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_ARTIFACT_BYTES;
+    this.maxArtifacts = limits.maxArtifacts ?? DEFAULT_MAX_ARTIFACTS;
+    this.maxBytes = limits.maxBytes ?? DEFAULT_MAX_ARTIFACT_BYTES;
   }
 
   /** Committed artifacts, in emission order. */
   get artifacts(): readonly StoredArtifact[] {
     return this.#items;
+  }
+
+  /**
+   * Add artifacts a step committed apart (on another thread, `src/engine/step-job.ts`), after the ones held.
+   * @param items the step's committed artifacts
+   * @example sink.adopt(result.artifacts)
+   */
+  adopt(items: readonly StoredArtifact[]): void {
+    if (this.#open !== null) throw new ReachError("PROTO_SEQUENCE_ERROR", "an artifact stage is open; commit or roll it back first");
+    this.#items = [...this.#items, ...items];
+    for (const a of items) this.#bytes += a.bytes.length;
   }
 
   /**
@@ -82,7 +93,7 @@ export class ArtifactSink {
    */
   beginStep(): ArtifactStage {
     if (this.#open !== null) throw new ReachError("PROTO_SEQUENCE_ERROR", "an artifact stage is already open; commit or roll it back first");
-    const stage = new ArtifactStage(this.#items.length, this.#bytes, this, (s, staged) => {
+    const stage = new ArtifactStage(this.#usedCount + this.#items.length, this.#bytes, this, (s, staged) => {
       if (this.#open !== s) return;
       if (staged !== null) {
         this.#items = [...this.#items, ...staged];

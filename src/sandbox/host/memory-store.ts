@@ -112,6 +112,30 @@ export class MemoryStore {
   }
 
   /**
+   * A store holding these entries (canonical value texts, as {@link MemoryStore.entries} gives them): how a step that
+   * runs apart (another thread) starts from the state its dependencies left (`src/engine/step-graph.ts`).
+   * @param entries `[key, canonicalValueText]` pairs
+   * @param options limits
+   * @returns the store
+   * @throws RangeError when a limit is not a positive safe integer
+   * @example MemoryStore.fromEntries([["a", "1"]]).get("a") // { found: true, value: 1 }
+   */
+  static fromEntries(entries: Iterable<readonly [string, string]>, options: MemoryStoreOptions = {}): MemoryStore {
+    const store = new MemoryStore(options);
+    const values = new Map<string, string>();
+    const sizes = new Map<string, number>();
+    let totalBytes = 0;
+    for (const [k, text] of entries) {
+      const bytes = encoder.encode(text).length;
+      totalBytes += bytes - (sizes.get(k) ?? 0);
+      values.set(k, text);
+      sizes.set(k, bytes);
+    }
+    store.#state = { values, sizes, totalBytes };
+    return store;
+  }
+
+  /**
    * Read a committed value.
    * @param key the key
    * @returns `{found, value}` (`value` null when not found)

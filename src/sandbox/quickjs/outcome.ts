@@ -47,7 +47,7 @@ export function isStackTrap(err: unknown): boolean {
  */
 export function guestError(ctx: QuickJSContext, runtime: QuickJSRuntime, errHandle: QuickJSHandle, state: InvocationState, guest: Guest, inv: ToolInvocation): ReachError {
   if (state.violation !== undefined) return state.violation;
-  let described: { name: string; message: string; code: string | null } | undefined;
+  let described: { name: string; message: string; code: string | null; stack?: string | null } | undefined;
   runtime.setMemoryLimit(inv.memoryLimitBytes + DESCRIBE_HEADROOM);
   const r = ctx.callFunction(guest.describe, ctx.undefined, errHandle);
   runtime.setMemoryLimit(inv.memoryLimitBytes);
@@ -68,8 +68,18 @@ export function guestError(ctx: QuickJSContext, runtime: QuickJSRuntime, errHand
   if (described.name === "RangeError" && described.message === "Maximum call stack size exceeded") return exhausted("stack", inv.toolName);
   const text = described.message === "" ? described.name : `${described.name}: ${described.message}`;
   return new ReachError("EXEC_TOOL_FAILED", `tool "${inv.toolName}" threw ${text}`, {
-    details: { toolName: inv.toolName, errorName: described.name, ...(described.code === null ? {} : { errorCode: described.code }) },
+    details: { toolName: inv.toolName, errorName: described.name, ...(described.code === null ? {} : { errorCode: described.code }), ...(typeof described.stack === "string" ? { errorStack: guestStack(described.stack) } : {}) },
   });
+}
+
+/**
+ * The guest's stack as evidence (seed 004 `errorStack`): the tool's own frames; the sandbox's frames (the prelude,
+ * `reach-prelude.js`, and native calls) are dropped.
+ * @param stack the stack QuickJS gave the thrown error
+ * @returns the frames, one per line
+ */
+function guestStack(stack: string): string {
+  return stack.split("\n").filter((l) => l.trim() !== "" && !l.includes("reach-prelude.js") && !/\(native\)$/.test(l.trim())).join("\n");
 }
 
 /**

@@ -176,7 +176,8 @@ function describe(e) {
   if (e instanceof RealError || (typeof e === "object" && e !== null)) {
     const name = typeof e.name === "string" ? e.name : "Error";
     const message = typeof e.message === "string" ? e.message : "";
-    return stringify({ name: name.slice(0, 200), message: message.slice(0, 2000), code: typeof e.code === "string" ? e.code.slice(0, 100) : null });
+    const stack = typeof e.stack === "string" && e.stack !== "" ? e.stack.slice(0, 4000) : null;
+    return stringify({ name: name.slice(0, 200), message: message.slice(0, 2000), code: typeof e.code === "string" ? e.code.slice(0, 100) : null, stack });
   }
   return stringify({ name: "thrown value", message: String(e).slice(0, 2000), code: null });
 }

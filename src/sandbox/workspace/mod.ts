@@ -26,7 +26,10 @@ export {
   Workspace,
   WorkspaceError,
   WorkspaceView,
+  applyWorkspaceDelta,
+  mergeWorkspaceChanges,
   snapshotDigest,
+  workspaceDelta,
 } from "./workspace.ts";
 export type {
   RemoveOptions,
@@ -41,4 +44,6 @@ export type {
   WorkspaceOptions,
   WorkspaceResource,
   WorkspaceStat,
+  WorkspaceDelta,
+  WorkspaceImage,
 } from "./workspace.ts";

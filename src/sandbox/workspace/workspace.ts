@@ -60,6 +60,14 @@ export type { ResolveOptions, ResolvedPath } from "./_view-base.ts";
 export { snapshotDigest } from "./_view-base.ts";
 export { MAX_LINK_EXPANSIONS } from "./_resolve.ts";
 export { WorkspaceView } from "./view.ts";
+export { applyWorkspaceDelta, mergeWorkspaceChanges, workspaceDelta } from "./_merge.ts";
+export type { WorkspaceDelta } from "./_merge.ts";
+
+/**
+ * A workspace's committed tables and configuration, to rebuild it elsewhere — another thread (structured clone) or
+ * another composition of step commits (`_merge.ts`). Treat it as opaque and never change it.
+ */
+export type WorkspaceImage = { readonly state: FsState; readonly config: Config };
 
 const INSTALL = Symbol("install");
 const RELEASE = Symbol("release");
@@ -141,6 +149,30 @@ export class Workspace extends WorkspaceView {
       }
     }
     ws.#config = { ...ws.#config, mounts };
+    return ws;
+  }
+
+  /**
+   * The committed state as an image (shared, not copied: states are never changed once made).
+   * @returns the image
+   * @throws ReachError `PROTO_SEQUENCE_ERROR` while a step transaction is open
+   * @example const copy = Workspace.fromImage(ws.image());
+   */
+  image(): WorkspaceImage {
+    this._beginWrite();
+    return { state: this.#state, config: this.#config };
+  }
+
+  /**
+   * A workspace standing at an image's state, with its confinement and limits (its own copy of the tables).
+   * @param image from {@link Workspace.image} (possibly after a structured clone)
+   * @returns the workspace
+   * @example Workspace.fromImage(ws.image()).digest() === ws.digest() // true
+   */
+  static fromImage(image: WorkspaceImage): Workspace {
+    const ws = new Workspace();
+    ws.#state = cloneState(image.state); // the tables, not the file bytes (immutable once stored)
+    ws.#config = image.config;
     return ws;
   }
 

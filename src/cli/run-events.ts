@@ -1,0 +1,68 @@
+/**
+ * `run --events FILE|-`: seed 004's live event stream as JSONL (`src/engine/live-events.ts` maps each hashed event as
+ * the engine appends it), with a `heartbeat` every `--heartbeat MS` (default 5000) until the run ends. A file is
+ * created (or truncated) before the run starts and written line by line, so a reader can follow it while it grows.
+ * @module
+ */
+import { closeSync, openSync, writeSync } from "node:fs";
+import { heartbeat, liveEventMapper } from "../engine/live-events.ts";
+import type { LiveRunEvent } from "../engine/live-events.ts";
+import type { RunProgress } from "../engine/types.ts";
+import { ReachError } from "../protocol/errors.ts";
+import type { CliIO } from "./io.ts";
+
+/** A live event stream: feed it progress, close it when the run ended. */
+export type EventStream = { onProgress: (p: RunProgress) => void; close: () => void; count: () => number };
+
+/**
+ * Open the stream (`-`: stdout) and start its heartbeat.
+ * @param target `--events` value
+ * @param heartbeatMs milliseconds between heartbeats
+ * @param io the command's streams (stdout for `-`)
+ * @returns the stream
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when the file cannot be created
+ * @example const events = openEventStream("events.jsonl", 5000, io); try { … } finally { events.close(); }
+ */
+export function openEventStream(target: string, heartbeatMs: number, io: CliIO): EventStream {
+  let fd: number | null = null;
+  if (target !== "-") {
+    try {
+      fd = openSync(target, "w");
+    } catch (err) {
+      throw new ReachError("PROTO_INVALID_ARGUMENT", `run: --events ${JSON.stringify(target)} cannot be written (${(err as NodeJS.ErrnoException).code ?? "error"}); name a file in a writable folder, or - for stdout`);
+    }
+  }
+  let written = 0;
+  let broken = false;
+  const write = (e: LiveRunEvent): void => {
+    if (broken) return;
+    const line = JSON.stringify(e) + "\n";
+    try {
+      if (fd === null) io.stdout(line);
+      else writeSync(fd, line);
+      written++;
+    } catch (err) {
+      broken = true; // a full disk or a closed pipe ends the stream, never the run
+      io.stderr(`reach-wasm: the event stream stopped: ${(err as Error).message}\n`);
+    }
+  };
+  const now = (): string => new Date().toISOString();
+  const map = liveEventMapper(now);
+  let runId: string | null = null;
+  let beats = 0;
+  const timer = setInterval(() => write(heartbeat(runId, beats++, now())), heartbeatMs);
+  return {
+    onProgress: (p) => {
+      if (p.kind !== "event") return;
+      runId = p.event.runId;
+      for (const e of map(p.event)) write(e);
+    },
+    close: () => {
+      clearInterval(timer);
+      if (fd !== null) closeSync(fd);
+      fd = null;
+      broken = true;
+    },
+    count: () => written,
+  };
+}

@@ -1,0 +1,217 @@
+/**
+ * One plan generation's state ledger (the first plan, or a replan's; a session's calls): what each step saw and did,
+ * and the run's state as the emitted steps left it. All of it is a function of the plan and the steps' results,
+ * never of when or where a step ran (`step-graph.ts` gives the rules):
+ *
+ * - the **view** of step `i` is the generation's base (the run's state when the plan was made) with the commits of
+ *   its dependency closure applied in plan order ({@link Generation.viewOf});
+ * - applying a step's commit onto a state that equals the view it ran on installs its state exactly (so a chain of
+ *   steps behaves exactly as steps always did); onto any other state its changes are merged path by path, a later
+ *   step's write winning (`mergeWorkspaceChanges`);
+ * - the run's budgets are charged along dependency paths: a step may spend what the run's time budget
+ *   (`manifest.policies.maxExecutionTime`, as fuel) leaves after its closure, and its tape and artifacts are bounded
+ *   the same way;
+ * - a step's clock starts where the latest of its direct dependencies' clocks ended (the generation's start for a
+ *   root), so the times a tool reads do not depend on how many events were written before it ran.
+ * @module
+ */
+import type { PlanStep } from "../protocol/plan.ts";
+import type { StoredArtifact } from "../sandbox/host/artifact-sink.ts";
+import type { JsonObject } from "../sandbox/types.ts";
+import { applyWorkspaceDelta, mergeWorkspaceChanges } from "../sandbox/workspace/workspace.ts";
+import type { WorkspaceImage } from "../sandbox/workspace/workspace.ts";
+import type { StepJobResult } from "./step-job.ts";
+import { dependencyClosures, directDependencies } from "./step-graph.ts";
+
+type FsState = WorkspaceImage["state"];
+
+/** The run's state a generation starts from (or a step's view). */
+export type LedgerState = {
+  readonly workspace: FsState;
+  /** Memory entries (`key → canonical value text`). */
+  readonly memory: ReadonlyMap<string, string>;
+  readonly artifacts: { readonly count: number; readonly bytes: number };
+  readonly fuel: bigint;
+  readonly tape: { readonly records: number; readonly blobBytes: number };
+};
+
+/** What a finished step left in the ledger. */
+type Done = {
+  readonly view: FsState;
+  /** The exact workspace state it committed, or null when it committed no workspace change (or failed). */
+  readonly after: FsState | null;
+  readonly memory: readonly (readonly [string, string])[];
+  readonly artifacts: readonly StoredArtifact[];
+  readonly fuel: bigint;
+  readonly tape: { readonly records: number; readonly blobBytes: number };
+  readonly clockEndMs: number;
+  /** The step's output when it succeeded, else null. */
+  readonly output: JsonObject | null;
+};
+
+const NO_RESULT: Omit<Done, "view" | "clockEndMs"> = { after: null, memory: [], artifacts: [], fuel: 0n, tape: { records: 0, blobBytes: 0 }, output: null };
+
+function sameList(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** See the module notes. */
+export class Generation {
+  readonly steps: PlanStep[];
+  #deps: number[][];
+  #closures: number[][];
+  readonly #base: LedgerState;
+  readonly #config: WorkspaceImage["config"];
+  readonly #clockStartMs: number;
+  readonly #done: (Done | undefined)[] = [];
+  /** The composition of the emitted steps: the run's state now. */
+  #applied: number[] = [];
+  #current: LedgerState;
+
+  /**
+   * @param steps the plan's steps (gated)
+   * @param base the run's state when the plan was made
+   * @param config the workspace's confinement and limits
+   * @param clockStartMs where a root step's clock starts
+   */
+  constructor(steps: readonly PlanStep[], base: LedgerState, config: WorkspaceImage["config"], clockStartMs: number) {
+    this.steps = [...steps];
+    this.#deps = directDependencies(this.steps);
+    this.#closures = dependencyClosures(this.#deps);
+    this.#base = base;
+    this.#current = base;
+    this.#config = config;
+    this.#clockStartMs = clockStartMs;
+  }
+
+  /**
+   * Append a step (a session's next call; it depends on the call before it unless it says otherwise).
+   * @param step the step
+   * @returns its index
+   */
+  add(step: PlanStep): number {
+    this.steps.push(step);
+    this.#deps = directDependencies(this.steps);
+    this.#closures = dependencyClosures(this.#deps);
+    return this.steps.length - 1;
+  }
+
+  /** The direct dependencies of step `i`. */
+  depsOf(i: number): readonly number[] {
+    return this.#deps[i]!;
+  }
+
+  /** The dependency closure of step `i`. */
+  closureOf(i: number): readonly number[] {
+    return this.#closures[i]!;
+  }
+
+  /** Whether step `i` has a result (success or failure). */
+  isDone(i: number): boolean {
+    return this.#done[i] !== undefined;
+  }
+
+  /** Whether step `i` finished with an output. */
+  succeeded(i: number): boolean {
+    return this.#done[i]?.output != null;
+  }
+
+  /**
+   * What step `i` sees: the base with its closure's commits in plan order, the outputs it may read, and where its
+   * clock starts.
+   * @param i the step (its dependencies done)
+   * @returns its view
+   */
+  viewOf(i: number): { state: LedgerState; image: WorkspaceImage; outputs: Record<string, JsonObject>; clockStartMs: number } {
+    const state = this.#compose(this.#closures[i]!);
+    const outputs: Record<string, JsonObject> = {};
+    for (const j of this.#closures[i]!) {
+      const out = this.#done[j]?.output;
+      if (out != null) outputs[this.steps[j]!.id] = out;
+    }
+    let clockStartMs = this.#clockStartMs;
+    for (const d of this.#deps[i]!) clockStartMs = Math.max(clockStartMs, this.#done[d]?.clockEndMs ?? clockStartMs);
+    return { state, image: { state: state.workspace, config: this.#config }, outputs, clockStartMs };
+  }
+
+  /**
+   * Record what step `i` did (its job's result), on the view it ran on.
+   * @param i the step
+   * @param view the workspace state it ran on
+   * @param result its job's result, or null when it never ran (refused before running)
+   * @param clockStartMs where its clock started (for a step that never ran)
+   */
+  complete(i: number, view: FsState, result: StepJobResult | null, clockStartMs: number): void {
+    if (result === null || result.exec.stepError !== null) {
+      this.#done[i] = { ...NO_RESULT, view, clockEndMs: result?.exec.clockEndMs ?? clockStartMs, fuel: BigInt(result?.exec.fuelUsed ?? "0"), tape: { records: result?.tape.records.length ?? 0, blobBytes: blobBytes(result) } };
+      return;
+    }
+    this.#done[i] = {
+      view,
+      after: result.workspace === null ? null : applyWorkspaceDelta(view, result.workspace),
+      memory: result.memory,
+      artifacts: result.artifacts,
+      fuel: BigInt(result.exec.fuelUsed),
+      tape: { records: result.tape.records.length, blobBytes: blobBytes(result) },
+      clockEndMs: result.exec.clockEndMs,
+      output: result.exec.toolOutput as JsonObject | null,
+    };
+  }
+
+  /**
+   * Step `i` was emitted: its commits join the run's state (in plan order: the emitted steps are a prefix).
+   * @param i the step
+   */
+  emitted(i: number): void {
+    this.#current = this.#apply(this.#current, this.#applied, i);
+    this.#applied = [...this.#applied, i];
+  }
+
+  /** The run's state after the emitted steps. */
+  get current(): LedgerState {
+    return this.#current;
+  }
+
+  /** The workspace image of the run's state after the emitted steps. */
+  get image(): WorkspaceImage {
+    return { state: this.#current.workspace, config: this.#config };
+  }
+
+  #compose(steps: readonly number[]): LedgerState {
+    let state = this.#base;
+    const applied: number[] = [];
+    for (const j of steps) {
+      state = this.#apply(state, applied, j);
+      applied.push(j);
+    }
+    return state;
+  }
+
+  #apply(state: LedgerState, applied: readonly number[], j: number): LedgerState {
+    const d = this.#done[j];
+    if (d === undefined) throw new Error(`internal: step ${j} is applied before it finished`);
+    let workspace = state.workspace;
+    if (d.after !== null) workspace = sameList(applied, this.#closures[j]!) ? d.after : mergeWorkspaceChanges(state.workspace, d.view, d.after);
+    let memory = state.memory;
+    if (d.memory.length > 0) {
+      const m = new Map(state.memory);
+      for (const [k, v] of d.memory) m.set(k, v);
+      memory = m;
+    }
+    let bytes = 0;
+    for (const a of d.artifacts) bytes += a.bytes.length;
+    return {
+      workspace,
+      memory,
+      artifacts: { count: state.artifacts.count + d.artifacts.length, bytes: state.artifacts.bytes + bytes },
+      fuel: state.fuel + d.fuel,
+      tape: { records: state.tape.records + d.tape.records, blobBytes: state.tape.blobBytes + d.tape.blobBytes },
+    };
+  }
+}
+
+function blobBytes(result: StepJobResult | null): number {
+  let n = 0;
+  for (const [, b] of result?.tape.blobs ?? []) n += b.length;
+  return n;
+}

@@ -1,0 +1,173 @@
+/**
+ * One step's invocation as a self-contained job, so that it can run on another thread (`EngineEnvironment.
+ * stepThreads`) or on this one with exactly the same result: the job carries everything the invocation may see —
+ * the workspace, memory store and artifact counts its dependencies left (`step-graph.ts`), its clock's start, its
+ * budgets, its recorded stop point and, in a replay, its part of the tape — and the result carries everything it
+ * did: its execution record, its own tape segment (seqs from 0), its workspace delta, its memory writes and its
+ * artifacts. The coordinator puts results together in plan order (`generation.ts`), so nothing in a run depends on
+ * which thread ran what, or when.
+ *
+ * Everything crosses by structured clone; errors cross as their details and are rebuilt, also on this thread, so
+ * both ways give identical records.
+ * @module
+ */
+import { VirtualClock } from "../determinism/clock.ts";
+import type { ErrorDetails } from "../protocol/errors.ts";
+import type { ExecutionEnvelope, ExecutionResult } from "../protocol/envelope.ts";
+import type { ArtifactInfo } from "../protocol/evidence.ts";
+import type { CapabilityPolicy } from "../policy/capabilities.ts";
+import { errorFromDetails, TapePlayer } from "../record/player.ts";
+import { TapeRecorder } from "../record/tape.ts";
+import type { TapeRecord } from "../record/tape.ts";
+import type { StoredArtifact } from "../sandbox/host/artifact-sink.ts";
+import { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
+import type { FetchLike } from "../sandbox/host/http.ts";
+import { MemoryStore } from "../sandbox/host/memory-store.ts";
+import type { StopReason } from "../sandbox/fuel/mod.ts";
+import type { JsonObject, ModuleIdentity, ToolRunner } from "../sandbox/types.ts";
+import { Workspace, workspaceDelta } from "../sandbox/workspace/workspace.ts";
+import type { StepTransaction, WorkspaceDelta, WorkspaceImage } from "../sandbox/workspace/workspace.ts";
+import { executeEnvelope } from "./executor.ts";
+import type { StepExecution } from "./executor.ts";
+import type { PackTool } from "./pack.ts";
+
+/** What one invocation needs, whatever thread runs it. */
+export type StepJob = {
+  /** The run (a thread keeps runners per run). */
+  readonly runId: string;
+  readonly seed: string;
+  readonly epochMs: number;
+  /** The pack's manifest and the executor mode: the policy is made from them on another thread. */
+  readonly manifest: unknown;
+  readonly restricted: boolean;
+  /** The roots to preopen for WASI tools, or null without the filesystem permission. */
+  readonly roots: readonly string[] | null;
+  readonly tool: PackTool;
+  readonly envelope: ExecutionEnvelope;
+  readonly returnSpec: Record<string, unknown>;
+  readonly invocationId: string;
+  /** The workspace, memory entries and artifact counts the step's dependencies left. */
+  readonly workspace: WorkspaceImage;
+  readonly memory: readonly (readonly [string, string])[];
+  readonly artifactsUsed: { readonly count: number; readonly bytes: number };
+  /** Where the invocation's clock starts (ms). */
+  readonly clockStartMs: number;
+  /** Fuel the run's budget leaves this step (decimal). */
+  readonly runFuelLeft: string;
+  /** Tape room the step's dependencies left. */
+  readonly tapeRoom: { readonly records: number; readonly blobBytes: number };
+  /** Replay: the recorded stop point of this invocation. */
+  readonly stopAt: { readonly fuel: string; readonly reason: StopReason } | null;
+  readonly watchdogFactor: number;
+  /** Whether the run gives tools the network (on another thread: the runtime's fetch; the policy still decides). */
+  readonly network: boolean;
+  /** Replay: this invocation's part of the tape. */
+  readonly player: { readonly records: readonly TapeRecord[]; readonly blobs: readonly (readonly [string, Uint8Array])[] } | null;
+};
+
+/** A step execution as it crosses: errors as details, fuel as a decimal. */
+export type WireExecution = Omit<StepExecution, "toolError" | "stepError" | "violation" | "fuelUsed" | "hostCalls"> & {
+  toolError: ErrorDetails | null;
+  stepError: ErrorDetails | null;
+  violation: ErrorDetails | null;
+  fuelUsed: string;
+};
+
+/** What one invocation did. */
+export type StepJobResult = {
+  readonly exec: WireExecution;
+  /** The invocation's tape segment (seqs from 0) and its blobs. */
+  readonly tape: { readonly records: readonly TapeRecord[]; readonly blobs: readonly (readonly [string, Uint8Array])[] };
+  /** Its committed workspace changes (null when it committed nothing). */
+  readonly workspace: WorkspaceDelta | null;
+  /** Its committed memory writes (`[key, canonicalValueText]`). */
+  readonly memory: readonly (readonly [string, string])[];
+  readonly artifacts: readonly StoredArtifact[];
+  /** Where the invocation's clock stood at the end (ms). */
+  readonly clockEndMs: number;
+  /** Replay: tape records it played. */
+  readonly played: number;
+};
+
+/**
+ * Step threads, as the platform provides them (`EngineEnvironment.stepThreads`): jobs run there at the same time.
+ * A job whose signal aborts stops at its tool's next fuel refill (its result is then never used).
+ */
+export type StepPool = {
+  /** Run a job on a free thread (queued while all are busy). */
+  run(job: StepJob, signal: AbortSignal): Promise<StepJobResult | null>;
+  /** Stop the threads. */
+  close(): void;
+};
+
+/** What the thread running a job provides. */
+export type StepJobContext = {
+  readonly policy: CapabilityPolicy;
+  readonly runnerFor: (tool: PackTool, step: StepTransaction) => Promise<ToolRunner>;
+  readonly fetch?: FetchLike;
+  readonly signal?: AbortSignal;
+  readonly interrupted?: () => boolean;
+};
+
+function wireExecution(x: StepExecution): WireExecution {
+  const { toolError, stepError, violation, fuelUsed, hostCalls: _hostCalls, ...rest } = x;
+  return { ...rest, toolError: toolError?.toDetails() ?? null, stepError: stepError?.toDetails() ?? null, violation: violation?.toDetails() ?? null, fuelUsed: fuelUsed.toString() };
+}
+
+/**
+ * A step execution back from its wire form (the host-call digest comes from the run's tape, once the segment is in).
+ * @param w the wire form
+ * @param hostCalls the invocation's host calls on the run's tape
+ * @returns the execution record
+ * @example const exec = unwireExecution(result.exec, tape.invocationDigest(result.exec.invocationId));
+ */
+export function unwireExecution(w: WireExecution, hostCalls: StepExecution["hostCalls"]): StepExecution {
+  const err = (d: ErrorDetails | null) => (d === null ? null : errorFromDetails(d));
+  return { ...w, toolError: err(w.toolError), stepError: err(w.stepError), violation: err(w.violation), fuelUsed: BigInt(w.fuelUsed), hostCalls, result: w.result as ExecutionResult, artifacts: w.artifacts as ArtifactInfo[], module: w.module as ModuleIdentity | null, toolOutput: w.toolOutput as JsonObject | null };
+}
+
+/**
+ * Run one job (on whichever thread).
+ * @param job the job
+ * @param ctx the runners, policy and stops of the thread
+ * @returns what the invocation did
+ * @example const result = await runStepJob(job, { policy, runnerFor });
+ */
+export async function runStepJob(job: StepJob, ctx: StepJobContext): Promise<StepJobResult> {
+  const workspace = Workspace.fromImage(job.workspace);
+  const base = workspace.image().state;
+  const memory = MemoryStore.fromEntries(job.memory);
+  const artifacts = new ArtifactSink({ used: job.artifactsUsed });
+  const tape = new TapeRecorder({ maxRecords: Math.max(1, job.tapeRoom.records), maxBlobBytes: Math.max(1, job.tapeRoom.blobBytes) });
+  const clock = new VirtualClock(job.epochMs).fork(job.clockStartMs);
+  const player = job.player === null ? undefined : new TapePlayer(job.player.records, new Map(job.player.blobs), { segment: true });
+  const runFuelLeft = BigInt(job.runFuelLeft);
+  const exec = await executeEnvelope(job.envelope, job.tool, job.returnSpec, {
+    seed: job.seed,
+    policy: ctx.policy,
+    workspace,
+    memory,
+    artifacts,
+    tape,
+    clock,
+    runnerFor: ctx.runnerFor,
+    runFuelLeft: () => runFuelLeft,
+    watchdogFactor: job.watchdogFactor,
+    ...(job.stopAt === null ? {} : { stopPoints: new Map([[job.invocationId, { fuel: BigInt(job.stopAt.fuel), reason: job.stopAt.reason }]]) }),
+    ...(ctx.interrupted === undefined ? {} : { interrupted: ctx.interrupted }),
+    ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
+    ...(ctx.fetch === undefined ? {} : { fetch: ctx.fetch }),
+    ...(player === undefined ? {} : { player }),
+  }, job.invocationId);
+  const after = workspace.image().state;
+  const viewMemory = new Map(job.memory);
+  return {
+    exec: wireExecution(exec),
+    tape: { records: tape.records, blobs: [...tape.blobs] },
+    workspace: after === base ? null : workspaceDelta(base, after),
+    memory: memory.entries().filter(([k, text]) => viewMemory.get(k) !== text),
+    artifacts: artifacts.artifacts,
+    clockEndMs: exec.clockEndMs,
+    played: player?.played ?? 0,
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * A step thread (see `step-thread.ts`): runs step jobs (`src/engine/step-job.ts`) one at a time with the platform's
+ * sandboxes, kept per run so that a run's later jobs find them warm. Node `worker_threads` or a Deno Web Worker.
+ * @module
+ */
+import { runRunners } from "../engine/runners.ts";
+import { runStepJob } from "../engine/step-job.ts";
+import type { StepJob, StepJobResult } from "../engine/step-job.ts";
+import { capabilityPolicy } from "../policy/capabilities.ts";
+import type { CapabilityPolicy } from "../policy/capabilities.ts";
+import type { Manifest } from "../protocol/pack.ts";
+import { toReachError } from "../protocol/errors.ts";
+import { defaultEnvironment } from "./environment.ts";
+import type { FromStepWorker, ToStepWorker } from "./step-thread.ts";
+
+type Channel = { send(m: FromStepWorker): void; listen(cb: (m: ToStepWorker) => void): void };
+
+async function channel(): Promise<Channel> {
+  const self = globalThis as unknown as { postMessage?: (m: unknown) => void; addEventListener?: (t: string, cb: (e: MessageEvent) => void) => void; Deno?: unknown };
+  if (self.Deno !== undefined) {
+    return { send: (m) => self.postMessage!(m), listen: (cb) => self.addEventListener!("message", (e) => cb(e.data as ToStepWorker)) };
+  }
+  const { parentPort } = await import("node:worker_threads");
+  if (parentPort === null) throw new Error("step-worker.ts runs only as a worker");
+  return { send: (m) => parentPort.postMessage(m), listen: (cb) => parentPort.on("message", cb) };
+}
+
+const ch = await channel();
+const env = defaultEnvironment();
+/** Sandboxes and policy per run (the last two runs). */
+const runs = new Map<string, { policy: CapabilityPolicy; runners: ReturnType<typeof runRunners> }>();
+const aborts = new Map<number, AbortController>();
+
+function forRun(job: StepJob): { policy: CapabilityPolicy; runners: ReturnType<typeof runRunners> } {
+  let r = runs.get(job.runId);
+  if (r === undefined) {
+    r = { policy: capabilityPolicy(job.manifest as Manifest, { restricted: job.restricted }), runners: runRunners(env, job.roots) };
+    runs.set(job.runId, r);
+    while (runs.size > 2) runs.delete(runs.keys().next().value!);
+  }
+  return r;
+}
+
+async function run(id: number, job: StepJob, interrupt: SharedArrayBuffer): Promise<StepJobResult> {
+  const word = new Int32Array(interrupt);
+  const controller = new AbortController();
+  aborts.set(id, controller);
+  try {
+    const { policy, runners } = forRun(job);
+    return await runStepJob(job, {
+      policy,
+      runnerFor: runners.runnerFor,
+      signal: controller.signal,
+      interrupted: () => {
+        const stopped = Atomics.load(word, 0) !== 0;
+        if (stopped && !controller.signal.aborted) controller.abort("abort");
+        return stopped;
+      },
+      ...(job.network ? { fetch: (url: string | URL | Request, init?: RequestInit) => fetch(url, init) } : {}),
+    });
+  } finally {
+    aborts.delete(id);
+  }
+}
+
+ch.listen((m) => {
+  if (m.kind === "abort") {
+    aborts.get(m.id)?.abort("abort");
+    return;
+  }
+  run(m.id, m.job, m.interrupt).then(
+    (result) => ch.send({ kind: "result", id: m.id, result }),
+    (err: unknown) => ch.send({ kind: "error", id: m.id, error: toReachError(err, "EXEC_TOOL_FAILED").toDetails() }),
+  );
+});
