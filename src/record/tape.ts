@@ -200,10 +200,15 @@ export class TapeRecorder {
     if (isResponse) rec.response = out;
     else rec.error = out as unknown as ErrorDetails;
     this.#records[seq] = rec;
-    const seqs = this.#byInvocation.get(rec.invocationId);
-    if (seqs === undefined) this.#byInvocation.set(rec.invocationId, [seq]);
-    else seqs.push(seq);
+    this.#index(rec);
     return rec;
+  }
+
+  /** Remember a stored record under its invocation. */
+  #index(rec: TapeRecord): void {
+    const seqs = this.#byInvocation.get(rec.invocationId);
+    if (seqs === undefined) this.#byInvocation.set(rec.invocationId, [rec.seq]);
+    else seqs.push(rec.seq);
   }
 
   /**
@@ -224,6 +229,7 @@ export class TapeRecorder {
     return records.map((r) => {
       const rec: TapeRecord = { ...r, seq: this.#records.length };
       this.#records.push(rec);
+      this.#index(rec);
       return rec;
     });
   }
