@@ -31,7 +31,7 @@ describe("keygen", () => {
 });
 
 describe("pack", () => {
-  it("validate compiles the planner and every js tool, and names the line and column of a syntax error", async () => {
+  it("validate compiles the planner and every js tool, and names the line and column of a syntax error (run names them too)", async () => {
     const dir = join(scratch, "syntax");
     cpSync("packs/notes", dir, { recursive: true });
     expect((await cli("pack", "validate", dir)).code).toBe(0);
@@ -42,6 +42,10 @@ describe("pack", () => {
     expect(r.code).toBe(2);
     expect(r.json).toMatchObject({ error: { code: "PACK_MALFORMED", details: { syntaxErrors: [{ path: "planner.js", line: 3, column: 10 }] } } });
     expect((r.json!["error"] as { message: string }).message).toMatch(/^planner\.js:3:10: SyntaxError: /);
+    const run = await cli("run", dir, "--unrestricted", "--json", "--quiet", "--out", join(scratch, "syntax-out"));
+    expect(run.code).toBe(1);
+    expect(run.json).toMatchObject({ error: { code: "PLAN_PLANNER_FAILED" } });
+    expect((run.json!["error"] as { message: string }).message).toMatch(/SyntaxError: .* at line 3, column 10 of its module/);
   });
 
   it("init makes a pack that validates and runs", async () => {

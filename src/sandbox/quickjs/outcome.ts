@@ -8,6 +8,7 @@ import { ReachError } from "../../protocol/errors.ts";
 import type { ToolInvocation } from "../types.ts";
 import type { InvocationState } from "./bridge.ts";
 import type { Guest } from "./sandbox.ts";
+import { stackPosition } from "./syntax.ts";
 
 /** Extra memory allowed while reading an error out of a context that hit its memory limit. */
 const DESCRIBE_HEADROOM = 1024 * 1024;
@@ -67,8 +68,11 @@ export function guestError(ctx: QuickJSContext, runtime: QuickJSRuntime, errHand
   if (described.name === "InternalError" && described.message === "stack overflow") return exhausted("stack", inv.toolName);
   if (described.name === "RangeError" && described.message === "Maximum call stack size exceeded") return exhausted("stack", inv.toolName);
   const text = described.message === "" ? described.name : `${described.name}: ${described.message}`;
-  return new ReachError("EXEC_TOOL_FAILED", `tool "${inv.toolName}" threw ${text}`, {
-    details: { toolName: inv.toolName, errorName: described.name, ...(described.code === null ? {} : { errorCode: described.code }), ...(typeof described.stack === "string" ? { errorStack: guestStack(described.stack) } : {}) },
+  // A syntax error is the module's own: say where (QuickJS names the module `<tool>.js`).
+  const at = described.name === "SyntaxError" && typeof described.stack === "string" ? stackPosition(described.stack, `${inv.toolName}.js`) : null;
+  const where = at === null ? "" : ` at line ${at.line}, column ${at.column} of its module; run \`reach-wasm pack validate\` to check every module`;
+  return new ReachError("EXEC_TOOL_FAILED", `tool "${inv.toolName}" threw ${text}${where}`, {
+    details: { toolName: inv.toolName, errorName: described.name, ...(described.code === null ? {} : { errorCode: described.code }), ...(typeof described.stack === "string" ? { errorStack: guestStack(described.stack) } : {}), ...(at === null ? {} : { line: at.line, column: at.column }) },
   });
 }
 
