@@ -136,7 +136,7 @@ export async function readStdin(maxBytes = 64 * 1024 * 1024): Promise<Uint8Array
 /**
  * Turn SIGINT and SIGTERM into an abort signal for the duration of a run. A second signal exits at once (130/143),
  * after removing any temporary file still being written, so no partial file is left.
- * @returns the signal and a function that removes the handlers
+ * @returns the signal and a function that removes the handlers (kept after a first signal: the process is ending)
  */
 export function abortOnSignals(): { signal: AbortSignal; dispose: () => void } {
   const controller = new AbortController();
@@ -155,6 +155,9 @@ export function abortOnSignals(): { signal: AbortSignal; dispose: () => void } {
   return {
     signal: controller.signal,
     dispose: () => {
+      // Once a signal arrived the process is on its way out: the handlers stay, so a second signal still exits at
+      // once with 130/143 (not by the default action) until it has.
+      if (controller.signal.aborted) return;
       for (const [name, h] of handlers) process.off(name, h);
     },
   };
