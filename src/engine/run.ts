@@ -187,6 +187,7 @@ export class Run {
       ...(request.player === undefined ? {} : { player: request.player }),
       ...(request.signal === undefined ? {} : { signal: request.signal }),
     };
+    for (const d of loaded.deprecations ?? []) this.noteDeprecation(d); // seed 003 §9.2: the pack's, before the plan's
   }
 
   /**
