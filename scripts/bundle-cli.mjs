@@ -26,5 +26,7 @@ await build({
   logLevel: "error",
   legalComments: "none",
   minify: true,
+  // names are data here: a refusal names the class of what it refused (conformance jcs/refuse/class_instance)
+  keepNames: true,
 });
 chmodSync("dist/cli/main.js", 0o755);
