@@ -4,7 +4,7 @@
 // CI already did, and `npm test` is this very test's runner, so those two are the only parts not run here. A block
 // preceded by <!-- readme-test: needs DB --> runs against the test PostgreSQL server ($REACH_WASM_TEST_PG_URL) and
 // is skipped, loudly, where there is none; Deno commands run on Deno.
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -39,21 +39,36 @@ function prepare(b: Block): string {
   return ["set -euxo pipefail", "cleanup() { rc=$?; trap '' TERM; kill -TERM -- -$$ 2>/dev/null || true; exit $rc; }", "trap cleanup EXIT", ...lines].join("\n");
 }
 
+/**
+ * Run a block without blocking this worker (a spawnSync of a minute-long block starves vitest's worker RPC, whose
+ * fixed 60 s timeout then fails the whole run with "Timeout calling onTaskUpdate"); killed after 600 s.
+ */
+function runBlock(file: string, env: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("setsid", ["bash", file], { cwd: work, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (t: string) => void (stdout += t));
+    child.stderr.setEncoding("utf8").on("data", (t: string) => void (stderr += t));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 600_000);
+    child.on("error", reject);
+    child.on("close", (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
 describe("the README's commands, in order", () => {
   expect(blocks.length).toBeGreaterThan(3);
   for (const b of blocks) {
     const first = b.script.trim().split("\n")[0]!.slice(0, 70);
     const pg = process.env["REACH_WASM_TEST_PG_URL"];
     const skip = b.needs === "needs DB" && pg === undefined;
-    it.skipIf(skip)(`block ${b.index + 1}: ${first}`, () => {
+    it.skipIf(skip)(`block ${b.index + 1}: ${first}`, async () => {
       const file = join(work, `.block-${b.index}.sh`);
       writeFileSync(file, prepare(b));
-      const r = spawnSync("setsid", ["bash", file], {
-        cwd: work,
-        encoding: "utf8",
-        timeout: 600_000,
-        env: { ...process.env, HOME: join(work, "home"), REACH_WASM_CACHE: process.env["REACH_WASM_CACHE"] ?? join(homedir(), ".cache", "reach-wasm"), ...(pg === undefined ? {} : { DB: pg }), REACH_WASM_TRUST_STORE: "", CI: "" },
-      });
+      const r = await runBlock(file, { ...process.env, HOME: join(work, "home"), REACH_WASM_CACHE: process.env["REACH_WASM_CACHE"] ?? join(homedir(), ".cache", "reach-wasm"), ...(pg === undefined ? {} : { DB: pg }), REACH_WASM_TRUST_STORE: "", CI: "" });
       expect(r.status, `block ${b.index + 1} failed:\n${r.stdout.slice(-1500)}\n${r.stderr.slice(-3000)}`).toBe(0);
     }, 620_000);
   }

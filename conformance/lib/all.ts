@@ -5,6 +5,7 @@
 import { capsuleArchiveCases } from "./capsule-archive-cases.ts";
 import { capsuleCases } from "./capsule-cases.ts";
 import { chainCases } from "./chain-cases.ts";
+import { deprecationCases } from "./deprecation-cases.ts";
 import { determinismCases } from "./determinism-cases.ts";
 import { federationCases } from "./federation-cases.ts";
 import { jcsCases } from "./jcs-cases.ts";
@@ -42,6 +43,7 @@ export function allSuites(io: ConformanceIO): Suite[] {
     { suite: "wasi-fs", cases: wasiFsCases(io) },
     { suite: "federation", cases: federationCases(io) },
     { suite: "report", cases: reportCases(io) },
+    { suite: "deprecations", cases: deprecationCases(io) },
   ];
 }
 

@@ -33,7 +33,8 @@ async function validate(o: Opts, io: CliIO): Promise<number> {
   const loaded = await loadHostPack(dir);
   await checkPackSources(defaultEnvironment(), loaded);
   const trust = packTrust(loaded, await loadTrustStore(o.flags.get("--trust") as string | undefined));
-  for (const w of loaded.warnings) io.stderr(`reach-wasm: warning: ${w}\n`);
+  const warnings = [...loaded.warnings, ...(loaded.deprecations ?? []).map((d) => d.message)];
+  for (const w of warnings) io.stderr(`reach-wasm: warning: ${w}\n`);
   const summary = {
     valid: true,
     id: loaded.pack.id,
@@ -44,7 +45,7 @@ async function validate(o: Opts, io: CliIO): Promise<number> {
     entrypoint: loaded.entrypoint.kind,
     signed: trust.signed,
     trusted: trust.trusted,
-    warnings: loaded.warnings,
+    warnings,
   };
   io.stderr(`reach-wasm: pack ${summary.id}@${summary.version} is valid: ${summary.tools.length} tool(s), ${summary.entrypoint === "plan" ? "static plan" : "planner module"}, ${trust.signed ? `signed${trust.trusted ? " by a trusted key" : " (key not in the trust store)"}` : "unsigned"}\n`);
   if (o.flags.has("--json")) io.stdout(JSON.stringify(summary) + "\n");

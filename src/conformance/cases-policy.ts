@@ -24,7 +24,7 @@ export const FAILING_PACKS: readonly (readonly [string, string])[] = [
   ["spec_version_fail", "§5.2 unsupported major versions are rejected"],
   ["risk4_fail", "seed 001 §4 plan risk"],
   ["risk3_unapproved_fail", "seed 001 §4 explicit approval"],
-  ["too_many_steps_fail", "seed 002 plan step limit, §7.1 PLAN_ codes"],
+  ["too_many_steps_fail", "§4.1 policies (execution constraints), seed 002 Planner: max 10 steps"],
 ];
 
 /** The pack whose undeclared tool has code. */

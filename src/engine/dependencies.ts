@@ -10,6 +10,7 @@
  * @module
  */
 import { ReachError } from "../protocol/errors.ts";
+import { upgradePackDocument } from "../protocol/deprecations.ts";
 import { PackSchema } from "../protocol/pack.ts";
 import type { Dependency } from "../protocol/pack.ts";
 import { packDigest } from "../trust/pack-signature.ts";
@@ -102,7 +103,7 @@ function resolveOne(dep: Dependency, files: ReadonlyMap<string, Uint8Array>, bas
   if (doc === undefined) throw unresolved(dep, where, `${base}${prefix}reach.json is not in the pack`);
   let parsed: ReturnType<typeof PackSchema.safeParse>;
   try {
-    parsed = PackSchema.safeParse(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(doc)));
+    parsed = PackSchema.safeParse(upgradePackDocument(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(doc)), `${prefix}reach.json`).document);
   } catch (err) {
     throw unresolved(dep, where, `${base}${prefix}reach.json is not JSON (${(err as Error).message})`);
   }

@@ -19,6 +19,8 @@ import { sha256Hex } from "../canonical/sha256.ts";
 import { capabilityPolicy } from "../policy/capabilities.ts";
 import type { CapabilityPolicy } from "../policy/capabilities.ts";
 import { ReachError, toReachError } from "../protocol/errors.ts";
+import { upgradePackDocument } from "../protocol/deprecations.ts";
+import type { DeprecationNotice } from "../protocol/deprecations.ts";
 import { PackSchema, PROTOCOL_SPEC_VERSION } from "../protocol/pack.ts";
 import type { Pack, ToolDefinition } from "../protocol/pack.ts";
 import { parseOrThrow } from "../protocol/parse.ts";
@@ -71,6 +73,11 @@ export type LoadedPack = {
   readonly workspaceFiles: Readonly<Record<string, Record<string, Uint8Array>>>;
   /** Non-fatal findings (a newer minor specVersion, an unresolved optional dependency, …), for stderr. */
   readonly warnings: readonly string[];
+  /**
+   * Deprecated forms the pack document uses (seed 003 §9.2), read as their current ones; a run warns about each and
+   * records it (absent in packs loaded by older code).
+   */
+  readonly deprecations?: readonly DeprecationNotice[];
   /** The dependencies, resolved against the packs vendored under `deps/` and locked by digest (seed 003 §4.1). */
   readonly dependencies: readonly ResolvedDependency[];
 };
@@ -204,7 +211,9 @@ export async function loadPack(files: ReadonlyMap<string, Uint8Array>, options: 
   const warnings: string[] = [];
   const warning = checkSpecVersion((raw as { specVersion?: unknown }).specVersion);
   if (warning !== null) warnings.push(warning);
-  const pack = deepFreeze(parseOrThrow(PackSchema, raw, "PACK_INVALID_MANIFEST", PACK_FILE));
+  const id = (raw as { id?: unknown }).id;
+  const upgraded = upgradePackDocument(raw, `${PACK_FILE}${typeof id === "string" ? ` of pack ${JSON.stringify(id.slice(0, 100))}` : ""}`); // seed 003 §9.2
+  const pack = deepFreeze(parseOrThrow(PackSchema, upgraded.document, "PACK_INVALID_MANIFEST", PACK_FILE));
   const deps = resolveDependencies(pack.dependencies ?? [], files); // seed 003 §4.1, offline (dependencies.ts)
   warnings.push(...deps.warnings);
   const schemas = Object.values(pack.tools).flatMap((d) => [d.inputSchema, d.outputSchema]).filter((x) => x !== undefined);
@@ -282,6 +291,7 @@ export async function loadPack(files: ReadonlyMap<string, Uint8Array>, options: 
     entrypoint,
     workspaceFiles,
     warnings,
+    deprecations: upgraded.deprecations,
     dependencies: deps.resolved,
   });
 }

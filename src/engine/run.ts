@@ -216,6 +216,7 @@ export class Run {
       ...(request.replay === undefined ? {} : { stopPoints: request.replay.stops, watchdogFactor: 10 }),
       ...(request.signal === undefined ? {} : { signal: request.signal }),
     };
+    for (const d of loaded.deprecations ?? []) this.noteDeprecation(d); // seed 003 §9.2: the pack's, before the plan's
   }
 
   /**

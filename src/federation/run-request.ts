@@ -16,6 +16,7 @@ import { parseSeed } from "../determinism/prng.ts";
 import { MAX_PACK_BYTES } from "../engine/engine.ts";
 import { policyViolation, ReachError } from "../protocol/errors.ts";
 import type { ViolationType } from "../protocol/errors.ts";
+import { upgradePackDocument } from "../protocol/deprecations.ts";
 import { PackSchema } from "../protocol/pack.ts";
 import type { Pack } from "../protocol/pack.ts";
 import { parseOrThrow } from "../protocol/parse.ts";
@@ -65,7 +66,8 @@ function packDocument(archive: Uint8Array): { files: Map<string, Uint8Array>; pa
   } catch {
     throw new ReachError("PACK_INVALID_MANIFEST", "the pack's reach.json is not UTF-8 JSON");
   }
-  return { files, pack: parseOrThrow(PackSchema, value, "PACK_INVALID_MANIFEST", "the pack's reach.json") };
+  const document = upgradePackDocument(value, "reach.json").document; // deprecated forms, as loadPack reads them
+  return { files, pack: parseOrThrow(PackSchema, document, "PACK_INVALID_MANIFEST", "the pack's reach.json") };
 }
 
 const VIOLATION: Readonly<Record<string, ViolationType>> = { tool: "UNDEFINED_TOOL", resource: "RESOURCE_ACCESS", host: "RESOURCE_ACCESS", permission: "PERMISSION_DENIED" };

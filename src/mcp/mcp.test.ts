@@ -11,6 +11,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
 import { replayCapsule } from "../engine/replay.ts";
+import { ErrorDocumentSchema } from "../protocol/error-details.ts";
 import { verifyRunCapsule } from "../engine/verify.ts";
 import type { EngineRun } from "../engine/engine.ts";
 import { openIsolatedSession } from "../platform/engine-thread.ts";
@@ -72,6 +73,8 @@ describe("an MCP session is a session run", () => {
     const bad = await client.callTool({ name: "wordcount", arguments: { txt: "x" } });
     expect(bad.isError).toBe(true);
     expect(text(bad)).toMatch(/^PROTO_SCHEMA_VIOLATION: .*inputSchema/);
+    // the same error document as every face's (seed 003 §7.2, upstream error.schema.json)
+    expect(ErrorDocumentSchema.parse(bad._meta?.["reach-wasm/error"]).error.code).toBe("PROTO_SCHEMA_VIOLATION");
     expect((await client.callTool({ name: "wordcount", arguments: { text: "still going" } })).structuredContent).toMatchObject({ words: 2 });
 
     const { resources } = await client.listResources();

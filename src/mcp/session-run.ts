@@ -44,9 +44,9 @@ function objectSchema(schema: JsonObject): Tool["inputSchema"] {
   return schema["type"] === "object" ? (schema as Tool["inputSchema"]) : { type: "object", allOf: [schema] };
 }
 
-/** A refused or failed call: the ReachError code and message, its details under `_meta`. */
+/** A refused or failed call: the ReachError code and message, its error document (error.schema.json) under `_meta`. */
 function errorResult(error: ReachError, note = ""): CallToolResult {
-  return { isError: true, content: [{ type: "text", text: `${error.code}: ${error.message}${note}` }], _meta: { "reach-wasm/error": error.toDetails() } };
+  return { isError: true, content: [{ type: "text", text: `${error.code}: ${error.message}${note}` }], _meta: { "reach-wasm/error": error.toJSON() } };
 }
 
 /** What a call after the end is told: how the run ended and where its capsule is. */

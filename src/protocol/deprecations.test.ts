@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
 import { main } from "../cli/cli.ts";
 import { jsPack, planOf, runFiles } from "../engine/_test-pack.ts";
-import { DEPRECATIONS, planDeprecations } from "./deprecations.ts";
+import { DEPRECATIONS, planDeprecations, upgradePackDocument } from "./deprecations.ts";
 
 const UNSIGNED = { approved_by: "ops", approved_at: "2026-01-01T00:00:00.000Z", method: "record" };
 const scratch = mkdtempSync(join(tmpdir(), "reach-deprecations-"));
@@ -63,5 +63,41 @@ describe("deprecations (seed 003 §9.2)", () => {
     expect(planDeprecations({ plan_id: "p" })).toEqual([]);
     expect(planDeprecations(null)).toEqual([]);
     expect(planDeprecations({ plan_id: "p", approval: UNSIGNED })[0]?.message).toMatch(/^deprecated \(plan\.approval\.unsigned, since 0\.1\.0; may be removed in 0\.3\.0\): plan "p" uses .*reach-wasm approve/);
+  });
+
+  it("a pack declaring a tool by a plain name (seed 003 §4.1 short form) runs, warns once on stderr, records it, replays and shows it", async () => {
+    const pack = new URL("../../conformance/packs/deprecated_tool_names", import.meta.url).pathname;
+    const io = () => {
+      const o = { stdout: "", stderr: "" };
+      return { o, io: { stdout: (t: string) => void (o.stdout += t), stderr: (t: string) => void (o.stderr += t) } };
+    };
+    const run = io();
+    expect(await main(["run", pack, "--out", join(scratch, "legacy"), "--json"], run.io)).toBe(0);
+    expect(run.o.stderr.match(/deprecated \(manifest\.capabilities\.tools\.names, since 0\.1\.0; may be removed in 0\.3\.0\)/g)).toHaveLength(1);
+    const capsulePath = JSON.parse(run.o.stdout).capsule as string;
+    const result = JSON.parse(new TextDecoder().decode(readRunCapsule(new Uint8Array(readFileSync(capsulePath))).entries.get("result.json")));
+    expect(result["status"]).toBe("COMPLETED");
+    expect(result["deprecations"].map((d: { id: string }) => d.id)).toEqual(["manifest.capabilities.tools.names"]);
+    const replay = io();
+    expect(await main(["replay", capsulePath, "--json"], replay.io)).toBe(0);
+    expect(JSON.parse(replay.o.stdout).matches).toBe(true);
+    const show = io();
+    expect(await main(["show", capsulePath, "--json"], show.io)).toBe(0);
+    expect(JSON.parse(show.o.stdout).deprecations).toEqual(result["deprecations"]);
+    const validate = io();
+    expect(await main(["pack", "validate", pack, "--json"], validate.io)).toBe(0);
+    expect(validate.o.stderr).toContain("warning: deprecated (manifest.capabilities.tools.names");
+  });
+
+  it("only plain tool names are read as deprecated forms; the document given is never changed", () => {
+    const raw = { id: "x", manifest: { manifestVersion: "1.0.0", capabilities: { tools: ["a", { name: "b" }], permissions: ["network"] } } };
+    const copy = structuredClone(raw);
+    const up = upgradePackDocument(raw, "reach.json");
+    expect(raw).toEqual(copy);
+    expect(up.document).toEqual({ ...raw, manifest: { ...raw.manifest, capabilities: { tools: [{ name: "a" }, { name: "b" }], permissions: ["network"] } } });
+    expect(up.deprecations.map((d) => d.id)).toEqual(["manifest.capabilities.tools.names"]);
+    for (const doc of [null, 7, [], { manifest: null }, { manifest: { capabilities: { tools: [{ name: "a" }] } } }, { manifest: { capabilities: { tools: "a" } } }]) {
+      expect(upgradePackDocument(doc, "reach.json")).toEqual({ document: doc, deprecations: [] });
+    }
   });
 });

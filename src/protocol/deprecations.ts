@@ -29,6 +29,13 @@ export const DEPRECATIONS = {
     removableIn: "0.3.0",
     instead: "approve with --approve, or sign the plan hash with `reach-wasm approve PLAN_HASH --key KEY --out approval.json` and pass --approval approval.json (or carry that signed record in the plan)",
   },
+  "manifest.capabilities.tools.names": {
+    id: "manifest.capabilities.tools.names",
+    feature: 'tool names as plain strings in manifest.capabilities.tools (the short form of seed 003 §4.1, e.g. ["echo"])',
+    since: "0.1.0",
+    removableIn: "0.3.0",
+    instead: 'declare each tool as an object, as seed 003 §5.3 and pack.schema.json do: {"name": "echo"} (optionally with "version")',
+  },
 } as const satisfies Readonly<Record<string, Deprecation>>;
 
 /** A deprecated feature's id. */
@@ -62,4 +69,27 @@ export function planDeprecations(plan: unknown): DeprecationNotice[] {
   const approval = p["approval"];
   const unsigned = approval !== null && typeof approval === "object" && !Array.isArray(approval) && !Object.hasOwn(approval, "signature");
   return unsigned ? [deprecationNotice("plan.approval.unsigned", where)] : [];
+}
+
+/**
+ * Read a pack document's deprecated forms as their current ones (seed 003 §9.2: still accepted, warned about):
+ * a tool named by a plain string in `manifest.capabilities.tools` becomes `{"name": …}`. Runs before the pack schema,
+ * never mutates its argument, and leaves a document without deprecated forms as it is (the same object).
+ * @param raw the parsed `reach.json` (untrusted JSON)
+ * @param where how to name the document in the notice (e.g. `reach.json of pack "notes"`)
+ * @returns the document to validate, and one notice per deprecated form it used
+ * @example upgradePackDocument({ manifest: { capabilities: { tools: ["echo"] } } }, "reach.json").document
+ */
+export function upgradePackDocument(raw: unknown, where: string): { document: unknown; deprecations: DeprecationNotice[] } {
+  const manifest = _object(_object(raw)?.["manifest"]);
+  const capabilities = _object(manifest?.["capabilities"]);
+  const tools = capabilities?.["tools"];
+  if (!Array.isArray(tools) || !tools.some((t) => typeof t === "string")) return { document: raw, deprecations: [] };
+  const upgraded = tools.map((t: unknown) => (typeof t === "string" ? { name: t } : t));
+  const document = { ...(raw as object), manifest: { ...manifest, capabilities: { ...capabilities, tools: upgraded } } };
+  return { document, deprecations: [deprecationNotice("manifest.capabilities.tools.names", where)] };
+}
+
+function _object(value: unknown): Record<string, unknown> | null {
+  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
 }

@@ -76,6 +76,10 @@ export type RunView = {
   workspace: { before: WorkspaceView | null; after: WorkspaceView };
   /** Signer of `proof.json` as the index names it (not verified here: see `verification.ts`). */
   proofSigner: string | null;
+  /** The post-execution capability audit of `result.json` (seed 003 §4.2); null when the run record has none. */
+  capabilityAudit: Obj | null;
+  /** The deprecated features the run used (`result.json` `deprecations`, seed 003 §9.2). */
+  deprecations: { id: string; message: string }[];
   warnings: string[];
 };
 
@@ -120,6 +124,7 @@ export function buildRunView(source: RunSource): RunView {
     blobs: under(entries, "blobs/"),
     workspace: { before: source.origin === "capsule" ? workspaceOf(entries, "before") : null, after: workspaceOf(entries, "after") },
     proofSigner: source.index?.proof?.attestations?.[0]?.nodeId ?? null,
+    ...recordedAudit(entries),
     warnings,
   };
 }
@@ -178,6 +183,15 @@ function terminalOf(events: readonly RawEvent[]): TerminalView | null {
     failedStep: str(p, "failedStep"),
     signal: str(p, "signal"),
     abortedAt: obj(get(p, "abortedAt")),
+  };
+}
+
+function recordedAudit(entries: ReadonlyMap<string, Uint8Array>): Pick<RunView, "capabilityAudit" | "deprecations"> {
+  const result = obj(parseJsonBytes(entries.get("result.json")));
+  const deprecations = arr(result, "deprecations").map(obj).filter((d): d is Obj => d !== null);
+  return {
+    capabilityAudit: obj(get(result, "capabilityAudit")),
+    deprecations: deprecations.map((d) => ({ id: str(d, "id") ?? "?", message: str(d, "message") ?? "" })),
   };
 }
 

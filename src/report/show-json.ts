@@ -92,6 +92,9 @@ export function showJson(view: RunView, options: { full?: boolean } = {}): Recor
       ...(view.workspace.before === null ? {} : { changes: ws }),
     },
     proofSigner: view.proofSigner,
+    // seed 003 §4.2, §9.2: as the run record has them (absent in capsules made before them)
+    ...(view.capabilityAudit === null ? {} : bounded("capabilityAudit", view.capabilityAudit, full)),
+    ...(view.deprecations.length === 0 ? {} : { deprecations: view.deprecations }),
     warnings: view.warnings,
   };
 }

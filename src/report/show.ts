@@ -5,7 +5,7 @@
  * what the workspace gained. Every string from the run is escaped for the terminal (`_text.ts`).
  * @module
  */
-import { bytesText, compact, groupDigits, msText, plural, pretty } from "./_json.ts";
+import { arr, bytesText, compact, get, groupDigits, msText, obj, plural, pretty, strings } from "./_json.ts";
 import { pad, painter, safeText, shortHash, statusColour } from "./_text.ts";
 import type { Paint } from "./_text.ts";
 import type { RunView, StepView } from "./model.ts";
@@ -110,6 +110,23 @@ function stepLines(s: StepView, paint: Paint, options: ShowOptions): string[] {
   return out;
 }
 
+/** The capability audit (seed 003 §4.2) in one line per kind, and each deprecated feature the run used (§9.2). */
+function auditLines(v: RunView, paint: Paint): string[] {
+  const out: string[] = [];
+  const a = v.capabilityAudit;
+  if (a !== null) {
+    const kind = (k: string): string => {
+      const u = obj(get(a, k));
+      return `${k} ${strings(u, "used").length} used of ${strings(u, "declared").length} declared${strings(u, "unused").length === 0 ? "" : ` (unused: ${strings(u, "unused").slice(0, 10).map((x) => safeText(x)).join(", ")})`}`;
+    };
+    const undeclared = arr(a, "undeclared").length;
+    out.push(`capabilities: ${["tools", "permissions", "resources"].map(kind).join("; ")}; hosts contacted ${strings(obj(get(a, "hosts")), "contacted").length}`);
+    if (undeclared > 0) out.push(`  ${paint("red", `${undeclared} undeclared use${undeclared === 1 ? "" : "s"} attempted`)}`);
+  }
+  for (const d of v.deprecations) out.push(paint("yellow", safeText(d.message)));
+  return out;
+}
+
 function endLines(v: RunView, paint: Paint): string[] {
   const out: string[] = [];
   const t = v.terminal;
@@ -131,6 +148,7 @@ function endLines(v: RunView, paint: Paint): string[] {
       if (list.length > 20) out.push(`  ${label} … ${list.length - 20} more`);
     }
   }
+  out.push(...auditLines(v, paint));
   for (const w of v.warnings) out.push(paint("yellow", `warning: ${safeText(w)}`));
   return out;
 }

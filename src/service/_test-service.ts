@@ -167,6 +167,8 @@ export async function cliBundle(): Promise<{ main: string; remove(): void }> {
     chunkNames: "chunks/[name]-[hash]",
     logLevel: "error",
     external: ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@electric-sql/pglite", "pg", "pg-boss"],
+    minify: true, // as scripts/bundle-cli.mjs: what is shipped is what is tested
+    keepNames: true,
   });
   return { main: join(out, "main.js"), remove: () => rmSync(out, { recursive: true, force: true }) };
 }

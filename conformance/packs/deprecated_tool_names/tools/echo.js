@@ -1,0 +1,2 @@
+// echo — returns its input.
+export default (input) => ({ echo: input });
