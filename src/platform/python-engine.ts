@@ -4,10 +4,9 @@
  * `pythonWasm`; only the `.wasm` is read — the package's JavaScript glue is never loaded.
  * @module
  */
-import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
+import { packageFileOnce } from "./_package-file.ts";
 
-let cached: Promise<Uint8Array> | undefined;
+const read = packageFileOnce("@micropython/micropython-webassembly-pyscript/micropython.wasm");
 
 /**
  * Read `micropython.wasm` once per process.
@@ -19,13 +18,5 @@ let cached: Promise<Uint8Array> | undefined;
  * ```
  */
 export function readPythonWasm(): Promise<Uint8Array> {
-  cached ??= (async () => {
-    const path = createRequire(import.meta.url).resolve("@micropython/micropython-webassembly-pyscript/micropython.wasm");
-    const buf = await readFile(path);
-    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-  })().catch((err: unknown) => {
-    cached = undefined;
-    throw err;
-  });
-  return cached;
+  return read();
 }

@@ -3,10 +3,9 @@
  * (Node and Deno; Deno needs `--allow-read` for the file). The `js` tool runner takes them as its `engineWasm`.
  * @module
  */
-import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
+import { packageFileOnce } from "./_package-file.ts";
 
-let cached: Promise<Uint8Array> | undefined;
+const read = packageFileOnce("@jitl/quickjs-wasmfile-release-sync/wasm");
 
 /**
  * Read the engine's `.wasm` file once per process.
@@ -18,13 +17,5 @@ let cached: Promise<Uint8Array> | undefined;
  * ```
  */
 export function readQuickJsEngineWasm(): Promise<Uint8Array> {
-  cached ??= (async () => {
-    const path = createRequire(import.meta.url).resolve("@jitl/quickjs-wasmfile-release-sync/wasm");
-    const buf = await readFile(path);
-    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-  })().catch((err: unknown) => {
-    cached = undefined;
-    throw err;
-  });
-  return cached;
+  return read();
 }
