@@ -1,5 +1,6 @@
 // Project-level invariants: package.json and deno.json name the same entry points, the runtime boundary holds
 // (only src/platform/ and src/cli/ touch node: or Deno), and versions agree.
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -30,6 +31,13 @@ describe("entry points", () => {
     expect(deno.tasks.cli).toContain("src/cli/main.ts");
     expect(pkg.type).toBe("module");
     expect(pkg.engines.node).toBe(">=20");
+  });
+
+  it("the built bin runs the CLI bundle with the code cache the build made for it (start-up, issue 11)", () => {
+    const r = spawnSync(process.execPath, [join(root, "dist/cli/main.js"), "--version"], { env: { ...process.env, REACH_WASM_DEBUG: "1" }, encoding: "utf8" });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(`reach-wasm ${pkg.version}\n`);
+    expect(r.stderr).toContain("reach-wasm: code cache accepted");
   });
 
   it("the CLI reports package.json's version", () => {

@@ -24,9 +24,11 @@ const argv = process.argv.slice(2);
 // `run` hands the whole engine to its thread (which sets up its own environment), so its main thread loads only
 // what parses arguments and writes files: start-up CPU is what a short run costs. Every other command may run
 // engine code on this thread, with the platform's caches.
-if (argv[0] !== "run") (await import("../platform/environment.ts")).defaultEnvironment();
-process.exitCode = await main(argv, {
-  stdout: (text) => void process.stdout.write(text),
-  stderr: (text) => void process.stderr.write(text),
-  terminal: detectTerminal(),
-});
+// No top-level await: the CLI bundle runs this entry as a script (with V8's code cache, `scripts/bundle-cli.mjs`).
+void (argv[0] === "run" ? Promise.resolve() : import("../platform/environment.ts").then((m) => void m.defaultEnvironment()))
+  .then(() => main(argv, {
+    stdout: (text) => void process.stdout.write(text),
+    stderr: (text) => void process.stderr.write(text),
+    terminal: detectTerminal(),
+  }))
+  .then((code) => void (process.exitCode = code), lastResort);

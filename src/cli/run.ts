@@ -72,6 +72,12 @@ export async function runRunCommand(argv: readonly string[], io: CliIO): Promise
   }
 }
 
+/**
+ * How long a run may hold this thread before it starts again on an engine thread (`runInlineFirst`): short runs
+ * then start no thread, and a signal waits at most this long (plus the thread's start) to be acted on.
+ */
+const INLINE_FIRST_MS = 150;
+
 type Prepared = { files: Map<string, Uint8Array>; input: Awaited<ReturnType<typeof readInput>>; storeText: string | null; keyFileText: string | undefined; approvals: unknown[]; outRoot: string; signal: AbortSignal; events: ReturnType<typeof openEventStream> | null };
 
 /** An approval record file (`--approval`): JSON, checked by the plan gate (signature, plan hash, trusted key). */
@@ -102,7 +108,7 @@ async function runAndWrite(args: ReturnType<typeof parseRunArgs>, p: Prepared, i
         ...(keyFileText === undefined ? {} : { keyFileText }),
         network: true,
       },
-      { signal: p.signal, onProgress: p.events === null ? progress.run : (r) => (r.kind === "event" ? p.events!.onProgress(r) : progress.run(r)) },
+      { signal: p.signal, inlineFirstMs: INLINE_FIRST_MS, onProgress: p.events === null ? progress.run : (r) => (r.kind === "event" ? p.events!.onProgress(r) : progress.run(r)) },
     );
   progress.done();
   const written = await writeResults(outRoot, run);

@@ -45,3 +45,19 @@ describe("runEngine", () => {
     await expect(runEngine(env, { pack: { archive: new Uint8Array([1, 2, 3]) } })).rejects.toMatchObject({ code: "PACK_MALFORMED" });
   });
 });
+
+describe("step threads", () => {
+  it("are started only for a plan whose steps can run at the same time (not for a chain)", async () => {
+    const sizes: number[] = [];
+    // A pool that only notes that it was made (its jobs fail: what they would record is not the point here).
+    const stepThreads = (size: number) => {
+      sizes.push(size);
+      return { run: () => Promise.reject(new Error("no threads in this test")), close: () => {} };
+    };
+    const chain = await runEngine({ ...env, stepThreads }, { pack: { files: packFromDisk("hello") }, parallel: 2 });
+    expect(chain.status).toBe("COMPLETED");
+    expect(sizes).toEqual([]);
+    await runEngine({ ...env, stepThreads }, { pack: { files: packFromDisk("parallel") }, parallel: 2 }).catch(() => null);
+    expect(sizes).toEqual([2]);
+  });
+});

@@ -101,6 +101,14 @@ export class Generation {
     return this.#deps[i]!;
   }
 
+  /**
+   * Whether no two steps may run at the same time: each step depends, directly or transitively, on every step before
+   * it (a plan that never says `depends_on`, a session). Such a generation gains nothing from step threads.
+   */
+  get isChain(): boolean {
+    return this.#closures.every((c, i) => c.length === i);
+  }
+
   /** The dependency closure of step `i`. */
   closureOf(i: number): readonly number[] {
     return this.#closures[i]!;

@@ -368,8 +368,9 @@ export class Run {
   }
 
   /**
-   * Run a prepared step's job: on a step thread when the platform gives them and steps may run in parallel, else on
-   * this thread, one job at a time in the order they were asked for.
+   * Run a prepared step's job: on a step thread when the platform gives them, steps may run in parallel and the
+   * current generation has steps that can (not a chain: starting a thread costs more than a step), else on this
+   * thread, one job at a time in the order they were asked for. The result is the same either way.
    * @param p the prepared step (with a job)
    * @param signal aborts the job (its result is then never used)
    * @returns the job's result, or null when it was aborted before it started
@@ -377,7 +378,7 @@ export class Run {
   runJob(p: PreparedStep, signal: AbortSignal): Promise<StepJobResult | null> {
     const job = p.job!;
     const threads = this.#request.env.stepThreads;
-    if (this.parallel > 1 && threads !== undefined) {
+    if (this.parallel > 1 && threads !== undefined && this.gen !== null && !this.gen.isChain) {
       this.#pool ??= threads(this.parallel);
       return this.#pool.run(job, signal);
     }

@@ -7,7 +7,7 @@ import type { EngineRunRequest } from "../engine/engine.ts";
 import type { RunProgress } from "../engine/types.ts";
 import { parsePrivateKeyFile } from "../trust/keys.ts";
 import { parseTrustStore } from "../trust/trust-store.ts";
-import { INTERRUPT_REASONS } from "./engine-thread.ts";
+import { INTERRUPT_REASONS } from "./_interrupt.ts";
 import type { WireRequest } from "./engine-thread.ts";
 
 /**

@@ -16,14 +16,10 @@ import type { EngineRun, EngineRunRequest } from "../engine/engine.ts";
 import type { SessionCall, SessionTool, WorkspaceFile } from "../engine/session.ts";
 import type { RunProgress } from "../engine/types.ts";
 import type { JsonValue } from "../sandbox/types.ts";
+import { interruptCode } from "./_interrupt.ts";
+import { openInlineSession, runInline, runInlineFirst } from "./engine-inline.ts";
 
-/** The abort reasons the interrupt word can carry (index = the word's value; 0 = not interrupted). */
-export const INTERRUPT_REASONS = ["", "SIGINT", "SIGTERM", "abort"] as const;
-
-function interruptCode(reason: unknown): number {
-  const i = INTERRUPT_REASONS.indexOf(String(reason) as (typeof INTERRUPT_REASONS)[number]);
-  return i > 0 ? i : 3;
-}
+export { INTERRUPT_REASONS } from "./_interrupt.ts";
 
 /** How long a worker may take to stop after an abort before it is terminated. */
 export const STOP_GRACE_MS = 10_000;
@@ -176,7 +172,8 @@ async function open(signal: AbortSignal | undefined): Promise<{ port: Port; inte
 /**
  * Run a pack on an engine thread (the engine call `runEngine`, isolated).
  * @param request the pack and options (no functions: `network` gives tools the runtime's fetch)
- * @param options the abort signal and a progress callback
+ * @param options the abort signal, a progress callback, and `inlineFirstMs`: try the run on the calling thread first,
+ *   for at most that long (`engine-inline.ts`: short runs then cost no thread; the record is the same)
  * @returns the run
  * @throws ReachError as `runEngine` does, or `EXEC_ABORTED` when the worker had to be terminated
  * @example
@@ -187,8 +184,14 @@ async function open(signal: AbortSignal | undefined): Promise<{ port: Port; inte
  * console.log(run.status, run.runHash);
  * ```
  */
-export async function runIsolated(request: WireRequest, options: { signal?: AbortSignal; onProgress?: (p: RunProgress) => void } = {}): Promise<EngineRun> {
+export async function runIsolated(request: WireRequest, options: { signal?: AbortSignal; onProgress?: (p: RunProgress) => void; inlineFirstMs?: number } = {}): Promise<EngineRun> {
   if (inline) return await runInline(request, options);
+  const { inlineFirstMs, ...rest } = options;
+  if (inlineFirstMs !== undefined) return await runInlineFirst(request, rest, inlineFirstMs, (r, o) => runOnThread(r, o));
+  return await runOnThread(request, rest);
+}
+
+async function runOnThread(request: WireRequest, options: { signal?: AbortSignal; onProgress?: (p: RunProgress) => void }): Promise<EngineRun> {
   const w = await open(options.signal);
   try {
     const done = new Promise<EngineRun>((resolve, reject) => {
@@ -291,52 +294,6 @@ export async function openIsolatedSession(request: WireRequest, options: { signa
       }
     },
   };
-}
-
-/** {@link openIsolatedSession} on the calling thread (see {@link setInlineEngine}). */
-async function openInlineSession(request: WireRequest, options: { signal?: AbortSignal }): Promise<IsolatedSession> {
-  const [{ openSession }, { engineRequest }, { defaultEnvironment }] = await Promise.all([import("../engine/engine.ts"), import("./engine-request.ts"), import("./environment.ts")]);
-  const interrupt = new SharedArrayBuffer(8);
-  const controller = new AbortController();
-  const stop = (): void => {
-    Atomics.store(new Int32Array(interrupt), 0, interruptCode(options.signal?.reason));
-    controller.abort(options.signal?.reason ?? "abort");
-  };
-  if (options.signal?.aborted === true) stop();
-  else options.signal?.addEventListener("abort", stop, { once: true });
-  const session = await openSession(defaultEnvironment(), engineRequest(request, interrupt, controller, () => {})).catch((err: unknown) => {
-    options.signal?.removeEventListener("abort", stop);
-    throw err;
-  });
-  return {
-    tools: session.tools(),
-    pack: session.pack,
-    call: (tool, args) => session.call(tool, args),
-    workspace: () => Promise.resolve(session.workspace()),
-    readWorkspace: (path) => Promise.resolve(session.readWorkspace(path)),
-    close: async (aborted = false) => {
-      try {
-        return await session.close(aborted);
-      } finally {
-        options.signal?.removeEventListener("abort", stop);
-      }
-    },
-  };
-}
-
-/** {@link runIsolated} on the calling thread (see {@link setInlineEngine}). */
-async function runInline(request: WireRequest, options: { signal?: AbortSignal; onProgress?: (p: RunProgress) => void }): Promise<EngineRun> {
-  const [{ runEngine }, { engineRequest }, { defaultEnvironment }] = await Promise.all([import("../engine/engine.ts"), import("./engine-request.ts"), import("./environment.ts")]);
-  const interrupt = new SharedArrayBuffer(8);
-  const controller = new AbortController();
-  const stop = (): void => void Atomics.store(new Int32Array(interrupt), 0, interruptCode(options.signal?.reason));
-  if (options.signal?.aborted === true) stop();
-  else options.signal?.addEventListener("abort", stop, { once: true });
-  try {
-    return await runEngine(defaultEnvironment(), engineRequest(request, interrupt, controller, options.onProgress ?? (() => {})));
-  } finally {
-    options.signal?.removeEventListener("abort", stop);
-  }
 }
 
 /**

@@ -29,43 +29,50 @@ function wire(run: EngineRun): WireRun {
 }
 
 
+/**
+ * Serve engine calls on this thread until it is terminated.
+ * @param ch the channel to the thread that started this one
+ */
+function serve(ch: Channel): void {
+  const env = defaultEnvironment();
+  let session: EngineSession | null = null;
+  // One call at a time; a pooled worker serves many, each with its own controller (an abort applies to the current).
+  let controller = new AbortController();
+  ch.listen((m) => {
+    if (m.kind === "run" || m.kind === "session") controller = new AbortController();
+    void (async () => {
+      try {
+        if (m.kind === "abort") controller.abort(m.reason);
+        else if (m.kind === "run") {
+          const run = await runEngine(env, engineRequest(m.request, m.interrupt, controller, (progress) => ch.send({ kind: "progress", progress })));
+          ch.send({ kind: "done", run: wire(run) }, [run.capsule.bytes.buffer as ArrayBuffer]);
+        } else if (m.kind === "session") {
+          session = await openSession(env, engineRequest(m.request, m.interrupt, controller, (progress) => ch.send({ kind: "progress", progress })));
+          ch.send({ kind: "session", tools: session.tools(), pack: session.pack });
+        } else if (m.kind === "call") {
+          try {
+            const a = await session!.call(m.tool, m.args);
+            ch.send({ kind: "answer", id: m.id, answer: a.ok ? a : { ...a, error: a.error.toDetails() } });
+          } catch (err) {
+            ch.send({ kind: "answer", id: m.id, answer: { thrown: toReachError(err, "EXEC_TOOL_FAILED").toDetails() } });
+          }
+        } else if (m.kind === "workspace") {
+          ch.send({ kind: "workspace", id: m.id, files: session!.workspace() });
+        } else if (m.kind === "read") {
+          const bytes = session!.readWorkspace(m.path);
+          ch.send({ kind: "file", id: m.id, bytes }, bytes === null ? [] : [bytes.buffer as ArrayBuffer]);
+        } else if (m.kind === "close") {
+          const run = await session!.close(m.aborted);
+          ch.send({ kind: "done", run: wire(run) });
+        }
+      } catch (err) {
+        ch.send({ kind: "error", error: toReachError(err, "EXEC_TOOL_FAILED").toDetails() });
+      }
+    })();
+  });
+}
+
 // Step threads start from this file's sibling (in the CLI bundle this entry sits beside step-worker.js).
 setStepWorkerUrl(new URL(import.meta.url.endsWith(".ts") ? "./step-worker.ts" : "./step-worker.js", import.meta.url));
-const ch = await channel();
-const env = defaultEnvironment();
-let session: EngineSession | null = null;
-// One call at a time; a pooled worker serves many, each with its own controller (an abort applies to the current).
-let controller = new AbortController();
-
-ch.listen((m) => {
-  if (m.kind === "run" || m.kind === "session") controller = new AbortController();
-  void (async () => {
-    try {
-      if (m.kind === "abort") controller.abort(m.reason);
-      else if (m.kind === "run") {
-        const run = await runEngine(env, engineRequest(m.request, m.interrupt, controller, (progress) => ch.send({ kind: "progress", progress })));
-        ch.send({ kind: "done", run: wire(run) }, [run.capsule.bytes.buffer as ArrayBuffer]);
-      } else if (m.kind === "session") {
-        session = await openSession(env, engineRequest(m.request, m.interrupt, controller, (progress) => ch.send({ kind: "progress", progress })));
-        ch.send({ kind: "session", tools: session.tools(), pack: session.pack });
-      } else if (m.kind === "call") {
-        try {
-          const a = await session!.call(m.tool, m.args);
-          ch.send({ kind: "answer", id: m.id, answer: a.ok ? a : { ...a, error: a.error.toDetails() } });
-        } catch (err) {
-          ch.send({ kind: "answer", id: m.id, answer: { thrown: toReachError(err, "EXEC_TOOL_FAILED").toDetails() } });
-        }
-      } else if (m.kind === "workspace") {
-        ch.send({ kind: "workspace", id: m.id, files: session!.workspace() });
-      } else if (m.kind === "read") {
-        const bytes = session!.readWorkspace(m.path);
-        ch.send({ kind: "file", id: m.id, bytes }, bytes === null ? [] : [bytes.buffer as ArrayBuffer]);
-      } else if (m.kind === "close") {
-        const run = await session!.close(m.aborted);
-        ch.send({ kind: "done", run: wire(run) });
-      }
-    } catch (err) {
-      ch.send({ kind: "error", error: toReachError(err, "EXEC_TOOL_FAILED").toDetails() });
-    }
-  })();
-});
+// No top-level await: the CLI bundle may load this entry as a script (with V8's code cache, `scripts/bundle-cli.mjs`).
+void channel().then(serve);

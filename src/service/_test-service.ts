@@ -153,22 +153,8 @@ export function spinPackArchive(steps: number, n: number, id = "spin"): Uint8Arr
  * processes (workers to kill, `serve`). Written under node_modules/.cache so that its external packages resolve.
  */
 export async function cliBundle(): Promise<{ main: string; remove(): void }> {
-  const { build } = await import("esbuild");
+  const { bundleCli } = await import("../../scripts/bundle/bundle.mjs");
   const out = join(root, "node_modules", ".cache", `reach-wasm-test-${process.pid}`);
-  await build({
-    entryPoints: [join(root, "src/cli/main.ts"), join(root, "src/platform/engine-worker.ts"), join(root, "src/platform/step-worker.ts"), { in: join(root, "conformance/lib/all.ts"), out: "conformance-cases" }],
-    bundle: true,
-    splitting: true,
-    format: "esm",
-    platform: "node",
-    target: "node20",
-    outdir: out,
-    entryNames: "[name]",
-    chunkNames: "chunks/[name]-[hash]",
-    logLevel: "error",
-    external: ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@electric-sql/pglite", "pg", "pg-boss"],
-    minify: true, // as scripts/bundle-cli.mjs: what is shipped is what is tested
-    keepNames: true,
-  });
+  await bundleCli({ outdir: out, train: false }); // as `npm run build` bundles it, without the code cache's training run
   return { main: join(out, "main.js"), remove: () => rmSync(out, { recursive: true, force: true }) };
 }

@@ -18,9 +18,7 @@
  * `dispose` would assert.
  * @module
  */
-import { newQuickJSWASMModuleFromVariant } from "quickjs-emscripten-core";
 import type { QuickJSSyncVariant, QuickJSWASMModule } from "quickjs-emscripten-core";
-import releaseSyncImport from "@jitl/quickjs-wasmfile-release-sync";
 import { ReachError } from "../../protocol/errors.ts";
 import { FuelSlot, getMeteredModule, unmeteredWork } from "../fuel/mod.ts";
 import { currentBreak, memoryLayout } from "./snapshot.ts";
@@ -52,11 +50,18 @@ export type QuickJsEngine = {
 type Imports = { a: Record<string, unknown> };
 type Fn = (...args: never[]) => unknown;
 
-/** The release-sync variant (its type declarations are CommonJS-shaped; at run time ESM gives the variant itself). */
-const releaseSync: QuickJSSyncVariant = ((): QuickJSSyncVariant => {
-  const v = releaseSyncImport as unknown as QuickJSSyncVariant & { default?: QuickJSSyncVariant };
-  return typeof v.importModuleLoader === "function" ? v : (v.default as QuickJSSyncVariant);
-})();
+/**
+ * quickjs-emscripten and its release-sync variant, loaded on first use (a run without JavaScript never pays for
+ * them). The variant's type declarations are CommonJS-shaped; at run time ESM gives the variant itself.
+ */
+let quickjsPackages: Promise<{ newModule: (v: QuickJSSyncVariant) => Promise<QuickJSWASMModule>; releaseSync: QuickJSSyncVariant }> | null = null;
+function loadQuickjsPackages(): NonNullable<typeof quickjsPackages> {
+  quickjsPackages ??= Promise.all([import("quickjs-emscripten-core"), import("@jitl/quickjs-wasmfile-release-sync")]).then(([core, variant]) => {
+    const v = (variant.default ?? variant) as unknown as QuickJSSyncVariant & { default?: QuickJSSyncVariant };
+    return { newModule: core.newQuickJSWASMModuleFromVariant, releaseSync: typeof v.importModuleLoader === "function" ? v : (v.default as QuickJSSyncVariant) };
+  });
+  return quickjsPackages;
+}
 
 const EXPECTED_IMPORTS = "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r,s,t";
 
@@ -217,6 +222,10 @@ export class EngineHost {
    */
   async instantiate(memoryLimitBytes: number): Promise<QuickJsEngine> {
     const memoryCapBytes = engineMemoryCap(memoryLimitBytes);
+    const { newModule, releaseSync } = await loadQuickjsPackages().catch((cause: unknown) => {
+      quickjsPackages = null;
+      throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", "quickjs-emscripten could not be loaded; reinstall dependencies (npm ci)", { cause });
+    });
     const { module: compiled, layout, meteredDigest } = await this.#compile();
     const wasmMemory = new WebAssembly.Memory({ initial: ENGINE_BASE_BYTES / PAGE, maximum: memoryCapBytes / PAGE });
     let instance: WebAssembly.Instance | undefined;
@@ -255,7 +264,7 @@ export class EngineHost {
     } as QuickJSSyncVariant;
     let module: QuickJSWASMModule;
     try {
-      module = await newQuickJSWASMModuleFromVariant(variant);
+      module = await newModule(variant);
     } catch (err) {
       const cause = failure ?? err;
       if (cause instanceof ReachError) throw cause;

@@ -1,0 +1,64 @@
+// The CLI bundle (used by `npm run build` through scripts/bundle-cli.mjs, and by the tests that start built CLI
+// processes through `cliBundle()`: what is shipped is what is tested).
+// - `main.cjs`, the whole CLI as one CommonJS script, run by `main.js` (the `reach-wasm` bin, a copy of
+//   script-loader.mjs) with a V8 code cache made by one training run (`packs/hello`). Measured on the 2-core CI
+//   machine: Node's ESM loader resolving the CLI's modules, then compiling them, were most of a short run's start-up
+//   CPU (~120 unbundled modules: 430–610 ms; ESM chunks: 320–430 ms; one script with its code cache: see README
+//   "Benchmarks"). The script gets `import.meta.url` as `__reachModuleUrl` and its dynamic imports through
+//   `__reachImport` (a script compiled by `vm` has no dynamic-import host of its own).
+// - `engine-worker.js` and `step-worker.js` (the engine and step threads) and `conformance-cases.js` (the
+//   runtime-neutral cases of conformance/lib/ that `reach-wasm conformance` runs in process): ESM entries + chunks.
+// binaryen (14 MB, loaded only to instrument a module the fuel cache has not seen), Ajv (only for schemas the small
+// validator does not cover), QuickJS (its variant is located through its package), jco with its WASI shim (loaded
+// only to transpile a component the glue cache has not seen; it finds its own .wasm files beside its modules) and
+// the run service's drivers (PGlite loads its WebAssembly and data files beside its own module) stay external.
+import { build } from "esbuild";
+import { spawnSync } from "node:child_process";
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { URL } from "node:url";
+
+const root = new URL("../../", import.meta.url).pathname;
+const external = ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@electric-sql/pglite", "pg", "pg-boss", "@bytecodealliance/*"];
+
+/**
+ * Bundle the CLI into `outdir`.
+ * @param {{ outdir: string; minify?: boolean; train?: boolean }} options `train`: make the code cache (a run of packs/hello)
+ * @returns {Promise<void>}
+ */
+export async function bundleCli({ outdir, minify = true, train = true }) {
+  // class and function names stay: messages name them (a class instance refused by JCS names its class)
+  const common = { bundle: true, platform: "node", target: "node20", external, logLevel: "error", legalComments: "none", minify, keepNames: true };
+  rmSync(join(outdir, "chunks"), { recursive: true, force: true });
+  rmSync(join(outdir, "main.cjs.cache"), { force: true });
+  await build({
+    ...common,
+    entryPoints: [join(root, "src/platform/engine-worker.ts"), join(root, "src/platform/step-worker.ts"), { in: join(root, "conformance/lib/all.ts"), out: "conformance-cases" }],
+    splitting: true,
+    format: "esm",
+    outdir,
+    entryNames: "[name]",
+    chunkNames: "chunks/[name]-[hash]",
+  });
+  const main = join(outdir, "main.cjs");
+  await build({ ...common, entryPoints: [join(root, "src/cli/main.ts")], format: "cjs", outfile: main, define: { "import.meta.url": "__reachModuleUrl" } });
+  // Every dynamic import() goes through the loader's `__reachImport` (a string or a computed specifier; not the
+  // words "import()" inside a message). The shebang goes: the loader is the bin.
+  let imports = 0;
+  const source = readFileSync(main, "utf8").replace(/^#!.*/, "").replace(/(?<![\w$.'"`])import\((?!\))/g, () => (imports++, "__reachImport("));
+  if (imports === 0) throw new Error("bundle-cli: no dynamic import found in main.cjs; the loader wiring is out of date");
+  writeFileSync(main, source);
+  copyFileSync(join(root, "scripts/bundle/script-loader.mjs"), join(outdir, "main.js"));
+  chmodSync(join(outdir, "main.js"), 0o755);
+  if (train) trainCodeCache(outdir);
+}
+
+/** The training run: compiles what a short run needs; the loader writes the code cache as the process exits. */
+function trainCodeCache(outdir) {
+  const out = mkdtempSync(join(tmpdir(), "reach-bundle-"));
+  const trained = spawnSync(process.execPath, [join(outdir, "main.js"), "run", join(root, "packs/hello"), "--out", out, "--quiet"], { env: { ...process.env, REACH_WASM_WRITE_CODE_CACHE: "1" }, stdio: ["ignore", "ignore", "inherit"] });
+  rmSync(out, { recursive: true, force: true });
+  if (trained.status !== 0) throw new Error(`bundle-cli: the training run of packs/hello exited ${trained.status}`);
+}

@@ -1,0 +1,73 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { EngineRun } from "../engine/engine.ts";
+import type { RunProgress } from "../engine/types.ts";
+import { runInline, runInlineFirst } from "./engine-inline.ts";
+import type { WireRequest } from "./engine-thread.ts";
+import { readPackFiles } from "./pack-files.ts";
+
+const root = new URL("../../", import.meta.url).pathname;
+const enc = new TextEncoder();
+
+/** A pack whose one JavaScript tool computes for a while (millions of loop turns), then answers. */
+function busyPack(): Map<string, Uint8Array> {
+  const plan = { contract_version: "S2-B-05.v1", plan_id: "p", goal_id: "g", created_at: "1970-01-01T00:00:00.000Z", planner: "t", status: "APPROVED", risk: { level: 0 }, scope: { allowed: ["t"] }, steps: [{ id: "s", tool: "t", arguments: {}, return_spec: { type: "object" } }], success_criteria: [] };
+  return new Map([
+    ["reach.json", enc.encode(JSON.stringify({ specVersion: "1.0.0", id: "busy", version: "1.0.0", entrypoint: "plan.json", manifest: { manifestVersion: "1.0.0", capabilities: { tools: [{ name: "t" }] } }, tools: { t: { kind: "js", module: "tools/t.js" } } }))],
+    ["plan.json", enc.encode(JSON.stringify(plan))],
+    ["tools/t.js", enc.encode("export default () => { let c = 0; for (let i = 0; i < 3e6; i++) c = (c + i) % 1000003; return { count: c }; }\n")],
+  ]);
+}
+
+/** Progress without its wall-clock durations (which differ between any two runs). */
+const shape = (ps: RunProgress[]): unknown[] => ps.map((p) => ("durationMs" in p ? { ...p, durationMs: 0 } : p));
+
+afterEach(() => vi.unstubAllGlobals());
+
+describe("runInlineFirst: a run tries the calling thread first", () => {
+  it("a short run stays on the calling thread and records what a run anywhere records", async () => {
+    const request: WireRequest = { pack: { files: await readPackFiles(`${root}packs/hello`) } };
+    const onThread = vi.fn(async () => {
+      throw new Error("not expected");
+    });
+    const run = await runInlineFirst(request, {}, 60_000, onThread);
+    expect(onThread).not.toHaveBeenCalled();
+    expect(run.status).toBe("COMPLETED");
+    expect(run.runHash).toBe((await runInline(request, {})).runHash);
+  }, 60_000);
+
+  it("a run holding the thread past its budget starts again elsewhere: the same record, no progress twice", async () => {
+    const request: WireRequest = { pack: { files: busyPack() } };
+    const direct: RunProgress[] = [];
+    const expected = await runInline(request, { onProgress: (p) => direct.push(p) });
+    const seen: RunProgress[] = [];
+    const onThread = vi.fn((r: WireRequest, o: { onProgress?: (p: RunProgress) => void }) => runInline(r, o));
+    const run = await runInlineFirst(request, { onProgress: (p) => seen.push(p) }, 0, onThread);
+    expect(onThread).toHaveBeenCalledTimes(1);
+    expect(onThread.mock.calls[0]![0]).toBe(request); // started again from the request itself, not from the attempt
+    expect(expected.status).toBe("COMPLETED");
+    expect(run.runHash).toBe(expected.runHash);
+    expect(shape(seen)).toEqual(shape(direct));
+  }, 60_000);
+
+  it("a tool asking for the network starts the run again elsewhere before any request is sent", async () => {
+    const fetched = vi.fn(async () => new Response("{}"));
+    vi.stubGlobal("fetch", fetched);
+    const request: WireRequest = { pack: { files: await readPackFiles(`${root}packs/http`) }, input: { url: "http://127.0.0.1:9/x.json" }, network: true, trust: { unrestricted: true } };
+    const sentinel = { status: "COMPLETED", runHash: "elsewhere" } as unknown as EngineRun;
+    const onThread = vi.fn(async () => sentinel);
+    expect(await runInlineFirst(request, {}, 60_000, onThread)).toBe(sentinel);
+    expect(onThread).toHaveBeenCalledTimes(1);
+    expect(fetched).not.toHaveBeenCalled();
+  }, 60_000);
+
+  it("a signal during the attempt ends the run ABORTED, as on a thread", async () => {
+    const controller = new AbortController();
+    controller.abort("SIGINT");
+    const onThread = vi.fn(async () => {
+      throw new Error("not expected");
+    });
+    const run = await runInlineFirst({ pack: { files: busyPack() } }, { signal: controller.signal }, 60_000, onThread);
+    expect(run.status).toBe("ABORTED");
+    expect(onThread).not.toHaveBeenCalled();
+  }, 60_000);
+});
