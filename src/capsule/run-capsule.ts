@@ -31,7 +31,7 @@ import { hashCanonical } from "../canonical/jcs.ts";
 import { canonicalize } from "../canonical/jcs.ts";
 import { sha256Hex, utf8 } from "../canonical/sha256.ts";
 import { deriveId } from "../canonical/ids.ts";
-import { CAPSULE_FORMAT, CapsuleIndexSchema } from "../protocol/capsule.ts";
+import { CAPSULE_FORMAT, capsuleSchemas } from "../protocol/capsule.ts";
 import type { CapsuleContent, CapsuleIndex } from "../protocol/capsule.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { parseOrThrow } from "../protocol/parse.ts";
@@ -263,7 +263,7 @@ export function runCapsuleFromEntries(archiveEntries: Map<string, Uint8Array>): 
   } catch {
     throw new ReachError("REPLAY_CAPSULE_INVALID", `${CAPSULE_INDEX} is not UTF-8 JSON; the capsule is damaged`, { details: { path: CAPSULE_INDEX } });
   }
-  const index = parseOrThrow(CapsuleIndexSchema, parsed, "REPLAY_CAPSULE_INVALID", CAPSULE_INDEX);
+  const index = parseOrThrow(capsuleSchemas().CapsuleIndexSchema, parsed, "REPLAY_CAPSULE_INVALID", CAPSULE_INDEX);
   const damaged: RunCapsule["damaged"] = [];
   const listed = new Set<string>();
   for (const f of index.files) {

@@ -108,7 +108,9 @@ export function plannerInvocationId(loaded: LoadedPack, seed: string, attempt: n
   return deriveId("reach-wasm/planner", loaded.manifestHash, seed, String(attempt));
 }
 
-const EMPTY_POLICY = capabilityPolicy(ManifestSchema.parse({ manifestVersion: "1.0.0", capabilities: {} }), { restricted: true });
+/** The planner's policy (nothing granted), made on first use: a static plan never needs it. */
+let emptyPolicy: ReturnType<typeof capabilityPolicy> | undefined;
+const plannerPolicy = (): ReturnType<typeof capabilityPolicy> => (emptyPolicy ??= capabilityPolicy(ManifestSchema.parse({ manifestVersion: "1.0.0", capabilities: {} }), { restricted: true }));
 
 /**
  * Produce a plan (not yet gated).
@@ -132,7 +134,7 @@ export async function makePlan(options: PlanRequestOptions): Promise<unknown> {
   const meter = new FuelMeter({ budget, ...stops.meter, stopAt: state.stopPoints?.get(invocationId) ?? null });
   const host = createHost({
     invocationId,
-    policy: EMPTY_POLICY,
+    policy: plannerPolicy(),
     workspace: new Workspace().beginStep(),
     memory: new MemoryStore().beginStep(),
     artifacts: new ArtifactSink().beginStep(),

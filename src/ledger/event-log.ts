@@ -6,7 +6,7 @@
 import { uuidFromHex } from "../canonical/ids.ts";
 import type { VirtualClock } from "../determinism/clock.ts";
 import { formatIsoMillis } from "../determinism/clock.ts";
-import { EVENT_SPEC_VERSION } from "../protocol/event.ts";
+import { EVENT_SPEC_VERSION } from "../protocol/event-version.ts";
 import type { EventType } from "../protocol/event-types.ts";
 import { eventHash, GENESIS_HASH, payloadHash, runHash } from "./hash-chain.ts";
 import { OrderingState } from "./ordering.ts";

@@ -10,7 +10,7 @@ import { isSha256Hex } from "../canonical/hex.ts";
 import { uuidFromHex } from "../canonical/ids.ts";
 import { parseIsoMillis } from "../determinism/clock.ts";
 import { ReachError } from "../protocol/errors.ts";
-import { EVENT_SPEC_VERSION } from "../protocol/event.ts";
+import { EVENT_SPEC_VERSION } from "../protocol/event-version.ts";
 import { isEventType } from "../protocol/event-types.ts";
 import { eventHash, GENESIS_HASH, payloadHash, runHash } from "./hash-chain.ts";
 import { OrderingState } from "./ordering.ts";

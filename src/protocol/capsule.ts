@@ -12,93 +12,113 @@ import { distinct, entryPath, nonEmpty, sha256Hex, strictObject, timestamp, uuid
 /** The capsule format (upstream `CapsuleManifest.format`). */
 export const CAPSULE_FORMAT = "reach.capsule.v1";
 
-/** What the capsule contains (upstream `CapsuleManifest.contents`). */
-export const CapsuleContentSchema = z.enum(["events", "tool_recordings", "state_snapshots", "pack_archive", "proof"]);
+/**
+ * Builds the capsule's schemas. They are built on first use ({@link capsuleSchemas}): a run writes capsules without
+ * parsing one, and building zod schemas is a measurable part of a short run's start-up.
+ */
+function build() {
+  /** What the capsule contains (upstream `CapsuleManifest.contents`). */
+  const CapsuleContentSchema = z.enum(["events", "tool_recordings", "state_snapshots", "pack_archive", "proof"]);
 
-/** The capsule manifest: always gzip and deterministic (seed 003 §8.1, §8.2). */
-export const CapsuleManifestSchema = strictObject("capsule.manifest", {
-  format: z.literal(CAPSULE_FORMAT),
-  compression: z.literal("gzip"),
-  contents: z
-    .array(CapsuleContentSchema)
-    .refine(distinct, "capsule.manifest.contents: each kind may appear once")
-    .meta({ uniqueItems: true }),
-  deterministic: z.literal(true),
-});
+  /** The capsule manifest: always gzip and deterministic (seed 003 §8.1, §8.2). */
+  const CapsuleManifestSchema = strictObject("capsule.manifest", {
+    format: z.literal(CAPSULE_FORMAT),
+    compression: z.literal("gzip"),
+    contents: z
+      .array(CapsuleContentSchema)
+      .refine(distinct, "capsule.manifest.contents: each kind may appear once")
+      .meta({ uniqueItems: true }),
+    deterministic: z.literal(true),
+  });
 
-/** One tar entry of the capsule, other than `capsule.json` itself. */
-export const CapsuleFileSchema = strictObject("capsule.files[]", {
-  path: entryPath(),
-  sha256: sha256Hex(),
-  size: z.int().min(0),
-});
+  /** One tar entry of the capsule, other than `capsule.json` itself. */
+  const CapsuleFileSchema = strictObject("capsule.files[]", {
+    path: entryPath(),
+    sha256: sha256Hex(),
+    size: z.int().min(0),
+  });
 
-/** One file of the pack as archived in the capsule (upstream `PackArchive.files`). */
-export const PackArchiveFileSchema = strictObject("capsule.packArchive.files[]", {
-  path: entryPath(),
-  hash: sha256Hex(),
-  size: z.int().min(0),
-});
+  /** One file of the pack as archived in the capsule (upstream `PackArchive.files`). */
+  const PackArchiveFileSchema = strictObject("capsule.packArchive.files[]", {
+    path: entryPath(),
+    hash: sha256Hex(),
+    size: z.int().min(0),
+  });
 
-/** The pack's files; `hash` is the pack digest (upstream `PackArchive`). */
-export const PackArchiveSchema = strictObject("capsule.packArchive", {
-  hash: sha256Hex(),
-  files: z.array(PackArchiveFileSchema),
-});
+  /** The pack's files; `hash` is the pack digest (upstream `PackArchive`). */
+  const PackArchiveSchema = strictObject("capsule.packArchive", {
+    hash: sha256Hex(),
+    files: z.array(PackArchiveFileSchema),
+  });
 
-/** A signature over the proof value by a node (upstream `ExecutionProof.attestations`). */
-export const AttestationSchema = strictObject("capsule.proof.attestations[]", {
-  nodeId: nonEmpty(),
-  signature: z.string().min(1),
-  signedAt: timestamp(),
-});
+  /** A signature over the proof value by a node (upstream `ExecutionProof.attestations`). */
+  const AttestationSchema = strictObject("capsule.proof.attestations[]", {
+    nodeId: nonEmpty(),
+    signature: z.string().min(1),
+    signedAt: timestamp(),
+  });
 
-/** The run proof (seed 003 §8.3; upstream `ExecutionProof`). */
-export const ExecutionProofSchema = strictObject("capsule.proof", {
-  type: z.enum(["run_hash", "merkle_root", "signed_attestation"]),
-  algorithm: z.literal("SHA-256"),
-  value: sha256Hex(),
-  attestations: z.array(AttestationSchema).optional(),
-});
+  /** The run proof (seed 003 §8.3; upstream `ExecutionProof`). */
+  const ExecutionProofSchema = strictObject("capsule.proof", {
+    type: z.enum(["run_hash", "merkle_root", "signed_attestation"]),
+    algorithm: z.literal("SHA-256"),
+    value: sha256Hex(),
+    attestations: z.array(AttestationSchema).optional(),
+  });
 
-/** Strictly ascending by UTF-16 code unit, which for the ASCII-only entry paths is byte order. */
-function ascending(paths: readonly string[]): boolean {
-  for (let i = 1; i < paths.length; i++) if (!(paths[i - 1]! < paths[i]!)) return false;
-  return true;
+  /** Strictly ascending by UTF-16 code unit, which for the ASCII-only entry paths is byte order. */
+  function ascending(paths: readonly string[]): boolean {
+    for (let i = 1; i < paths.length; i++) if (!(paths[i - 1]! < paths[i]!)) return false;
+    return true;
+  }
+
+  /**
+   * The capsule index. `createdAt` is the run's virtual epoch time, so that the same run gives the same bytes.
+   * `files` lists every other entry in lexicographic order with its digest and size.
+   */
+  const CapsuleIndexSchema = strictObject("capsule.json", {
+    specVersion: z.literal("1.0.0"),
+    capsuleId: uuid(),
+    runId: uuid(),
+    runHash: sha256Hex(),
+    createdAt: timestamp(),
+    manifest: CapsuleManifestSchema,
+    files: z
+      .array(CapsuleFileSchema)
+      .refine(
+        (files) => ascending(files.map((f) => f.path)),
+        "capsule.files: paths must be unique and in lexicographic order",
+      ),
+    packArchive: PackArchiveSchema,
+    proof: ExecutionProofSchema.optional(),
+  }).meta({ description: "A reach-wasm capsule index, capsule.json (Reach Protocol v1.0.0 §8)" });
+  return { CapsuleContentSchema, CapsuleManifestSchema, CapsuleFileSchema, PackArchiveFileSchema, PackArchiveSchema, AttestationSchema, ExecutionProofSchema, CapsuleIndexSchema };
 }
 
-/**
- * The capsule index. `createdAt` is the run's virtual epoch time, so that the same run gives the same bytes.
- * `files` lists every other entry in lexicographic order with its digest and size.
- */
-export const CapsuleIndexSchema = strictObject("capsule.json", {
-  specVersion: z.literal("1.0.0"),
-  capsuleId: uuid(),
-  runId: uuid(),
-  runHash: sha256Hex(),
-  createdAt: timestamp(),
-  manifest: CapsuleManifestSchema,
-  files: z
-    .array(CapsuleFileSchema)
-    .refine(
-      (files) => ascending(files.map((f) => f.path)),
-      "capsule.files: paths must be unique and in lexicographic order",
-    ),
-  packArchive: PackArchiveSchema,
-  proof: ExecutionProofSchema.optional(),
-}).meta({ description: "A reach-wasm capsule index, capsule.json (Reach Protocol v1.0.0 §8)" });
+let built: ReturnType<typeof build> | undefined;
 
+/**
+ * The capsule's schemas (upstream `CapsuleManifest`, `PackArchive`, `ExecutionProof`; `CapsuleIndexSchema` is
+ * `capsule.json`), built once on first use.
+ * @returns the schemas
+ * @example capsuleSchemas().CapsuleIndexSchema.safeParse(JSON.parse(text)).success
+ */
+export function capsuleSchemas(): ReturnType<typeof build> {
+  return (built ??= build());
+}
+
+type Schemas = ReturnType<typeof build>;
 /** A capsule index. */
-export type CapsuleIndex = z.output<typeof CapsuleIndexSchema>;
+export type CapsuleIndex = z.output<Schemas["CapsuleIndexSchema"]>;
 /** The capsule manifest. */
-export type CapsuleManifest = z.output<typeof CapsuleManifestSchema>;
+export type CapsuleManifest = z.output<Schemas["CapsuleManifestSchema"]>;
 /** One capsule entry. */
-export type CapsuleFile = z.output<typeof CapsuleFileSchema>;
+export type CapsuleFile = z.output<Schemas["CapsuleFileSchema"]>;
 /** The archived pack. */
-export type PackArchive = z.output<typeof PackArchiveSchema>;
+export type PackArchive = z.output<Schemas["PackArchiveSchema"]>;
 /** The run proof. */
-export type ExecutionProof = z.output<typeof ExecutionProofSchema>;
+export type ExecutionProof = z.output<Schemas["ExecutionProofSchema"]>;
 /** A node attestation. */
-export type Attestation = z.output<typeof AttestationSchema>;
+export type Attestation = z.output<Schemas["AttestationSchema"]>;
 /** A capsule content kind. */
-export type CapsuleContent = z.output<typeof CapsuleContentSchema>;
+export type CapsuleContent = z.output<Schemas["CapsuleContentSchema"]>;

@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { CapsuleIndexSchema } from "./capsule.ts";
+import { capsuleSchemas } from "./capsule.ts";
+
+const { CapsuleIndexSchema } = capsuleSchemas();
 import { DelegationSchema, NodeIdentitySchema } from "./delegation.ts";
 import { ExecutionResultSchema } from "./envelope.ts";
 import { BlueprintSchema } from "./plan.ts";

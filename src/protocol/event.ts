@@ -42,8 +42,9 @@ import {
   uuid,
 } from "./_common.ts";
 
-/** The event format version (upstream `specVersion` const). */
-export const EVENT_SPEC_VERSION = "1.0.0";
+import { EVENT_SPEC_VERSION } from "./event-version.ts";
+
+export { EVENT_SPEC_VERSION };
 
 /** `run.started`: the run is prepared; the input and manifest hashes are recorded (seed 003 §3.1). */
 export const RunStartedPayloadSchema = strictObject("run.started payload", {

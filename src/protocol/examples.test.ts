@@ -11,7 +11,9 @@ import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { canonicalize } from "../canonical/jcs.ts";
-import { CapsuleIndexSchema } from "./capsule.ts";
+import { capsuleSchemas } from "./capsule.ts";
+
+const { CapsuleIndexSchema } = capsuleSchemas();
 import { DelegationSchema, NodeIdentitySchema } from "./delegation.ts";
 import { ExecutionEnvelopeSchema, ExecutionResultSchema } from "./envelope.ts";
 import { ErrorDocumentSchema } from "./error-details.ts";

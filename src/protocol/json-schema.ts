@@ -8,7 +8,7 @@
  * @module
  */
 import { z } from "zod";
-import { CapsuleIndexSchema } from "./capsule.ts";
+import { capsuleSchemas } from "./capsule.ts";
 import { DelegationSchema, NodeIdentitySchema } from "./delegation.ts";
 import { ExecutionEnvelopeSchema, ExecutionResultSchema } from "./envelope.ts";
 import { ErrorDocumentSchema } from "./error-details.ts";
@@ -23,7 +23,7 @@ export const SCHEMA_ID_BASE = "https://reach-wasm.dev/schemas/v1/";
 /** File name → zod schema → title, for every generated JSON Schema. */
 export const SCHEMA_SOURCES: Readonly<Record<string, { schema: z.ZodType; title: string }>> = {
   "artifact.schema.json": { schema: ArtifactInfoSchema, title: "reach-wasm ArtifactInfo" },
-  "capsule.schema.json": { schema: CapsuleIndexSchema, title: "reach-wasm capsule index" },
+  "capsule.schema.json": { schema: capsuleSchemas().CapsuleIndexSchema, title: "reach-wasm capsule index" },
   "delegation.schema.json": { schema: DelegationSchema, title: "reach-wasm Delegation" },
   "envelope.schema.json": { schema: ExecutionEnvelopeSchema, title: "reach-wasm ExecutionEnvelope" },
   "error.schema.json": { schema: ErrorDocumentSchema, title: "reach-wasm error document" },

@@ -30,11 +30,10 @@ import { z } from "zod";
 import { base64ToBytes, bytesToBase64, bytesToHex } from "../canonical/hex.ts";
 import { canonicalBytes, hashCanonical } from "../canonical/jcs.ts";
 import { sha256Hex } from "../canonical/sha256.ts";
-import { CapsuleFileSchema, PackArchiveFileSchema } from "../protocol/capsule.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { ErrorDetailsData } from "../protocol/errors.ts";
 import { PackSignatureSchema } from "../protocol/pack.ts";
-import { parseDocument, parseJsonText, strictObject } from "./_schema.ts";
+import { entryPath, parseDocument, parseJsonText, sha256Hex as sha256HexSchema, strictObject } from "./_schema.ts";
 import type { TrustStore } from "./trust-store.ts";
 import { publicKeyFromPrivateKey, publicKeyProblem, signEd25519, verifyEd25519 } from "./verify.ts";
 
@@ -50,8 +49,8 @@ export type PackFiles = ReadonlyMap<string, Uint8Array> | Readonly<Record<string
 
 /** One entry of the pack listing. */
 export const PackFileEntrySchema = strictObject(".reach/signature files[]", {
-  path: PackArchiveFileSchema.shape.path,
-  sha256: CapsuleFileSchema.shape.sha256,
+  path: entryPath(),
+  sha256: sha256HexSchema(),
   size: z.int().min(0),
 });
 /** One entry of the pack listing. */
@@ -73,7 +72,7 @@ export const PackSignatureDocumentSchema = strictObject(".reach/signature", {
   version: z.literal(PACK_SIGNATURE_VERSION, {
     error: `expected "version": ${PACK_SIGNATURE_VERSION}; this reach-wasm reads pack signatures of version 1 only`,
   }),
-  packDigest: CapsuleFileSchema.shape.sha256,
+  packDigest: sha256HexSchema(),
   files: z
     .array(PackFileEntrySchema)
     .refine(ascending, ".reach/signature files: paths must be unique and in ascending order"),

@@ -30,10 +30,9 @@
 import { z } from "zod";
 import { bytesToHex, hexToBytes } from "../canonical/hex.ts";
 import { canonicalBytes, canonicalize } from "../canonical/jcs.ts";
-import { CapsuleFileSchema } from "../protocol/capsule.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { PlanStepSchema } from "../protocol/plan.ts";
-import { hex32, HEX32_RE, hex64, HEX64_RE, parseDocument, parseJsonText, strictObject } from "./_schema.ts";
+import { hex32, HEX32_RE, hex64, HEX64_RE, parseDocument, parseJsonText, sha256Hex, strictObject } from "./_schema.ts";
 import type { TrustStore } from "./trust-store.ts";
 import { publicKeyFromPrivateKey, publicKeyProblem, signEd25519, verifyEd25519 } from "./verify.ts";
 
@@ -44,7 +43,7 @@ export const STEP_PROOF_TYPE = "reach-wasm/step-proof";
 /** The proof.json version this code writes and reads. */
 export const PROOF_VERSION = 1;
 
-const digest = CapsuleFileSchema.shape.sha256;
+const digest = sha256Hex();
 const eventIndex = z.int().min(0);
 
 /** What a run proof attests. */
