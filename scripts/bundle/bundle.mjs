@@ -60,5 +60,9 @@ function trainCodeCache(outdir) {
   const out = mkdtempSync(join(tmpdir(), "reach-bundle-"));
   const trained = spawnSync(process.execPath, [join(outdir, "main.js"), "run", join(root, "packs/hello"), "--out", out, "--quiet"], { env: { ...process.env, REACH_WASM_WRITE_CODE_CACHE: "1" }, stdio: ["ignore", "ignore", "inherit"] });
   rmSync(out, { recursive: true, force: true });
-  if (trained.status !== 0) throw new Error(`bundle-cli: the training run of packs/hello exited ${trained.status}`);
+  // Without a cache the CLI only compiles at start-up: say so, and build on.
+  if (trained.status !== 0) {
+    rmSync(join(outdir, "main.cjs.cache"), { force: true });
+    process.stderr.write(`bundle-cli: warning: the training run of packs/hello exited ${trained.status}; the CLI is built without its code cache\n`);
+  }
 }
