@@ -20,7 +20,6 @@ import { EventLog } from "../ledger/event-log.ts";
 import type { RecordedEvent } from "../ledger/event-log.ts";
 import { capabilityPolicy, workspaceResources } from "../policy/capabilities.ts";
 import type { CapabilityPolicy } from "../policy/capabilities.ts";
-import { auditCapabilities, changedPaths } from "../policy/audit.ts";
 import type { CapabilityAudit } from "../policy/audit.ts";
 import { planDeprecations } from "../protocol/deprecations.ts";
 import type { DeprecationNotice } from "../protocol/deprecations.ts";
@@ -34,8 +33,7 @@ import type { JsonObject, JsonValue } from "../sandbox/types.ts";
 import { Workspace } from "../sandbox/workspace/workspace.ts";
 import { snapshotDigest } from "../sandbox/workspace/workspace.ts";
 import type { SnapshotEntry, WorkspaceImage } from "../sandbox/workspace/workspace.ts";
-import { capsuleBody, contentsDigest } from "../capsule/run-capsule.ts";
-import { utf8 } from "../canonical/sha256.ts";
+import { contentsDigest } from "../capsule/run-capsule.ts";
 import type { CapsuleRequest } from "./capsule.ts";
 import { FUEL_PER_MS } from "./executor.ts";
 import type { ExecutorRunState } from "./executor.ts";
@@ -47,6 +45,7 @@ import { makePlan, plannerContext, plannerInvocationId } from "./planner.ts";
 import type { ReplanContext } from "./planner.ts";
 import { runRunners } from "./runners.ts";
 import { INFRA_TOOL_NAMES } from "./infra-tools.ts";
+import { runBody, runRecord } from "./run-record.ts";
 import { emitStep, prepareStep } from "./run-steps.ts";
 import { classifyIntent, queryOf } from "./intent.ts";
 import type { RunIntent } from "./intent.ts";
@@ -55,7 +54,7 @@ import type { PreparedStep, StepOutcome } from "./run-steps.ts";
 import { runStepJob } from "./step-job.ts";
 import type { StepJobResult, StepPool } from "./step-job.ts";
 import { failedEvidence, recordPlanViolation, skippedEvidence, terminalReason } from "./step-events.ts";
-import type { ExecutionHeader, RunPhase, RunRecord, RunRequest, RunStatus } from "./types.ts";
+import type { RunPhase, RunRecord, RunRequest, RunStatus } from "./types.ts";
 
 /** The default virtual epoch (ARCHITECTURE "Determinism"). */
 export const DEFAULT_EPOCH = "1970-01-01T00:00:00.000Z";
@@ -163,6 +162,11 @@ export class Run {
   /** The wall clock, and the real times it gave (run files and live events only; never hashed). */
   readonly wallClock: () => number;
   readonly #real: RealTimes;
+
+  /** The real times so far (run files and live events only; never hashed). */
+  get realTimes(): RealTimes {
+    return { ...this.#real };
+  }
 
   private constructor(request: RunRequest) {
     const { loaded } = request;
@@ -506,7 +510,7 @@ export class Run {
     this.#real.completedAt = this.wallClock();
     const ran = new Set(this.evidence.map((e) => e.stepId));
     for (const step of this.gated?.plan.steps ?? []) if (!ran.has(step.id)) this.evidence.push(skippedEvidence(step, this.requestId));
-    const body = this.#body(status, error);
+    const body = runBody(this, status, error);
     const committed = { workspaceAfter: this.workspace.digest(), contents: contentsDigest(body), ...stops };
     if (status === "COMPLETED") {
       const artifacts = this.artifacts.artifacts.map((a) => a.info);
@@ -516,55 +520,7 @@ export class Run {
     } else {
       this.log.append("run.failed", { runId: this.runId, status: "failure", error: error!.toDetails(), reason: terminalReason(error!), ...(this.failedStep === undefined ? {} : { failedStep: this.failedStep }), ...committed });
     }
-    return this.record(status, error, body);
-  }
-
-  /** The capsule's body (`capsuleBody`): pack, request, header, plan, result, tape, blobs, workspaces, artifacts. */
-  #body(status: RunStatus, error: ReachError | null): Map<string, Uint8Array> {
-    const { loaded } = this.#request;
-    const before = new Map<string, Uint8Array>();
-    for (const [root, files] of Object.entries(loaded.workspaceFiles)) for (const [p, b] of Object.entries(files)) before.set(`${root}/${p}`, b);
-    const outputs: Record<string, string> = {};
-    for (const [stepId, output] of Object.entries(this.outputs)) outputs[stepId] = hashCanonical(output);
-    const result: Record<string, unknown> = { runId: this.runId, status, planHash: this.gated?.planHash ?? null, outputs, artifacts: this.artifacts.artifacts.map((a) => a.info) };
-    if (status === "COMPLETED") result["outputHash"] = hashCanonical(this.outputs);
-    if (error !== null) result["error"] = error.toDetails();
-    if (this.deprecations.length > 0) result["deprecations"] = this.deprecations.map((d) => ({ ...d }));
-    // seed 003 §4.2 post-execution audit, before the terminal event: hashed with the run through `contents`
-    if (this.#request.replay?.audit !== false) {
-      this.capabilityAudit = auditCapabilities(loaded.pack.manifest, this.log.events, this.tape.records, changedPaths(this.workspaceBefore, this.workspace.snapshot()));
-      result["capabilityAudit"] = this.capabilityAudit;
-    }
-    return capsuleBody({
-      packFiles: loaded.files,
-      request: this.requestDoc,
-      header: this.#header(),
-      plan: this.gated?.plan ?? null,
-      result,
-      tape: utf8(this.tape.toJsonl()),
-      blobs: this.tape.blobEntries(),
-      workspaceBefore: { files: before, links: new Map() },
-      workspaceAfter: this.workspace.contents(),
-      artifacts: new Map(this.artifacts.artifacts.map((a) => [a.info.path, a.bytes])),
-      ...(this.#request.replay?.runDocument === false ? {} : { tasks: this.#tasks() }),
-    });
-  }
-
-  /** Each step's evidence with its virtual duration (from its `run.step.started` to its end event): `TASK_<id>.json`. */
-  #tasks(): Map<string, unknown> {
-    const span = new Map<string, [number, number]>();
-    for (const e of this.log.events) {
-      const id = String(e.payload["stepId"]);
-      const ms = parseIsoMillis(e.timestamp);
-      if (e.type === "run.step.started") span.set(id, [ms, ms]);
-      else if (e.type === "run.step.completed" || e.type === "run.step.failed") span.set(id, [span.get(id)?.[0] ?? ms, ms]);
-    }
-    const tasks = new Map<string, unknown>();
-    for (const ev of this.evidence) {
-      const s = span.get(ev.stepId);
-      tasks.set(ev.stepId, { ...ev, durationMs: s === undefined ? 0 : s[1] - s[0] });
-    }
-    return tasks;
+    return runRecord(this, status, error, body);
   }
 
   /** The signal an abort came from (recorded; a replay repeats the recorded one). */
@@ -577,54 +533,5 @@ export class Run {
     return new ReachError("EXEC_ABORTED", `the run was aborted (${signal}); the current step was stopped and rolled back`, { details: { signal } });
   }
 
-  #header(): ExecutionHeader {
-    const { loaded } = this.#request;
-    return {
-      contract_version: "S2-B-06.v1",
-      run_id: this.runId,
-      pack_id: loaded.pack.id,
-      pack_version: loaded.pack.version,
-      manifest_hash: loaded.manifestHash,
-      input_hash: this.inputHash,
-      seed: this.seed,
-      epoch: this.epoch,
-      restricted: this.restricted,
-      plan_id: this.gated?.plan.plan_id ?? null,
-      plan_hash: this.gated?.planHash ?? null,
-      approved_by: this.gated?.approvedBy ?? null,
-      phases: this.phases,
-    };
-  }
 
-  record(status: RunStatus, error: ReachError | null, body: Map<string, Uint8Array>): RunRecord {
-    const after = this.workspace.snapshot();
-    const files = this.workspace.contents().files;
-    return {
-      runId: this.runId,
-      status,
-      runHash: this.log.runHash(),
-      error,
-      events: this.log.events,
-      evidence: this.evidence,
-      artifacts: this.artifacts.artifacts,
-      plan: this.gated?.plan ?? null,
-      planHash: this.gated?.planHash ?? null,
-      header: this.#header(),
-      inputHash: this.inputHash,
-      input: this.input,
-      seed: this.seed,
-      outputs: this.outputs,
-      tape: this.tape,
-      workspaceBefore: this.workspaceBefore,
-      workspaceAfter: after,
-      workspaceFiles: files,
-      warnings: [...this.#request.loaded.warnings, ...this.deprecations.map((d) => d.message)],
-      ...(this.capabilityAudit === null ? {} : { capabilityAudit: this.capabilityAudit }),
-      ...(this.deprecations.length === 0 ? {} : { deprecations: [...this.deprecations] }),
-      body,
-      requestId: this.requestId,
-      realTimes: { ...this.#real },
-      ...(this.#request.replay?.runDocument === false ? { runDocument: false } : {}),
-    };
-  }
 }

@@ -1,0 +1,129 @@
+/**
+ * What a run leaves when it ends (`Run.finish`): the capsule's body (every entry but the events), the per-step
+ * `TASK_<id>.json` documents, the execution header, and the run record the engine call returns.
+ * @module
+ */
+import { hashCanonical } from "../canonical/jcs.ts";
+import { utf8 } from "../canonical/sha256.ts";
+import { capsuleBody } from "../capsule/run-capsule.ts";
+import { parseIsoMillis } from "../determinism/clock.ts";
+import { auditCapabilities, changedPaths } from "../policy/audit.ts";
+import type { ReachError } from "../protocol/errors.ts";
+import type { Run } from "./run.ts";
+import type { ExecutionHeader, RunRecord, RunStatus } from "./types.ts";
+
+/**
+ * The capsule's body (`capsuleBody`): pack, request, header, plan, result, tape, blobs, workspaces, artifacts. Makes
+ * the run's capability audit on the way (seed 003 §4.2, hashed with the run through `contents`).
+ * @param run the run, ending
+ * @param status how it ends
+ * @param error why, unless it completed
+ * @returns the body's entries
+ */
+export function runBody(run: Run, status: RunStatus, error: ReachError | null): Map<string, Uint8Array> {
+  const request = run.request;
+  const { loaded } = request;
+  const before = new Map<string, Uint8Array>();
+  for (const [root, files] of Object.entries(loaded.workspaceFiles)) for (const [p, b] of Object.entries(files)) before.set(`${root}/${p}`, b);
+  const outputs: Record<string, string> = {};
+  for (const [stepId, output] of Object.entries(run.outputs)) outputs[stepId] = hashCanonical(output);
+  const result: Record<string, unknown> = { runId: run.runId, status, planHash: run.gated?.planHash ?? null, outputs, artifacts: run.artifacts.artifacts.map((a) => a.info) };
+  if (status === "COMPLETED") result["outputHash"] = hashCanonical(run.outputs);
+  if (error !== null) result["error"] = error.toDetails();
+  if (run.deprecations.length > 0) result["deprecations"] = run.deprecations.map((d) => ({ ...d }));
+  // seed 003 §4.2 post-execution audit, before the terminal event: hashed with the run through `contents`
+  if (request.replay?.audit !== false) {
+    run.capabilityAudit = auditCapabilities(loaded.pack.manifest, run.log.events, run.tape.records, changedPaths(run.workspaceBefore, run.workspace.snapshot()));
+    result["capabilityAudit"] = run.capabilityAudit;
+  }
+  return capsuleBody({
+    packFiles: loaded.files,
+    request: run.requestDoc,
+    header: runHeader(run),
+    plan: run.gated?.plan ?? null,
+    result,
+    tape: utf8(run.tape.toJsonl()),
+    blobs: run.tape.blobEntries(),
+    workspaceBefore: { files: before, links: new Map() },
+    workspaceAfter: run.workspace.contents(),
+    artifacts: new Map(run.artifacts.artifacts.map((a) => [a.info.path, a.bytes])),
+    ...(request.replay?.runDocument === false ? {} : { tasks: runTasks(run) }),
+  });
+}
+
+/** Each step's evidence with its virtual duration (from its `run.step.started` to its end event): `TASK_<id>.json`. */
+function runTasks(run: Run): Map<string, unknown> {
+  const span = new Map<string, [number, number]>();
+  for (const e of run.log.events) {
+    const id = String(e.payload["stepId"]);
+    const ms = parseIsoMillis(e.timestamp);
+    if (e.type === "run.step.started") span.set(id, [ms, ms]);
+    else if (e.type === "run.step.completed" || e.type === "run.step.failed") span.set(id, [span.get(id)?.[0] ?? ms, ms]);
+  }
+  const tasks = new Map<string, unknown>();
+  for (const ev of run.evidence) {
+    const s = span.get(ev.stepId);
+    tasks.set(ev.stepId, { ...ev, durationMs: s === undefined ? 0 : s[1] - s[0] });
+  }
+  return tasks;
+}
+
+/** The execution header (seed 001 §6–§7). */
+function runHeader(run: Run): ExecutionHeader {
+  const { loaded } = run.request;
+  return {
+    contract_version: "S2-B-06.v1",
+    run_id: run.runId,
+    pack_id: loaded.pack.id,
+    pack_version: loaded.pack.version,
+    manifest_hash: loaded.manifestHash,
+    input_hash: run.inputHash,
+    seed: run.seed,
+    epoch: run.epoch,
+    restricted: run.restricted,
+    plan_id: run.gated?.plan.plan_id ?? null,
+    plan_hash: run.gated?.planHash ?? null,
+    approved_by: run.gated?.approvedBy ?? null,
+    phases: run.phases,
+  };
+}
+
+/**
+ * The run record of a run that ended.
+ * @param run the run
+ * @param status how it ended
+ * @param error why, unless it completed
+ * @param body the capsule's body ({@link runBody})
+ * @returns the record
+ */
+export function runRecord(run: Run, status: RunStatus, error: ReachError | null, body: Map<string, Uint8Array>): RunRecord {
+  const after = run.workspace.snapshot();
+  const files = run.workspace.contents().files;
+  return {
+    runId: run.runId,
+    status,
+    runHash: run.log.runHash(),
+    error,
+    events: run.log.events,
+    evidence: run.evidence,
+    artifacts: run.artifacts.artifacts,
+    plan: run.gated?.plan ?? null,
+    planHash: run.gated?.planHash ?? null,
+    header: runHeader(run),
+    inputHash: run.inputHash,
+    input: run.input,
+    seed: run.seed,
+    outputs: run.outputs,
+    tape: run.tape,
+    workspaceBefore: run.workspaceBefore,
+    workspaceAfter: after,
+    workspaceFiles: files,
+    warnings: [...run.request.loaded.warnings, ...run.deprecations.map((d) => d.message)],
+    ...(run.capabilityAudit === null ? {} : { capabilityAudit: run.capabilityAudit }),
+    ...(run.deprecations.length === 0 ? {} : { deprecations: [...run.deprecations] }),
+    body,
+    requestId: run.requestId,
+    realTimes: run.realTimes,
+    ...(run.request.replay?.runDocument === false ? { runDocument: false } : {}),
+  };
+}
