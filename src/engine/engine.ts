@@ -69,6 +69,12 @@ export type EngineRunRequest = {
   /** The wall clock for the run files' real times (default `performance.timeOrigin + performance.now()`); never hashed. */
   wallClock?: () => number;
   /**
+   * Stop this invocation at this fuel count (decimal), as aborted by `signal`: for a run started again after an
+   * earlier attempt of the same run was stopped there (`runInlineFirst` in `reach-wasm/node`). The stop is recorded
+   * like any other, so the capsule replays to it.
+   */
+  stopAt?: { invocationId: string; fuel: string; signal: string };
+  /**
    * Federation events for the capsule's annex (`federation.jsonl`, `src/engine/annex.ts`), given the finished run;
    * they are chained onto the run hash and never change it.
    */
@@ -180,7 +186,17 @@ function runOptions(request: EngineRunRequest): Omit<RunRequest, "loaded" | "env
     ...(request.interrupted === undefined ? {} : { interrupted: request.interrupted }),
     ...(request.fetch === undefined ? {} : { fetch: request.fetch }),
     ...(request.onProgress === undefined ? {} : { onProgress: request.onProgress }),
+    ...(request.stopAt === undefined ? {} : { resume: resumeOf(request.stopAt) }),
   };
+}
+
+/** `stopAt`, checked. */
+function resumeOf(stopAt: { invocationId: string; fuel: string; signal: string }): NonNullable<RunRequest["resume"]> {
+  const { invocationId, fuel, signal } = stopAt;
+  if (typeof invocationId !== "string" || invocationId === "" || typeof fuel !== "string" || !/^\d{1,20}$/.test(fuel) || typeof signal !== "string" || signal === "") {
+    throw new ReachError("PROTO_INVALID_ARGUMENT", "stopAt needs an invocationId, a decimal fuel count and a signal name");
+  }
+  return { stops: new Map([[invocationId, { fuel: BigInt(fuel), reason: "abort" as const }]]), signal };
 }
 
 /** The capsule and run files of a finished run. */

@@ -51,15 +51,29 @@ type Done = {
 
 const NO_RESULT: Omit<Done, "view" | "clockEndMs"> = { after: null, memory: [], artifacts: [], fuel: 0n, tape: { records: 0, blobBytes: 0 }, output: null };
 
-function sameList(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
+/** Plan indices, ascending and distinct: a step's dependency closure, or the emitted steps. */
+type Indices = ArrayLike<number> & Iterable<number>;
+
+/** Whether ascending distinct indices are exactly `0..n-1` (the last one tells). */
+const isPrefix = (a: Indices): boolean => a.length === 0 || a[a.length - 1] === a.length - 1;
+
+function sameList(a: Indices, b: Indices): boolean {
+  if (a.length !== b.length) return false;
+  if (isPrefix(a) && isPrefix(b)) return true;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** See the module notes. */
 export class Generation {
   readonly steps: PlanStep[];
   #deps: number[][];
-  #closures: number[][];
+  /** Each step's closure; a closure that is every earlier step is a view of {@link #prefix} (no copy per step). */
+  #closures: Indices[];
+  /** `0, 1, 2, …`, grown by doubling. */
+  #prefix = new Int32Array(16).map((_, k) => k);
+  /** The step ids seen so far and their indices (sessions add steps one at a time). */
+  readonly #index = new Map<string, number>();
   readonly #base: LedgerState;
   readonly #config: WorkspaceImage["config"];
   readonly #clockStartMs: number;
@@ -77,7 +91,8 @@ export class Generation {
   constructor(steps: readonly PlanStep[], base: LedgerState, config: WorkspaceImage["config"], clockStartMs: number) {
     this.steps = [...steps];
     this.#deps = directDependencies(this.steps);
-    this.#closures = dependencyClosures(this.#deps);
+    this.#closures = dependencyClosures(this.#deps).map((c, i) => (c.length === i ? this.#prefixOf(i) : c));
+    for (const [i, st] of this.steps.entries()) this.#index.set(st.id, i);
     this.#base = base;
     this.#current = base;
     this.#config = config;
@@ -90,10 +105,34 @@ export class Generation {
    * @returns its index
    */
   add(step: PlanStep): number {
+    const i = this.steps.length;
     this.steps.push(step);
-    this.#deps = directDependencies(this.steps);
-    this.#closures = dependencyClosures(this.#deps);
-    return this.steps.length - 1;
+    // As `directDependencies` and `dependencyClosures` would give for the whole list, for the new step only: the
+    // cost of a call does not grow with the calls before it (a long MCP session).
+    const deps = step.depends_on === undefined ? (i === 0 ? [] : [i - 1]) : [...new Set(step.depends_on.map((d) => this.#index.get(d) ?? -1))].filter((d) => d >= 0 && d < i).sort((a, b) => a - b);
+    this.#index.set(step.id, i);
+    this.#deps.push(deps);
+    if (deps.length === 1 && deps[0] === i - 1 && this.#closures[i - 1]!.length === i - 1) this.#closures.push(this.#prefixOf(i));
+    else {
+      const all = new Set<number>();
+      for (const d of deps) {
+        all.add(d);
+        for (const x of this.#closures[d]!) all.add(x);
+      }
+      const closure = [...all].sort((a, b) => a - b);
+      this.#closures.push(closure.length === i ? this.#prefixOf(i) : closure);
+    }
+    return i;
+  }
+
+  /** The indices `0..n-1` (a view, not a copy). */
+  #prefixOf(n: number): Indices {
+    if (n > this.#prefix.length) {
+      let size = this.#prefix.length;
+      while (size < n) size *= 2;
+      this.#prefix = new Int32Array(size).map((_, k) => k);
+    }
+    return this.#prefix.subarray(0, n);
   }
 
   /** The direct dependencies of step `i`. */
@@ -109,8 +148,8 @@ export class Generation {
     return this.#closures.every((c, i) => c.length === i);
   }
 
-  /** The dependency closure of step `i`. */
-  closureOf(i: number): readonly number[] {
+  /** The dependency closure of step `i` (ascending plan indices). */
+  closureOf(i: number): Indices {
     return this.#closures[i]!;
   }
 
@@ -131,9 +170,11 @@ export class Generation {
    * @returns its view
    */
   viewOf(i: number): { state: LedgerState; image: WorkspaceImage; outputs: Record<string, JsonObject>; clockStartMs: number } {
-    const state = this.#compose(this.#closures[i]!);
+    const closure = this.#closures[i]!;
+    // A step that depends on every emitted step and nothing else (a chain, a session) sees the run's state now.
+    const state = sameList(closure, this.#applied) ? this.#current : this.#compose(closure);
     const outputs: Record<string, JsonObject> = {};
-    for (const j of this.#closures[i]!) {
+    for (const j of closure) {
       const out = this.#done[j]?.output;
       if (out != null) outputs[this.steps[j]!.id] = out;
     }
@@ -172,7 +213,7 @@ export class Generation {
    */
   emitted(i: number): void {
     this.#current = this.#apply(this.#current, this.#applied, i);
-    this.#applied = [...this.#applied, i];
+    this.#applied.push(i);
   }
 
   /** The run's state after the emitted steps. */
@@ -185,7 +226,7 @@ export class Generation {
     return { state: this.#current.workspace, config: this.#config };
   }
 
-  #compose(steps: readonly number[]): LedgerState {
+  #compose(steps: Indices): LedgerState {
     let state = this.#base;
     const applied: number[] = [];
     for (const j of steps) {
@@ -195,7 +236,7 @@ export class Generation {
     return state;
   }
 
-  #apply(state: LedgerState, applied: readonly number[], j: number): LedgerState {
+  #apply(state: LedgerState, applied: Indices, j: number): LedgerState {
     const d = this.#done[j];
     if (d === undefined) throw new Error(`internal: step ${j} is applied before it finished`);
     let workspace = state.workspace;

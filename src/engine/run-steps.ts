@@ -77,7 +77,7 @@ export function prepareStep(run: Run, gen: Generation, i: number, generation: nu
   }
   if (run.budgetError(step.id, view.state.fuel) !== null) return { ...base, envelope, job: null, refusal: null };
   const maxFuel = BigInt(loaded.pack.manifest.policies.maxExecutionTime) * FUEL_PER_MS;
-  const stop = run.request.replay?.stops.get(invocationId) ?? null;
+  const stop = run.request.replay?.stops.get(invocationId) ?? run.request.resume?.stops.get(invocationId) ?? null;
   const job: StepJob = {
     runId: run.runId,
     seed: run.seed,

@@ -218,6 +218,7 @@ export class Run {
     this.#state = {
       interrupted: () => this.interrupted(),
       ...(request.replay === undefined ? {} : { stopPoints: request.replay.stops, watchdogFactor: 10 }),
+      ...(request.resume === undefined ? {} : { stopPoints: request.resume.stops }),
       ...(request.signal === undefined ? {} : { signal: request.signal }),
     };
     for (const d of loaded.deprecations ?? []) this.noteDeprecation(d); // seed 003 §9.2: the pack's, before the plan's
@@ -525,7 +526,7 @@ export class Run {
 
   /** The signal an abort came from (recorded; a replay repeats the recorded one). */
   signalName(): string {
-    return this.#request.replay?.signal ?? String(this.#request.signal?.reason ?? "abort");
+    return this.#request.replay?.signal ?? this.#request.resume?.signal ?? String(this.#request.signal?.reason ?? "abort");
   }
 
   abortError(): ReachError {

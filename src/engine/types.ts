@@ -2,6 +2,7 @@
  * What a run is asked to do and what it leaves behind.
  * @module
  */
+import type { StopPoint } from "../sandbox/fuel/mod.ts";
 import type { FetchLike } from "../sandbox/host/http.ts";
 import type { StoredArtifact } from "../sandbox/host/artifact-sink.ts";
 import type { JsonObject, JsonValue } from "../sandbox/types.ts";
@@ -79,6 +80,11 @@ export type RunRequest = {
   mode?: "session";
   /** Replay: the recorded stops to reproduce (`replay.ts` reads them from the capsule's events). */
   replay?: ReplayDirectives;
+  /**
+   * Stop these invocations at these fuel counts, as aborted by `signal` (a run started again after an earlier attempt
+   * of it was stopped there by that signal: `EngineRunRequest.stopAt`). Recorded like any stop, so replay repeats it.
+   */
+  resume?: { stops: ReadonlyMap<string, StopPoint>; signal: string };
   /** The fetch for `http.fetch` (default: none, so network calls fail). */
   fetch?: FetchLike;
   /** Replay: answer from this tape instead of the network (issue 5). */

@@ -4,6 +4,10 @@ import type { RunProgress } from "../engine/types.ts";
 import { runInline, runInlineFirst } from "./engine-inline.ts";
 import type { WireRequest } from "./engine-thread.ts";
 import { readPackFiles } from "./pack-files.ts";
+import { writeArchive } from "../capsule/archive.ts";
+import { readRunCapsule } from "../capsule/run-capsule.ts";
+import { replayCapsule } from "../engine/replay.ts";
+import { readQuickJsEngineWasm } from "./quickjs-engine.ts";
 
 const root = new URL("../../", import.meta.url).pathname;
 const enc = new TextEncoder();
@@ -49,15 +53,50 @@ describe("runInlineFirst: a run tries the calling thread first", () => {
     expect(shape(seen)).toEqual(shape(direct));
   }, 60_000);
 
-  it("a tool asking for the network starts the run again elsewhere before any request is sent", async () => {
+  it("a pack that may reach the network goes to a thread at once; an archive's tool asking for it, before any request is sent", async () => {
     const fetched = vi.fn(async () => new Response("{}"));
     vi.stubGlobal("fetch", fetched);
-    const request: WireRequest = { pack: { files: await readPackFiles(`${root}packs/http`) }, input: { url: "http://127.0.0.1:9/x.json" }, network: true, trust: { unrestricted: true } };
+    const files = await readPackFiles(`${root}packs/http`);
+    const base = { input: { url: "http://127.0.0.1:9/x.json" }, network: true, trust: { unrestricted: true } };
     const sentinel = { status: "COMPLETED", runHash: "elsewhere" } as unknown as EngineRun;
     const onThread = vi.fn(async () => sentinel);
-    expect(await runInlineFirst(request, {}, 60_000, onThread)).toBe(sentinel);
+    expect(await runInlineFirst({ ...base, pack: { files } }, {}, 60_000, onThread)).toBe(sentinel);
     expect(onThread).toHaveBeenCalledTimes(1);
+    // An archive is not looked into before the run: its first fetch moves the run.
+    const archive = writeArchive([...files].map(([path, bytes]) => ({ path, bytes })));
+    expect(await runInlineFirst({ ...base, pack: { archive } }, {}, 60_000, onThread)).toBe(sentinel);
+    expect(onThread).toHaveBeenCalledTimes(2);
     expect(fetched).not.toHaveBeenCalled();
+  }, 60_000);
+
+  it("a signal that came while the attempt held the thread stops the restarted run where the attempt stopped", async () => {
+    const user = new AbortController();
+    // The signal's handler runs once the thread is free again (a timer set as the step starts), as a real one's; the
+    // step's start then holds the thread past the budget, so the attempt is given up at the tool's first refill.
+    const onProgress = (p: RunProgress): void => {
+      if (p.kind !== "step" || p.status !== "started") return;
+      setTimeout(() => user.abort("SIGINT"), 0);
+      const until = performance.now() + 80;
+      while (performance.now() < until) {
+        // hold the thread
+      }
+    };
+    const requests: WireRequest[] = [];
+    const onThread = vi.fn((r: WireRequest, o: { signal?: AbortSignal; onProgress?: (p: RunProgress) => void }) => {
+      requests.push(r);
+      expect(o.signal).toBeUndefined(); // started again not aborted: it stops at the recorded point
+      return runInline(r, o);
+    });
+    const run = await runInlineFirst({ pack: { files: busyPack() } }, { signal: user.signal, onProgress }, 50, onThread);
+    expect(onThread).toHaveBeenCalledTimes(1);
+    expect(requests[0]!.stopAt).toMatchObject({ signal: "SIGINT", fuel: expect.stringMatching(/^\d+$/) });
+    expect(run.status).toBe("ABORTED");
+    const events = new TextDecoder().decode(run.files.get("events.jsonl")).trim().split("\n").map((l) => JSON.parse(l) as { type: string; payload: Record<string, unknown> });
+    expect(events.slice(-3).map((e) => e.type)).toEqual(["tool.failed", "run.step.failed", "run.aborted"]);
+    expect(events.at(-1)!.payload["signal"]).toBe("SIGINT");
+    expect(events.at(-1)!.payload["stops"]).toEqual([expect.objectContaining({ reason: "abort", fuel: expect.anything() })]);
+    const replay = await replayCapsule(readRunCapsule(run.capsule.bytes), { quickjsEngine: readQuickJsEngineWasm });
+    expect(replay.matches).toBe(true);
   }, 60_000);
 
   it("a signal during the attempt ends the run ABORTED, as on a thread", async () => {

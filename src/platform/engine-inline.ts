@@ -56,6 +56,22 @@ export async function runInline(request: WireRequest, options: Options): Promise
   }
 }
 
+/**
+ * Whether a run's tools may reach the network: the runtime's fetch is given and the pack declares the `network`
+ * permission without `sandbox.network: "none"` (read from `reach.json` as plain JSON; the engine checks it properly).
+ * Such a run goes to an engine thread at once, so that a signal while a tool waits for a response stops it there.
+ */
+function mayReachNetwork(request: WireRequest): boolean {
+  if (request.network !== true || !("files" in request.pack)) return false;
+  try {
+    const doc = JSON.parse(new TextDecoder().decode(request.pack.files.get("reach.json"))) as { manifest?: { capabilities?: { permissions?: unknown }; policies?: { sandbox?: { network?: unknown } } } };
+    const permissions = doc.manifest?.capabilities?.permissions;
+    return Array.isArray(permissions) && permissions.includes("network") && doc.manifest?.policies?.sandbox?.network !== "none";
+  } catch {
+    return false; // not JSON: the engine says what is wrong
+  }
+}
+
 /** Why an inline attempt was given up (the controller's abort reason; never recorded: the attempt is dropped). */
 const PROMOTED = "promoted to an engine thread";
 
@@ -72,6 +88,7 @@ const PROMOTED = "promoted to an engine thread";
  * @example const run = await runInlineFirst({ pack: { files } }, {}, 200, (r, o) => runIsolated(r, o));
  */
 export async function runInlineFirst(request: WireRequest, options: Options, budgetMs: number, onThread: (request: WireRequest, options: Options) => Promise<EngineRun>): Promise<EngineRun> {
+  if (mayReachNetwork(request)) return await onThread(request, options);
   const { runEngine, engineRequest, defaultEnvironment } = await engineModules();
   const w = wire(options.signal);
   let promoted = false;
@@ -105,7 +122,26 @@ export async function runInlineFirst(request: WireRequest, options: Options, bud
   }
   if (!promoted && run !== null) return run;
   let skip = reported;
-  return await onThread(request, { ...options, onProgress: (p) => (skip > 0 ? void skip-- : options.onProgress?.(p)) });
+  const rest: Options = { ...options, onProgress: (p) => (skip > 0 ? void skip-- : options.onProgress?.(p)) };
+  // A signal that came while the attempt held the thread is handled only now: the run is started again to stop
+  // where the attempt was stopped (its recorded stop), as a thread would have stopped it at that refill.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  const stop = options.signal?.aborted === true && run !== null ? promotionStop(run) : null;
+  if (stop === null) return await onThread(request, rest);
+  const { signal: _aborted, ...later } = rest;
+  return await onThread({ ...request, stopAt: { ...stop, signal: String(options.signal!.reason ?? "abort") } }, later);
+}
+
+/** Where an attempt was stopped (the `stops` of its terminal event), or null when it was not inside an invocation. */
+function promotionStop(run: EngineRun): { invocationId: string; fuel: string } | null {
+  const lines = new TextDecoder().decode(run.files.get("events.jsonl") ?? new Uint8Array()).trim().split("\n");
+  try {
+    const last = JSON.parse(lines[lines.length - 1]!) as { payload?: { stops?: { invocationId?: unknown; fuel?: unknown; reason?: unknown }[] } };
+    const s = last.payload?.stops?.find((x) => x.reason === "abort");
+    return s === undefined || typeof s.invocationId !== "string" ? null : { invocationId: s.invocationId, fuel: String(s.fuel) };
+  } catch {
+    return null;
+  }
 }
 
 /**
