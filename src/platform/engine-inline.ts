@@ -1,20 +1,12 @@
 /**
  * The engine call on the calling thread: for tests that call the CLI in process (`setInlineEngine`), and as the CLI's
- * first attempt at a run (`runInlineFirst`).
- *
- * Why a first attempt: most runs are short, and an engine thread costs more CPU to start than a short run costs (a
- * second JavaScript runtime, the engine's code loaded again). But a tool that computes holds the calling thread, so a
- * signal cannot be handled until it stops. The attempt therefore runs only while that is harmless, and is abandoned —
- * its result thrown away, nothing written — the moment it is not: once it has held the thread without a break longer
- * than its time budget (seen at a fuel refill, where every computing tool and planner comes often), or when a tool
- * asks for the network (a request must never be sent twice). The run then starts again from the beginning on an engine thread. A run is a
- * pure function of its pack and request (virtual time, seeded randomness, no network before that point), so the
- * second run records exactly what the first would have: the wall clock decides only where the run executes, never
- * what it records. Progress already reported is not reported twice.
+ * first attempt at a run (`runInlineFirst`, over `src/engine/inline-first.ts`, which says when a run moves to an
+ * engine thread and why the record does not change).
  * @module
  */
 import type { EngineRun } from "../engine/engine.ts";
 import type { RunProgress } from "../engine/types.ts";
+import process from "node:process";
 import { interruptCode } from "./_interrupt.ts";
 import type { IsolatedSession, WireRequest } from "./engine-thread.ts";
 
@@ -72,76 +64,44 @@ function mayReachNetwork(request: WireRequest): boolean {
   }
 }
 
-/** Why an inline attempt was given up (the controller's abort reason; never recorded: the attempt is dropped). */
-const PROMOTED = "promoted to an engine thread";
+/**
+ * This process's CPU time in ms (every thread), where the runtime tells it (Node; Deno's `node:process`).
+ * @returns the clock, or undefined where there is none
+ * @example const cpu = processCpuClock(); cpu?.() // e.g. 84.2
+ */
+export function processCpuClock(): (() => number) | undefined {
+  try {
+    process.cpuUsage();
+  } catch {
+    return undefined;
+  }
+  return () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
+}
 
 /**
- * Run on the calling thread while that is harmless, else again from the start on an engine thread (module notes).
- * Steps run one at a time in the attempt (the record is the same for every `parallel`).
+ * Run on the calling thread while that is harmless, else again from the start on an engine thread
+ * (`src/engine/inline-first.ts`). A pack that may reach the network goes to the thread at once.
  * @param request what would cross to the thread
  * @param options the abort signal and a progress callback
- * @param budgetMs how long the attempt may hold the thread without a break (wall clock; it decides only where the
- *   run executes)
+ * @param budgetMs how long the attempt may hold the thread without a break, and use that much CPU meanwhile
  * @param onThread runs the request on an engine thread
  * @returns the run
  * @throws ReachError as `runEngine` does
- * @example const run = await runInlineFirst({ pack: { files } }, {}, 200, (r, o) => runIsolated(r, o));
+ * @example const run = await runInlineFirst({ pack: { files } }, {}, 150, (r, o) => runIsolated(r, o));
  */
 export async function runInlineFirst(request: WireRequest, options: Options, budgetMs: number, onThread: (request: WireRequest, options: Options) => Promise<EngineRun>): Promise<EngineRun> {
   if (mayReachNetwork(request)) return await onThread(request, options);
-  const { runEngine, engineRequest, defaultEnvironment } = await engineModules();
-  const w = wire(options.signal);
-  let promoted = false;
-  let reported = 0;
-  const promote = (): true => {
-    promoted = true;
-    if (!w.controller.signal.aborted) w.controller.abort(PROMOTED);
-    return true;
-  };
-  const onProgress = (p: RunProgress): void => {
-    if (promoted) return;
-    reported++;
-    options.onProgress?.(p);
-  };
-  const req = engineRequest({ ...request, parallel: 1 }, w.interrupt, w.controller, onProgress);
-  const interrupted = req.interrupted!;
-  // How long this thread has been held: a timer notes when the event loop was last free (it cannot run while a tool
-  // computes); the fuel meter's refills compare.
-  let free = performance.now();
-  const beat = setInterval(() => void (free = performance.now()), 10);
-  req.interrupted = () => promoted || interrupted() || (performance.now() - free > budgetMs && promote());
-  if (req.fetch !== undefined) req.fetch = () => (promote(), Promise.reject(new Error(PROMOTED)));
-  let run: EngineRun | null = null;
-  try {
-    run = await runEngine(defaultEnvironment(), req);
-  } catch (err) {
-    if (!promoted) throw err;
-  } finally {
-    clearInterval(beat);
-    w.dispose();
-  }
-  if (!promoted && run !== null) return run;
-  let skip = reported;
-  const rest: Options = { ...options, onProgress: (p) => (skip > 0 ? void skip-- : options.onProgress?.(p)) };
-  // A signal that came while the attempt held the thread is handled only now: the run is started again to stop
-  // where the attempt was stopped (its recorded stop), as a thread would have stopped it at that refill.
-  await new Promise((resolve) => setTimeout(resolve, 0));
-  const stop = options.signal?.aborted === true && run !== null ? promotionStop(run) : null;
-  if (stop === null) return await onThread(request, rest);
-  const { signal: _aborted, ...later } = rest;
-  return await onThread({ ...request, stopAt: { ...stop, signal: String(options.signal!.reason ?? "abort") } }, later);
-}
-
-/** Where an attempt was stopped (the `stops` of its terminal event), or null when it was not inside an invocation. */
-function promotionStop(run: EngineRun): { invocationId: string; fuel: string } | null {
-  const lines = new TextDecoder().decode(run.files.get("events.jsonl") ?? new Uint8Array()).trim().split("\n");
-  try {
-    const last = JSON.parse(lines[lines.length - 1]!) as { payload?: { stops?: { invocationId?: unknown; fuel?: unknown; reason?: unknown }[] } };
-    const s = last.payload?.stops?.find((x) => x.reason === "abort");
-    return s === undefined || typeof s.invocationId !== "string" ? null : { invocationId: s.invocationId, fuel: String(s.fuel) };
-  } catch {
-    return null;
-  }
+  const [{ runEngine, engineRequest, defaultEnvironment }, { inlineFirst }] = await Promise.all([engineModules(), import("../engine/inline-first.ts")]);
+  const cpuMs = processCpuClock();
+  const first = inlineFirst({ ms: budgetMs, ...(cpuMs === undefined ? {} : { cpuMs }) });
+  // The request as an engine thread makes it (trust store and key parsed, fetch), with the caller's signal.
+  const { interrupted: _word, signal: _own, ...engine } = engineRequest(request, new SharedArrayBuffer(8), new AbortController(), options.onProgress ?? (() => {}));
+  const env = defaultEnvironment();
+  return await first((r) => runEngine(env, r), { ...engine, ...(options.signal === undefined ? {} : { signal: options.signal }) }, (o) =>
+    onThread(o.stopAt === undefined ? request : { ...request, stopAt: o.stopAt }, { onProgress: o.onProgress, ...(o.signal === undefined ? {} : { signal: o.signal }) }));
 }
 
 /**
