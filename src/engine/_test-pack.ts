@@ -13,6 +13,19 @@ import type { RunRecord, RunRequest } from "./types.ts";
 
 const enc = new TextEncoder();
 
+/**
+ * A pack whose one JavaScript tool `t` counts to `turns` (computing for a while, host calls none), then answers
+ * `{count}`: one step, a static plan.
+ */
+export function busyPack(turns: number): Map<string, Uint8Array> {
+  const plan = { contract_version: "S2-B-05.v1", plan_id: "p", goal_id: "g", created_at: "1970-01-01T00:00:00.000Z", planner: "t", status: "APPROVED", risk: { level: 0 }, scope: { allowed: ["t"] }, steps: [{ id: "s", tool: "t", arguments: {}, return_spec: { type: "object" } }], success_criteria: [] };
+  return new Map([
+    ["reach.json", enc.encode(JSON.stringify({ specVersion: "1.0.0", id: "busy", version: "1.0.0", entrypoint: "plan.json", manifest: { manifestVersion: "1.0.0", capabilities: { tools: [{ name: "t" }] } }, tools: { t: { kind: "js", module: "tools/t.js" } } }))],
+    ["plan.json", enc.encode(JSON.stringify(plan))],
+    ["tools/t.js", enc.encode(`export default () => { let c = 0; for (let i = 0; i < ${turns}; i++) c = (c + i) % 1000003; return { count: c }; }\n`)],
+  ]);
+}
+
 /** A pack's files from the repository's `packs/` folder. */
 export function packFromDisk(name: string): Map<string, Uint8Array> {
   const base = new URL(`../../packs/${name}/`, import.meta.url).pathname;

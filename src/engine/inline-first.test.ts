@@ -3,23 +3,14 @@ import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
 import { runEngine } from "./engine.ts";
 import type { EngineRunRequest } from "./engine.ts";
 import { inlineFirst } from "./inline-first.ts";
+import { busyPack } from "./_test-pack.ts";
 
 const env = { quickjsEngine: readQuickJsEngineWasm };
-const enc = new TextEncoder();
 
-/** A pack whose one JavaScript tool counts for a while, then answers. */
-function busyPack(): Map<string, Uint8Array> {
-  const plan = { contract_version: "S2-B-05.v1", plan_id: "p", goal_id: "g", created_at: "1970-01-01T00:00:00.000Z", planner: "t", status: "APPROVED", risk: { level: 0 }, scope: { allowed: ["t"] }, steps: [{ id: "s", tool: "t", arguments: {}, return_spec: { type: "object" } }], success_criteria: [] };
-  return new Map([
-    ["reach.json", enc.encode(JSON.stringify({ specVersion: "1.0.0", id: "busy", version: "1.0.0", entrypoint: "plan.json", manifest: { manifestVersion: "1.0.0", capabilities: { tools: [{ name: "t" }] } }, tools: { t: { kind: "js", module: "tools/t.js" } } }))],
-    ["plan.json", enc.encode(JSON.stringify(plan))],
-    ["tools/t.js", enc.encode("export default () => { let c = 0; for (let i = 0; i < 2e6; i++) c = (c + i) % 1000003; return { count: c }; }\n")],
-  ]);
-}
 
 describe("inlineFirst", () => {
   it("keeps an attempt while the process used no CPU meanwhile (a loaded machine, not a long run); moves it when it did", async () => {
-    const request: EngineRunRequest = { pack: { files: busyPack() } };
+    const request: EngineRunRequest = { pack: { files: busyPack(2e6) } };
     let moved = 0;
     const elsewhere = () => (moved++, runEngine(env, request));
     const frozen = await inlineFirst({ ms: 0, cpuMs: () => 0 })((r) => runEngine(env, r), request, elsewhere);

@@ -4,23 +4,14 @@ import type { RunProgress } from "../engine/types.ts";
 import { runInline, runInlineFirst } from "./engine-inline.ts";
 import type { WireRequest } from "./engine-thread.ts";
 import { readPackFiles } from "./pack-files.ts";
+import { busyPack } from "../engine/_test-pack.ts";
 import { writeArchive } from "../capsule/archive.ts";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
 import { replayCapsule } from "../engine/replay.ts";
 import { readQuickJsEngineWasm } from "./quickjs-engine.ts";
 
 const root = new URL("../../", import.meta.url).pathname;
-const enc = new TextEncoder();
 
-/** A pack whose one JavaScript tool computes for a while (millions of loop turns), then answers. */
-function busyPack(): Map<string, Uint8Array> {
-  const plan = { contract_version: "S2-B-05.v1", plan_id: "p", goal_id: "g", created_at: "1970-01-01T00:00:00.000Z", planner: "t", status: "APPROVED", risk: { level: 0 }, scope: { allowed: ["t"] }, steps: [{ id: "s", tool: "t", arguments: {}, return_spec: { type: "object" } }], success_criteria: [] };
-  return new Map([
-    ["reach.json", enc.encode(JSON.stringify({ specVersion: "1.0.0", id: "busy", version: "1.0.0", entrypoint: "plan.json", manifest: { manifestVersion: "1.0.0", capabilities: { tools: [{ name: "t" }] } }, tools: { t: { kind: "js", module: "tools/t.js" } } }))],
-    ["plan.json", enc.encode(JSON.stringify(plan))],
-    ["tools/t.js", enc.encode("export default () => { let c = 0; for (let i = 0; i < 3e6; i++) c = (c + i) % 1000003; return { count: c }; }\n")],
-  ]);
-}
 
 /** Progress without its wall-clock durations (which differ between any two runs). */
 const shape = (ps: RunProgress[]): unknown[] => ps.map((p) => ("durationMs" in p ? { ...p, durationMs: 0 } : p));
@@ -40,7 +31,7 @@ describe("runInlineFirst: a run tries the calling thread first", () => {
   }, 60_000);
 
   it("a run holding the thread past its budget starts again elsewhere: the same record, no progress twice", async () => {
-    const request: WireRequest = { pack: { files: busyPack() } };
+    const request: WireRequest = { pack: { files: busyPack(3e6) } };
     const direct: RunProgress[] = [];
     const expected = await runInline(request, { onProgress: (p) => direct.push(p) });
     const seen: RunProgress[] = [];
@@ -87,7 +78,7 @@ describe("runInlineFirst: a run tries the calling thread first", () => {
       expect(o.signal).toBeUndefined(); // started again not aborted: it stops at the recorded point
       return runInline(r, o);
     });
-    const run = await runInlineFirst({ pack: { files: busyPack() } }, { signal: user.signal, onProgress }, 50, onThread);
+    const run = await runInlineFirst({ pack: { files: busyPack(3e6) } }, { signal: user.signal, onProgress }, 50, onThread);
     expect(onThread).toHaveBeenCalledTimes(1);
     expect(requests[0]!.stopAt).toMatchObject({ signal: "SIGINT", fuel: expect.stringMatching(/^\d+$/) });
     expect(run.status).toBe("ABORTED");
@@ -105,7 +96,7 @@ describe("runInlineFirst: a run tries the calling thread first", () => {
     const onThread = vi.fn(async () => {
       throw new Error("not expected");
     });
-    const run = await runInlineFirst({ pack: { files: busyPack() } }, { signal: controller.signal }, 60_000, onThread);
+    const run = await runInlineFirst({ pack: { files: busyPack(3e6) } }, { signal: controller.signal }, 60_000, onThread);
     expect(run.status).toBe("ABORTED");
     expect(onThread).not.toHaveBeenCalled();
   }, 60_000);
