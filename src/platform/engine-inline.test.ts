@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { EngineRun } from "../engine/engine.ts";
 import type { RunProgress } from "../engine/types.ts";
 import { runInline, runInlineFirst } from "./engine-inline.ts";
-import type { WireRequest } from "./engine-thread.ts";
+import type { WireRequest } from "./engine-wire.ts";
 import { readPackFiles } from "./pack-files.ts";
 import { busyPack } from "../engine/_test-pack.ts";
 import { writeArchive } from "../capsule/archive.ts";

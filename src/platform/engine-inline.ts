@@ -8,7 +8,7 @@ import type { EngineRun } from "../engine/engine.ts";
 import type { RunProgress } from "../engine/types.ts";
 import process from "node:process";
 import { interruptCode } from "./_interrupt.ts";
-import type { IsolatedSession, WireRequest } from "./engine-thread.ts";
+import type { IsolatedSession, WireRequest } from "./engine-wire.ts";
 
 type Options = { signal?: AbortSignal; onProgress?: (p: RunProgress) => void };
 

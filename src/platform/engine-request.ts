@@ -8,7 +8,7 @@ import type { RunProgress } from "../engine/types.ts";
 import { parsePrivateKeyFile } from "../trust/keys.ts";
 import { parseTrustStore } from "../trust/trust-store.ts";
 import { INTERRUPT_REASONS } from "./_interrupt.ts";
-import type { WireRequest } from "./engine-thread.ts";
+import type { WireRequest } from "./engine-wire.ts";
 
 /**
  * The engine request a wire request stands for: the trust store and key parsed, the interrupt word read at every

@@ -9,7 +9,7 @@ import type { EngineRun, EngineSession } from "../engine/engine.ts";
 import { toReachError } from "../protocol/errors.ts";
 import { defaultEnvironment } from "./environment.ts";
 import { engineRequest } from "./engine-request.ts";
-import type { FromWorker, ToWorker, WireRun } from "./engine-thread.ts";
+import type { FromWorker, ToWorker, WireRun } from "./engine-wire.ts";
 import { setStepWorkerUrl } from "./step-thread.ts";
 
 type Channel = { send(m: FromWorker, transfer?: Transferable[]): void; listen(cb: (m: ToWorker) => void): void };

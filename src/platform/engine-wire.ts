@@ -1,0 +1,61 @@
+/**
+ * What crosses between a thread that calls the engine and the engine's thread (`engine-thread.ts`,
+ * `engine-worker.ts`), and what both faces of an isolated engine call offer (`engine-inline.ts` runs the same on the
+ * calling thread): types only.
+ * @module
+ */
+import type { ErrorDetails } from "../protocol/errors.ts";
+import type { EngineRun, EngineRunRequest } from "../engine/engine.ts";
+import type { SessionCall, SessionTool, WorkspaceFile } from "../engine/session.ts";
+import type { RunProgress } from "../engine/types.ts";
+import type { JsonValue } from "../sandbox/types.ts";
+
+/** What crosses to the worker: the request without functions (the worker makes its own fetch and progress). */
+export type WireRequest = Omit<EngineRunRequest, "signal" | "interrupted" | "fetch" | "onProgress" | "annex" | "trust" | "wallClock"> & {
+  /** The trust store document (JSON text) and `unrestricted`. */
+  trust?: { storeText?: string | null; unrestricted?: boolean };
+  /** Give tools the runtime's `fetch` for `http.fetch` (the pack's policy still decides which hosts). */
+  network?: boolean;
+  /** The signing key file's text (reach-wasm key file JSON), parsed on the engine thread; overrides `key`. */
+  keyFileText?: string;
+};
+
+/** Messages from the worker. */
+export type FromWorker =
+  | { kind: "progress"; progress: RunProgress }
+  | { kind: "done"; run: WireRun }
+  | { kind: "error"; error: ErrorDetails }
+  | { kind: "session"; tools: SessionTool[]; pack: EngineRun["pack"] }
+  | { kind: "answer"; id: number; answer: WireCall }
+  | { kind: "workspace"; id: number; files: WorkspaceFile[] }
+  | { kind: "file"; id: number; bytes: Uint8Array | null };
+
+/** An EngineRun as it crosses (its error as details). */
+export type WireRun = Omit<EngineRun, "error"> & { error: ErrorDetails | null };
+/** A SessionCall as it crosses. */
+export type WireCall =
+  | { ok: true; stepId: string; output: Record<string, JsonValue> }
+  | { ok: false; stepId: string | null; error: ErrorDetails; ended: boolean }
+  | { thrown: ErrorDetails };
+
+/** Messages to the worker. */
+export type ToWorker =
+  | { kind: "run"; request: WireRequest; interrupt: SharedArrayBuffer }
+  | { kind: "session"; request: WireRequest; interrupt: SharedArrayBuffer }
+  | { kind: "call"; id: number; tool: string; args: JsonValue }
+  | { kind: "workspace"; id: number }
+  | { kind: "read"; id: number; path: string }
+  | { kind: "close"; aborted: boolean }
+  | { kind: "abort"; reason: string };
+
+/** A session run on an engine thread. */
+export type IsolatedSession = {
+  readonly tools: SessionTool[];
+  readonly pack: EngineRun["pack"];
+  call(tool: string, args: JsonValue): Promise<SessionCall>;
+  /** The workspace's regular files now (path and size, sorted); read-only. */
+  workspace(): Promise<WorkspaceFile[]>;
+  /** A copy of one workspace file's bytes, or null when there is no such file. */
+  readWorkspace(path: string): Promise<Uint8Array | null>;
+  close(aborted?: boolean): Promise<EngineRun>;
+};
