@@ -164,4 +164,29 @@ describe.skipIf(pg === null)("run service on PostgreSQL across processes", () =>
     expect(record["status"]).toBe("COMPLETED");
     expect(workers.slice(1).map((w) => `${hostname()}:${w.pid}`)).toContain(record["worker"]);
   }, 120_000);
+
+  it("cancels a tool that computes in a tight loop within a second: the worker's inline attempt moved it to an engine thread", async () => {
+    const f = new FormData();
+    f.set("pack", new Blob([spinPackArchive(1, 2_000_000_000, "tight") as Uint8Array<ArrayBuffer>]), "tight.tar.gz");
+    const res = await api("POST", "/runs", f);
+    expect(res.status).toBe(202);
+    const { runId } = (await res.json()) as { runId: string };
+    for (let i = 0; i < 600; i++) {
+      const rows = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM reach_wasm.run_events WHERE run_id = $1 AND event_type = 'step_started'", [runId]);
+      if (rows[0]!.n > 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await new Promise((r) => setTimeout(r, 300)); // well past the inline budget: the tool computes on an engine thread now
+    const t0 = performance.now();
+    expect((await api("POST", `/runs/${runId}/cancel`)).status).toBeLessThan(300);
+    let record: Json = {};
+    for (let i = 0; i < 200 && record["status"] !== "ABORTED"; i++) {
+      record = (await (await api("GET", `/runs/${runId}?wait=1`)).json()) as Json;
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    expect(record["status"]).toBe("ABORTED");
+    expect(seconds).toBeLessThan(10); // the target is 1 s; 10x headroom for a loaded machine
+    const capsule = await api("GET", `/runs/${runId}/capsule`);
+    expect(capsule.headers.get("x-reach-run-hash")).toBe(record["runHash"]);
+  }, 120_000);
 });

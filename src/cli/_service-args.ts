@@ -12,7 +12,7 @@ import { openDatabase } from "../platform/postgres.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
 import { readHostFile } from "../platform/files.ts";
 import { EngineThreadPool } from "../platform/engine-thread.ts";
-import { jobRequest, outcomeOf } from "../service/engine-adapter.ts";
+import { jobRequest, outcomeOf, runInlineFirst } from "../service/engine-adapter.ts";
 import type { runOnEngine } from "../service/engine-adapter.ts";
 import { formatTrustStore } from "../engine/host-api.ts";
 import { defaultEnvironment } from "../platform/environment.ts";
@@ -130,21 +130,29 @@ function connectWaitMs(): number {
   return v !== undefined && /^\d{1,4}$/.test(v) ? Number(v) * 1000 : 30_000;
 }
 
+/** How long a run may hold a worker's event loop before it moves to an engine thread (heartbeats are every 500 ms). */
+export const INLINE_BUDGET_MS = 50;
+
 /**
- * The service's engine on a pool of engine threads, so that a cancel (or a stop) interrupts a tool at once, even in
- * a tight loop, and the process keeps answering HTTP, heartbeats and cancels while runs execute.
+ * The service's engine: each run first on the worker's own thread, and on a pool of engine threads once it holds that
+ * thread longer than {@link INLINE_BUDGET_MS} or asks for the network (`runInlineFirst`), so that a cancel (or a stop)
+ * interrupts a tool at once, even in a tight loop, and the process keeps answering HTTP, heartbeats and cancels while
+ * runs execute; short runs cost no thread.
  * @param size threads (the worker's concurrency)
+ * @param budgetMs the inline budget (0: every run on a thread)
  * @returns the engine function for the service's workers, and `close`
+ * @example const pooled = pooledEngine(4); await startWorker({ engine: pooled.engine, … }); pooled.close();
  */
-export function pooledEngine(size: number): { engine: typeof runOnEngine; close(): void } {
+export function pooledEngine(size: number, budgetMs = INLINE_BUDGET_MS): { engine: typeof runOnEngine; close(): void } {
   const pool = new EngineThreadPool(size);
-  const engine: typeof runOnEngine = async (_env, job, hooks) => {
+  const onThread: typeof runOnEngine = async (_env, job, hooks) => {
     const run = await pool.run(
       { ...jobRequest(job), trust: { storeText: job.trust === null ? null : formatTrustStore(job.trust) }, network: job.fetch !== undefined },
       { signal: hooks.signal, onProgress: hooks.onProgress },
     );
     return outcomeOf(run);
   };
+  const engine: typeof runOnEngine = (env, job, hooks) => (budgetMs <= 0 ? onThread(env, job, hooks) : runInlineFirst(env, job, hooks, budgetMs, (h) => onThread(env, job, h)));
   return { engine, close: () => pool.close() };
 }
 
