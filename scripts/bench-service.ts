@@ -14,6 +14,8 @@
  */
 import { spawn } from "node:child_process";
 import http from "node:http";
+import { Session } from "node:inspector/promises";
+import { writeFileSync } from "node:fs";
 import type { ChildProcess } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { hostname, loadavg } from "node:os";
@@ -92,6 +94,21 @@ async function drive(t: TestService, digest: string, n: number, inFlight: number
   return { seconds: (performance.now() - t0) / 1000, latencies };
 }
 
+/** With $BENCH_SERVICE_PROFILE=DIR, a CPU profile of this process (serve and the clients) over a throughput phase. */
+async function profileStart(): Promise<(label: string) => Promise<void>> {
+  const dir = process.env["BENCH_SERVICE_PROFILE"];
+  if (dir === undefined || dir === "") return async () => {};
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  return async (label) => {
+    const { profile } = await session.post("Profiler.stop");
+    writeFileSync(join(dir, `${label.replace(/[^A-Za-z0-9]+/g, "-")}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  };
+}
+
 /** CPU seconds (user + system, all threads) of a process, from /proc (0 where there is no /proc). */
 function cpuSeconds(pid: number, path = String(pid)): number {
   try {
@@ -133,9 +150,11 @@ async function measure(label: string, t: TestService, parts: CpuParts = { worker
   const { digest } = (await reg.json()) as { digest: string };
   await drive(t, digest, 40, 8, 1_000_000); // warm: fuel cache, JIT, connections
   const before = await inProcessRate();
+  const profile = await profileStart();
   const c0 = cpuSnapshot(parts);
   const thr = await drive(t, digest, THROUGHPUT_RUNS, IN_FLIGHT, 2_000_000);
   const c1 = cpuSnapshot(parts);
+  await profile(label);
   const after = await inProcessRate();
   const rate = THROUGHPUT_RUNS / thr.seconds;
   const baseline = (before + after) / 2;

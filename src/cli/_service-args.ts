@@ -12,7 +12,8 @@ import { openDatabase } from "../platform/postgres.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
 import { readHostFile } from "../platform/files.ts";
 import { EngineThreadPool } from "../platform/engine-thread.ts";
-import { jobRequest, outcomeOf, runInlineFirst } from "../service/engine-adapter.ts";
+import { jobRequest, outcomeOf } from "../service/engine-adapter.ts";
+import { inlineFirst } from "../service/inline-first.ts";
 import type { runOnEngine } from "../service/engine-adapter.ts";
 import { formatTrustStore } from "../engine/host-api.ts";
 import { defaultEnvironment } from "../platform/environment.ts";
@@ -130,12 +131,26 @@ function connectWaitMs(): number {
   return v !== undefined && /^\d{1,4}$/.test(v) ? Number(v) * 1000 : 30_000;
 }
 
+/** This process's CPU time (ms), where the runtime tells it (Node, Deno's `process`); else undefined. */
+const processCpuMs: (() => number) | undefined = (() => {
+  try {
+    process.cpuUsage();
+    return () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    };
+  } catch {
+    return undefined;
+  }
+})();
+
 /** How long a run may hold a worker's event loop before it moves to an engine thread (heartbeats are every 500 ms). */
 export const INLINE_BUDGET_MS = 50;
 
 /**
  * The service's engine: each run first on the worker's own thread, and on a pool of engine threads once it holds that
- * thread longer than {@link INLINE_BUDGET_MS} or asks for the network (`runInlineFirst`), so that a cancel (or a stop)
+ * thread longer than {@link INLINE_BUDGET_MS} (and used that much CPU meanwhile) or asks for the network
+ * (`service/inline-first.ts`), so that a cancel (or a stop)
  * interrupts a tool at once, even in a tight loop, and the process keeps answering HTTP, heartbeats and cancels while
  * runs execute; short runs cost no thread.
  * @param size threads (the worker's concurrency)
@@ -152,7 +167,8 @@ export function pooledEngine(size: number, budgetMs = INLINE_BUDGET_MS): { engin
     );
     return outcomeOf(run);
   };
-  const engine: typeof runOnEngine = (env, job, hooks) => (budgetMs <= 0 ? onThread(env, job, hooks) : runInlineFirst(env, job, hooks, budgetMs, (h) => onThread(env, job, h)));
+  const inline = inlineFirst({ ms: budgetMs, cpuMs: processCpuMs });
+  const engine: typeof runOnEngine = (env, job, hooks) => (budgetMs <= 0 ? onThread(env, job, hooks) : inline(env, job, hooks, (h) => onThread(env, job, h)));
   return { engine, close: () => pool.close() };
 }
 

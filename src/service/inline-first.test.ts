@@ -1,21 +1,22 @@
-// runInlineFirst: a short run stays on the calling thread (no engine thread), a run that holds the thread past its
+// inlineFirst: a short run stays on the calling thread (no engine thread), a run that holds the thread past its
 // budget is dropped and run again elsewhere with the same record and without repeated progress, and a cancel during
 // the attempt ends the run there.
 import { describe, expect, it } from "vitest";
 import { readArchive } from "../capsule/archive.ts";
 import type { RunProgress } from "../engine/types.ts";
 import { env, packArchive, spinPackArchive } from "./_test-service.ts";
-import { runInlineFirst, runOnEngine } from "./engine-adapter.ts";
+import { runOnEngine } from "./engine-adapter.ts";
 import type { EngineJob, EngineOutcome } from "./engine-adapter.ts";
+import { inlineFirst } from "./inline-first.ts";
 
 const job = async (archive: Uint8Array, seed = 7): Promise<EngineJob> => ({ pack: { files: readArchive(archive) }, options: { seed }, trust: null });
 const hooks = (progress: RunProgress[] = [], signal = new AbortController().signal) => ({ signal, onProgress: (p: RunProgress) => void progress.push(p) });
 
-describe("runInlineFirst", () => {
+describe("inlineFirst", () => {
   it("runs a short run on the calling thread: nothing goes elsewhere, the record is the engine call's", async () => {
     const j = await job(await packArchive("hello"));
     let elsewhere = 0;
-    const out = await runInlineFirst(env, j, hooks(), 60_000, () => (elsewhere++, Promise.reject(new Error("not here"))));
+    const out = await inlineFirst({ ms: 60_000 })(env, j, hooks(), () => (elsewhere++, Promise.reject(new Error("not here"))));
     const direct = await runOnEngine(env, j, hooks());
     expect(elsewhere).toBe(0);
     expect(out.status).toBe("COMPLETED");
@@ -28,7 +29,7 @@ describe("runInlineFirst", () => {
     const progress: RunProgress[] = [];
     let elsewhere = 0;
     // budget 0: the first fuel refill after any time at all gives the attempt up (the tool counts to 3 million)
-    const out = await runInlineFirst(env, j, hooks(progress), 0, (h) => (elsewhere++, runOnEngine(env, j, h)));
+    const out = await inlineFirst({ ms: 0 })(env, j, hooks(progress), (h) => (elsewhere++, runOnEngine(env, j, h)));
     const directProgress: RunProgress[] = [];
     const direct: EngineOutcome = await runOnEngine(env, j, hooks(directProgress));
     expect(elsewhere).toBe(1);
@@ -43,7 +44,7 @@ describe("runInlineFirst", () => {
     const c = new AbortController();
     c.abort();
     let elsewhere = 0;
-    const out = await runInlineFirst(env, j, hooks([], c.signal), 60_000, (h) => (elsewhere++, runOnEngine(env, j, h)));
+    const out = await inlineFirst({ ms: 60_000 })(env, j, hooks([], c.signal), (h) => (elsewhere++, runOnEngine(env, j, h)));
     expect(elsewhere).toBe(0);
     expect(out.status).toBe("ABORTED");
     expect(out.capsule.length).toBeGreaterThan(0);
