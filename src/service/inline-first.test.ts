@@ -39,6 +39,16 @@ describe("inlineFirst", () => {
     expect(progress.map((p) => JSON.stringify({ ...p, durationMs: 0 }))).toEqual(directProgress.map((p) => JSON.stringify({ ...p, durationMs: 0 })));
   }, 120_000);
 
+  it("keeps an attempt on the thread while the process used no CPU meanwhile (a loaded machine, not a long run)", async () => {
+    const j = await job(spinPackArchive(2, 300_000));
+    let elsewhere = 0;
+    const frozen = await inlineFirst({ ms: 0, cpuMs: () => 0 })(env, j, hooks(), (h) => (elsewhere++, runOnEngine(env, j, h)));
+    expect([elsewhere, frozen.status]).toEqual([0, "COMPLETED"]);
+    let cpu = 0;
+    await inlineFirst({ ms: 0, cpuMs: () => (cpu += 1) })(env, j, hooks(), (h) => (elsewhere++, runOnEngine(env, j, h)));
+    expect(elsewhere).toBe(1); // the same run, with the CPU clock moving, is moved
+  }, 60_000);
+
   it("ends a run cancelled before or during the attempt there (ABORTED with a capsule), not elsewhere", async () => {
     const j = await job(spinPackArchive(3, 3_000_000));
     const c = new AbortController();
