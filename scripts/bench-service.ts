@@ -131,11 +131,21 @@ function postgresPids(port: string): number[] {
 
 /** Who used the CPU during a measurement: this process (serve + bench client), the worker processes, PostgreSQL. */
 type CpuParts = { workers: number[]; pgPort: string | null };
-function cpuSnapshot(parts: CpuParts): { self: number; workers: number; workersMain: number; pg: number } {
+/** Seconds a thread spent runnable but waiting for a CPU (/proc schedstat; 0 where there is none). */
+function runQueueSeconds(path: string): number {
+  try {
+    return Number(readFileSync(`/proc/${path}/schedstat`, "utf8").split(" ")[1]) / 1e9;
+  } catch {
+    return 0;
+  }
+}
+
+function cpuSnapshot(parts: CpuParts): { self: number; workers: number; workersMain: number; workersMainWait: number; pg: number } {
   const u = process.cpuUsage();
   return {
     self: (u.user + u.system) / 1e6,
     workersMain: parts.workers.reduce((a, p) => a + cpuSeconds(p, `${p}/task/${p}`), 0),
+    workersMainWait: parts.workers.reduce((a, p) => a + runQueueSeconds(`${p}/task/${p}`), 0),
     workers: parts.workers.reduce((a, p) => a + cpuSeconds(p), 0),
     pg: parts.pgPort === null ? 0 : postgresPids(parts.pgPort).reduce((a, p) => a + cpuSeconds(p), 0),
   };
@@ -162,7 +172,7 @@ async function measure(label: string, t: TestService, parts: CpuParts = { worker
   const lat = await drive(t, digest, LATENCY_RUNS, 4, 3_000_000);
   const p50 = pct(lat.latencies, 0.5);
   const p99 = pct(lat.latencies, 0.99);
-  log(`${label}: ${rate.toFixed(0)} runs/s = ${(rate / baseline).toFixed(2)}× in-process (${before.toFixed(0)} before, ${after.toFixed(0)} after); latency with 4 clients p50 ${p50.toFixed(0)} ms, p99 ${p99.toFixed(0)} ms; under full load (${IN_FLIGHT} in flight) p50 ${pct(thr.latencies, 0.5).toFixed(0)} ms; CPU ms per run: serve+client ${perRun(c0.self, c1.self)}, workers ${perRun(c0.workers, c1.workers)} (main threads ${perRun(c0.workersMain, c1.workersMain)}), postgres ${perRun(c0.pg, c1.pg)}; load ${load()}`);
+  log(`${label}: ${rate.toFixed(0)} runs/s = ${(rate / baseline).toFixed(2)}× in-process (${before.toFixed(0)} before, ${after.toFixed(0)} after); latency with 4 clients p50 ${p50.toFixed(0)} ms, p99 ${p99.toFixed(0)} ms; under full load (${IN_FLIGHT} in flight) p50 ${pct(thr.latencies, 0.5).toFixed(0)} ms; CPU ms per run: serve+client ${perRun(c0.self, c1.self)}, workers ${perRun(c0.workers, c1.workers)} (main threads ${perRun(c0.workersMain, c1.workersMain)}, which waited for a CPU ${perRun(c0.workersMainWait, c1.workersMainWait)}), postgres ${perRun(c0.pg, c1.pg)}; load ${load()}`);
   return { rate, ratio: rate / baseline, p99 };
 }
 
