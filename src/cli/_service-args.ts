@@ -11,9 +11,9 @@ import { homeDir } from "../platform/config.ts";
 import { openDatabase } from "../platform/postgres.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
 import { readHostFile } from "../platform/files.ts";
+import { runInlineFirst } from "../platform/engine-inline.ts";
 import { EngineThreadPool } from "../platform/engine-thread.ts";
 import { jobRequest, outcomeOf } from "../service/engine-adapter.ts";
-import { inlineFirst } from "../service/inline-first.ts";
 import type { runOnEngine } from "../service/engine-adapter.ts";
 import { formatTrustStore } from "../engine/host-api.ts";
 import { defaultEnvironment } from "../platform/environment.ts";
@@ -131,28 +131,16 @@ function connectWaitMs(): number {
   return v !== undefined && /^\d{1,4}$/.test(v) ? Number(v) * 1000 : 30_000;
 }
 
-/** This process's CPU time (ms), where the runtime tells it (Node, Deno's `process`); else undefined. */
-const processCpuMs: (() => number) | undefined = (() => {
-  try {
-    process.cpuUsage();
-    return () => {
-      const u = process.cpuUsage();
-      return (u.user + u.system) / 1000;
-    };
-  } catch {
-    return undefined;
-  }
-})();
-
 /** How long a run may hold a worker's event loop before it moves to an engine thread (heartbeats are every 500 ms). */
 export const INLINE_BUDGET_MS = 50;
 
 /**
  * The service's engine: each run first on the worker's own thread, and on a pool of engine threads once it holds that
- * thread longer than {@link INLINE_BUDGET_MS} (and used that much CPU meanwhile) or asks for the network
- * (`service/inline-first.ts`), so that a cancel (or a stop)
- * interrupts a tool at once, even in a tight loop, and the process keeps answering HTTP, heartbeats and cancels while
- * runs execute; short runs cost no thread.
+ * thread longer than {@link INLINE_BUDGET_MS} (and used that much CPU meanwhile) or may reach the network
+ * (`runInlineFirst`, `src/engine/inline-first.ts`), so that a cancel (or a stop) interrupts a tool at once, even in a
+ * tight loop, and the process keeps answering HTTP, heartbeats and cancels while runs execute; short runs cost no
+ * thread (measured with scripts/bench-service.ts: the worker processes' CPU per `packs/hello` run fell from 8.6–13.7 ms
+ * to 4.5–6.0 ms).
  * @param size threads (the worker's concurrency)
  * @param budgetMs the inline budget (0: every run on a thread)
  * @returns the engine function for the service's workers, and `close`
@@ -160,15 +148,11 @@ export const INLINE_BUDGET_MS = 50;
  */
 export function pooledEngine(size: number, budgetMs = INLINE_BUDGET_MS): { engine: typeof runOnEngine; close(): void } {
   const pool = new EngineThreadPool(size);
-  const onThread: typeof runOnEngine = async (_env, job, hooks) => {
-    const run = await pool.run(
-      { ...jobRequest(job), trust: { storeText: job.trust === null ? null : formatTrustStore(job.trust) }, network: job.fetch !== undefined },
-      { signal: hooks.signal, onProgress: hooks.onProgress },
-    );
-    return outcomeOf(run);
+  const engine: typeof runOnEngine = async (_env, job, hooks) => {
+    const request = { ...jobRequest(job), trust: { storeText: job.trust === null ? null : formatTrustStore(job.trust) }, network: job.fetch !== undefined };
+    const options = { signal: hooks.signal, onProgress: hooks.onProgress };
+    return outcomeOf(budgetMs <= 0 ? await pool.run(request, options) : await runInlineFirst(request, options, budgetMs, (r, o) => pool.run(r, o)));
   };
-  const inline = inlineFirst({ ms: budgetMs, cpuMs: processCpuMs });
-  const engine: typeof runOnEngine = (env, job, hooks) => (budgetMs <= 0 ? onThread(env, job, hooks) : inline(env, job, hooks, (h) => onThread(env, job, h)));
   return { engine, close: () => pool.close() };
 }
 

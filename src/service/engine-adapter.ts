@@ -4,7 +4,6 @@
  * exactly as a run does but runs no tool. Swapping the engine (e.g. for one isolated in a worker thread, so that a
  * cancel can stop a tool stuck in a loop) means changing this file only. Until then an AbortSignal acts between
  * steps and at the engine's asynchronous host calls.
- * `inline-first.ts` runs a job on the calling thread while that is harmless, and on an engine thread otherwise.
  * @module
  */
 import { loadPackFrom, runEngine } from "../engine/engine.ts";
