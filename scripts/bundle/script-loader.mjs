@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `reach-wasm` bin (copied to dist/cli/main.js by scripts/bundle-cli.mjs). It runs the CLI bundle, one CommonJS
+// The `reach-wasm` bin (copied to dist/cli/main.js by scripts/bundle/bundle.mjs). It runs the CLI bundle, one CommonJS
 // script (dist/cli/main.cjs), with the V8 code cache the build made for it (dist/cli/main.cjs.cache): compiling the
 // CLI's code, and Node's ESM loader resolving its modules, were most of a short run's start-up CPU. The cache is part
 // of the build, as trusted as the code beside it, and only read here; V8 checks it against the script's source and

@@ -21,10 +21,9 @@ const lastResort = (err: unknown): void => {
 process.on("uncaughtException", lastResort);
 process.on("unhandledRejection", lastResort);
 const argv = process.argv.slice(2);
-// `run` hands the whole engine to its thread (which sets up its own environment), so its main thread loads only
-// what parses arguments and writes files: start-up CPU is what a short run costs. Every other command may run
-// engine code on this thread, with the platform's caches.
-// No top-level await: the CLI bundle runs this entry as a script (with V8's code cache, `scripts/bundle-cli.mjs`).
+// `run` loads the engine when its run starts (on this thread first, else on an engine thread: `engine-inline.ts`);
+// every other command may run engine code on this thread, with the platform's caches, set up here.
+// No top-level await: the CLI bundle runs this entry as a script (with V8's code cache, `scripts/bundle/bundle.mjs`).
 void (argv[0] === "run" ? Promise.resolve() : import("../platform/environment.ts").then((m) => void m.defaultEnvironment()))
   .then(() => main(argv, {
     stdout: (text) => void process.stdout.write(text),

@@ -74,5 +74,5 @@ function serve(ch: Channel): void {
 
 // Step threads start from this file's sibling (in the CLI bundle this entry sits beside step-worker.js).
 setStepWorkerUrl(new URL(import.meta.url.endsWith(".ts") ? "./step-worker.ts" : "./step-worker.js", import.meta.url));
-// No top-level await: the CLI bundle may load this entry as a script (with V8's code cache, `scripts/bundle-cli.mjs`).
+// No top-level await: an entry that a bundle may load as a script stays free of it (as `src/cli/main.ts`).
 void channel().then(serve);
