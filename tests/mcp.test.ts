@@ -5,7 +5,7 @@
 // passes `verify` and `replay` (exit 0). Time bounds are generous: the machine is shared.
 import { spawn, spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -13,27 +13,19 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { INFRA_CALLS, writeMcpPack } from "../src/mcp/_test-mcp.ts";
-import { cliBundle } from "../src/service/_test-service.ts";
+import { cliRuntimes } from "../src/service/_test-service.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const scratch = mkdtempSync(join(tmpdir(), "reach-mcp-cli-"));
 const pack = writeMcpPack(join(scratch, "pack"));
-let bundle: { main: string; remove(): void } | undefined;
-const bundled = join(scratch, "main.js");
-beforeAll(async () => {
-  bundle = await cliBundle();
-  writeFileSync(bundled, `await import(${JSON.stringify(bundle.main)});\n`);
-}, 120_000);
+// The CLI bundled from src/ for this test (dist/ may be stale during development); Deno runs src/ directly.
+const cli = cliRuntimes(scratch);
+beforeAll(() => cli.setup(), 120_000);
 afterAll(() => {
-  bundle?.remove();
+  cli.remove();
   rmSync(scratch, { recursive: true, force: true });
 });
-
-const DENO = join(root, "node_modules/.bin/deno");
-const RUNTIMES: [string, string[]][] = [
-  ["node", [process.execPath, bundled]],
-  ["deno", [DENO, "run", "-A", "--quiet", join(root, "src/cli/main.ts")]],
-];
+const RUNTIMES = cli.runtimes;
 const TOKEN = "test-token-0123456789abcdef";
 const text = (r: object): string => (("content" in r ? (r.content as { text: string }[]) : [])[0]?.text ?? "");
 

@@ -7,27 +7,18 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliBundle } from "../src/service/_test-service.ts";
+import { cliRuntimes } from "../src/service/_test-service.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const scratch = mkdtempSync(join(tmpdir(), "reach-signals-"));
 // The CLI bundled from src/ for this test (dist/ may be stale during development); Deno runs src/ directly.
-let bundle: { main: string; remove(): void } | undefined;
-const bundled = join(scratch, "main.js");
-beforeAll(async () => {
-  bundle = await cliBundle();
-  writeFileSync(bundled, `await import(${JSON.stringify(bundle.main)});\n`);
-}, 120_000);
+const cli = cliRuntimes(scratch);
+beforeAll(() => cli.setup(), 120_000);
 afterAll(() => {
-  bundle?.remove();
+  cli.remove();
   rmSync(scratch, { recursive: true, force: true });
 });
-
-const DENO = join(root, "node_modules/.bin/deno");
-const RUNTIMES: [string, string[]][] = [
-  ["node", [process.execPath, bundled]],
-  ["deno", [DENO, "run", "-A", "--quiet", join(root, "src/cli/main.ts")]],
-];
+const RUNTIMES = cli.runtimes;
 
 function pack(name: string, tool: { kind: string; file: string; source: string | Uint8Array }, planner?: string): string {
   const dir = join(scratch, name);

@@ -1,7 +1,7 @@
 // Test helpers of the run service: a service on PGlite (in memory) or on the test PostgreSQL server, pack archives,
 // and the local run hash of a pack (what `reach-wasm run` computes).
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { writeArchive } from "../capsule/archive.ts";
@@ -157,4 +157,24 @@ export async function cliBundle(): Promise<{ main: string; remove(): void }> {
   const out = join(root, "node_modules", ".cache", `reach-wasm-test-${process.pid}`);
   await bundleCli({ outdir: out, train: false }); // as `npm run build` bundles it, without the code cache's training run
   return { main: join(out, "main.js"), remove: () => rmSync(out, { recursive: true, force: true }) };
+}
+
+/**
+ * The CLI on both runtimes, for tests that spawn it: Node runs the bundle ({@link cliBundle}, behind a shim written
+ * in `scratch`), Deno runs src/ directly. `setup` in `beforeAll`, `remove` in `afterAll`.
+ */
+export function cliRuntimes(scratch: string): { runtimes: [string, string[]][]; setup(): Promise<void>; remove(): void } {
+  let bundle: { main: string; remove(): void } | undefined;
+  const shim = join(scratch, "main.js");
+  return {
+    runtimes: [
+      ["node", [process.execPath, shim]],
+      ["deno", [join(root, "node_modules/.bin/deno"), "run", "-A", "--quiet", join(root, "src/cli/main.ts")]],
+    ],
+    setup: async () => {
+      bundle = await cliBundle();
+      writeFileSync(shim, `await import(${JSON.stringify(bundle.main)});\n`);
+    },
+    remove: () => bundle?.remove(),
+  };
 }
