@@ -42,6 +42,12 @@ export default tseslint.config(
     rules: { "@typescript-eslint/no-unused-vars": ["error", { varsIgnorePattern: "^_" }] },
   },
   {
+    // the CLI's bin: a CommonJS script (scripts/bundle/script-loader.cjs)
+    files: ["**/*.cjs"],
+    languageOptions: { sourceType: "commonjs", globals: { require: "readonly", __dirname: "readonly", process: "readonly" } },
+    rules: { "@typescript-eslint/no-require-imports": "off" },
+  },
+  {
     files: ["src/**/*.test.ts", "src/**/_test-*.ts"],
     rules: { "no-restricted-imports": "off", "no-restricted-globals": "off" },
   },

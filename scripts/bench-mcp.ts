@@ -89,7 +89,7 @@ async function cli(): Promise<{ command: string; args: string[]; worker: URL | n
   if (deno) return { command: process.execPath, args: ["run", "-A", "--quiet", join(root, "src/cli/main.ts")], worker: null, remove: () => {} };
   const { cliBundle } = await import("../src/service/_test-service.ts");
   const bundle = await cliBundle();
-  return { command: process.execPath, args: [bundle.main], worker: new URL(`file://${join(bundle.main, "../engine-worker.js")}`), remove: bundle.remove };
+  return { command: process.execPath, args: [bundle.main], worker: new URL(`file://${join(bundle.main, "../engine-worker.mjs")}`), remove: bundle.remove };
 }
 
 /** The stdio round trips: reach-wasm mcp and the baseline, alternating. */

@@ -1,20 +1,22 @@
 // The CLI bundle (used by `npm run build` through scripts/bundle-cli.mjs, and by the tests that start built CLI
 // processes through `cliBundle()`: what is shipped is what is tested).
-// - `main.cjs`, the whole CLI as one CommonJS script, run by `main.js` (the `reach-wasm` bin, a copy of
-//   script-loader.mjs) with a V8 code cache made by one training run (`packs/hello`). Measured on the 2-core CI
+// - `main.cjs`, the whole CLI as one CommonJS script (a function expression: the loader calls it), run by `main.js`
+//   (the `reach-wasm` bin, a copy of script-loader.cjs; `package.json` beside it makes it CommonJS) with a V8 code
+//   cache made by one training run (`packs/hello`). Measured on the 2-core CI
 //   machine: Node's ESM loader resolving the CLI's modules, then compiling them, were most of a short run's start-up
 //   CPU (~120 unbundled modules: 430–610 ms; ESM chunks: 320–430 ms; one script with its code cache: see README
 //   "Benchmarks"). The script gets `import.meta.url` as `__reachModuleUrl` and its dynamic imports through
 //   `__reachImport` (a script compiled by `vm` has no dynamic-import host of its own).
-// - `engine-worker.js` and `step-worker.js` (the engine and step threads) and `conformance-cases.js` (the
-//   runtime-neutral cases of conformance/lib/ that `reach-wasm conformance` runs in process): ESM entries + chunks.
+// - `engine-worker.mjs` and `step-worker.mjs` (the engine and step threads) and `conformance-cases.mjs` (the
+//   runtime-neutral cases of conformance/lib/ that `reach-wasm conformance` runs in process): ESM entries + chunks,
+//   `.mjs` because the folder is CommonJS (src/platform/_sibling.ts finds them).
 // binaryen (14 MB, loaded only to instrument a module the fuel cache has not seen), Ajv (only for schemas the small
 // validator does not cover), QuickJS (its variant is located through its package), jco with its WASI shim (loaded
 // only to transpile a component the glue cache has not seen; it finds its own .wasm files beside its modules) and
 // the run service's drivers (PGlite loads its WebAssembly and data files beside its own module) stay external.
 import { build } from "esbuild";
 import { spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -33,6 +35,8 @@ export async function bundleCli({ outdir, minify = true, train = true }) {
   const common = { bundle: true, platform: "node", target: "node20", external, logLevel: "error", legalComments: "none", minify, keepNames: true };
   rmSync(join(outdir, "chunks"), { recursive: true, force: true });
   rmSync(join(outdir, "main.cjs.cache"), { force: true });
+  mkdirSync(outdir, { recursive: true });
+  writeFileSync(join(outdir, "package.json"), `${JSON.stringify({ type: "commonjs" })}\n`);
   await build({
     ...common,
     entryPoints: [join(root, "src/platform/engine-worker.ts"), join(root, "src/platform/step-worker.ts"), { in: join(root, "conformance/lib/all.ts"), out: "conformance-cases" }],
@@ -41,6 +45,7 @@ export async function bundleCli({ outdir, minify = true, train = true }) {
     outdir,
     entryNames: "[name]",
     chunkNames: "chunks/[name]-[hash]",
+    outExtension: { ".js": ".mjs" },
   });
   const main = join(outdir, "main.cjs");
   await build({ ...common, entryPoints: [join(root, "src/cli/main.ts")], format: "cjs", outfile: main, define: { "import.meta.url": "__reachModuleUrl" } });
@@ -49,8 +54,11 @@ export async function bundleCli({ outdir, minify = true, train = true }) {
   let imports = 0;
   const source = readFileSync(main, "utf8").replace(/^#!.*/, "").replace(/(?<![\w$.'"`])import\((?!\))/g, () => (imports++, "__reachImport("));
   if (imports === 0) throw new Error("bundle-cli: no dynamic import found in main.cjs; the loader wiring is out of date");
-  writeFileSync(main, source);
-  copyFileSync(join(root, "scripts/bundle/script-loader.mjs"), join(outdir, "main.js"));
+  // The loader reads the script as latin1 (faster than UTF-8): esbuild's default ASCII charset escapes every other
+  // character in code, so that is exact. Only comments keep UTF-8 (the unminified bundle's), and there it is harmless.
+  if (minify && /[^ -~\t\n\r]/.test(source)) throw new Error("bundle-cli: main.cjs is not ASCII; the loader reads it as latin1");
+  writeFileSync(main, `(function (require, module, exports, __filename, __dirname, __reachModuleUrl, __reachImport) {${source}\n})`);
+  copyFileSync(join(root, "scripts/bundle/script-loader.cjs"), join(outdir, "main.js"));
   chmodSync(join(outdir, "main.js"), 0o755);
   if (train) trainCodeCache(outdir);
 }

@@ -9,8 +9,8 @@ import { setEngineWorkerUrl } from "../platform/engine-thread.ts";
 import { main } from "./cli.ts";
 import { detectTerminal } from "./progress.ts";
 
-// The engine thread's script: bundled beside this file in dist/cli/, or the source file under Deno.
-setEngineWorkerUrl(new URL(import.meta.url.endsWith(".ts") ? "../platform/engine-worker.ts" : "./engine-worker.js", import.meta.url));
+// The engine thread's script: bundled beside this file in dist/cli/ (engine-worker.mjs), or the source file under Deno.
+setEngineWorkerUrl(new URL(import.meta.url.endsWith(".ts") ? "../platform/engine-worker.ts" : "./engine-worker.mjs", import.meta.url));
 installNativeSha256();
 // Whatever escapes a command is reported in one line, never as a stack trace (REACH_WASM_DEBUG=1 shows it).
 const lastResort = (err: unknown): void => {

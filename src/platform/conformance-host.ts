@@ -6,6 +6,7 @@
  * @module
  */
 import { spawn } from "node:child_process";
+import { siblingScript } from "./_sibling.ts";
 import type { ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
@@ -205,7 +206,7 @@ export function conformanceHost(command: readonly string[], pkg: string): Confor
 }
 
 /**
- * The runtime-neutral suites of `conformance/lib/` (bundled beside the CLI as `conformance-cases.js`; from source
+ * The runtime-neutral suites of `conformance/lib/` (bundled beside the CLI as `conformance-cases.mjs`; from source
  * under Deno), with file access rooted at the package's `conformance/` folder. A path under `../node_modules/` is
  * resolved like an import, wherever the package manager put the dependency.
  * @param pkg the package root
@@ -214,9 +215,9 @@ export function conformanceHost(command: readonly string[], pkg: string): Confor
  */
 export async function neutralSuites(pkg: string): Promise<{ suites: NeutralSuite[]; fingerprints: Record<string, string> }> {
   const here = import.meta.url;
-  const candidates = here.endsWith(".ts") ? [new URL("../../conformance/lib/all.ts", here)] : [new URL("./conformance-cases.js", here), new URL("../conformance-cases.js", here)];
+  const candidates = here.endsWith(".ts") ? [new URL("../../conformance/lib/all.ts", here)] : [siblingScript("./conformance-cases", here), new URL("../conformance-cases.js", here)];
   const found = (await Promise.all(candidates.map((u) => stat(u).then((s) => (s.isFile() ? u : null), () => null)))).find((u) => u !== null);
-  if (found === undefined || found === null) throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the in-process conformance cases are not installed (no conformance-cases.js beside the CLI); reinstall reach-wasm, or test with --impl");
+  if (found === undefined || found === null) throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the in-process conformance cases are not installed (no conformance-cases.mjs beside the CLI); reinstall reach-wasm, or test with --impl");
   const mod = (await import(found.href)) as { allSuites(io: unknown): NeutralSuite[] };
   const base = join(pkg, "conformance");
   const locate = (p: string): string => {

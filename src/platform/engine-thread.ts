@@ -11,6 +11,7 @@
  * @module
  */
 import { isErrorCode, ReachError } from "../protocol/errors.ts";
+import { siblingScript } from "./_sibling.ts";
 import type { ErrorDetails } from "../protocol/errors.ts";
 import type { EngineRun } from "../engine/engine.ts";
 import type { SessionTool } from "../engine/session.ts";
@@ -56,7 +57,7 @@ export function setEngineWorkerUrl(url: URL): void {
 }
 
 function defaultWorkerUrl(): URL {
-  return workerUrl ?? new URL(import.meta.url.endsWith(".ts") ? "./engine-worker.ts" : "./engine-worker.js", import.meta.url);
+  return workerUrl ?? siblingScript("./engine-worker", import.meta.url);
 }
 
 async function spawn(): Promise<Port> {

@@ -5,6 +5,7 @@
  * @module
  */
 import { openSession, runEngine } from "../engine/engine.ts";
+import { siblingScript } from "./_sibling.ts";
 import type { EngineRun, EngineSession } from "../engine/engine.ts";
 import { toReachError } from "../protocol/errors.ts";
 import { defaultEnvironment } from "./environment.ts";
@@ -72,7 +73,7 @@ function serve(ch: Channel): void {
   });
 }
 
-// Step threads start from this file's sibling (in the CLI bundle this entry sits beside step-worker.js).
-setStepWorkerUrl(new URL(import.meta.url.endsWith(".ts") ? "./step-worker.ts" : "./step-worker.js", import.meta.url));
+// Step threads start from this file's sibling (in the CLI bundle this entry sits beside step-worker.mjs).
+setStepWorkerUrl(siblingScript("./step-worker", import.meta.url));
 // No top-level await: an entry that a bundle may load as a script stays free of it (as `src/cli/main.ts`).
 void channel().then(serve);

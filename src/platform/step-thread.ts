@@ -10,6 +10,7 @@
  * @module
  */
 import { availableParallelism } from "node:os";
+import { siblingScript } from "./_sibling.ts";
 import { isErrorCode, ReachError } from "../protocol/errors.ts";
 import type { ErrorDetails } from "../protocol/errors.ts";
 import type { StepJob, StepJobResult, StepPool } from "../engine/step-job.ts";
@@ -57,7 +58,7 @@ export function stepThreadsAvailable(): boolean {
 }
 
 function defaultUrl(): URL {
-  return workerUrl ?? new URL(import.meta.url.endsWith(".ts") ? "./step-worker.ts" : "./step-worker.js", import.meta.url);
+  return workerUrl ?? siblingScript("./step-worker", import.meta.url);
 }
 
 async function spawn(onMessage: (m: FromStepWorker) => void, onError: (e: Error) => void): Promise<Thread> {

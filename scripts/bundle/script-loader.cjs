@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+// The `reach-wasm` bin (copied to dist/cli/main.js by scripts/bundle/bundle.mjs; dist/cli/package.json makes it
+// CommonJS). It runs the CLI bundle, one CommonJS script (dist/cli/main.cjs), with the V8 code cache the build made
+// for it (dist/cli/main.cjs.cache). Measured on the 2-core CI machine: compiling the CLI's code, Node's ESM loader
+// resolving its modules, and even an ES module entry file (Node then loads its ESM loader: ~10 ms) were most of a
+// short run's start-up CPU. The cache is part of the build, as trusted as the code beside it, and only read here;
+// V8 checks it against the script's source and its own version and flags, and a cache it rejects (another Node
+// version) only costs the compile it would have saved. REACH_WASM_WRITE_CODE_CACHE=1 (the build's training run)
+// writes it when the process exits; REACH_WASM_DEBUG=1 says on stderr whether V8 took it.
+"use strict";
+const { readFileSync, renameSync, writeFileSync } = require("node:fs");
+const { createRequire } = require("node:module");
+const { join } = require("node:path");
+const { pathToFileURL } = require("node:url");
+const { Script } = require("node:vm");
+
+const file = join(__dirname, "main.cjs");
+const cacheFile = `${file}.cache`;
+const write = process.env.REACH_WASM_WRITE_CODE_CACHE === "1";
+let cachedData;
+if (!write) {
+  try {
+    cachedData = readFileSync(cacheFile);
+  } catch {
+    // no cache: compile
+  }
+}
+// The bundle is ASCII (esbuild escapes everything else), so latin1 reads it exactly, and faster than UTF-8; the
+// build put the function wrapper into the file, so the source is used as read.
+const source = readFileSync(file, "latin1");
+const script = new Script(source, { filename: file, ...(cachedData === undefined ? {} : { cachedData }) });
+if (process.env.REACH_WASM_DEBUG === "1") {
+  process.stderr.write(`reach-wasm: code cache ${cachedData === undefined ? "absent" : script.cachedDataRejected === true ? "rejected" : "accepted"}\n`);
+}
+if (write) {
+  process.on("exit", () => {
+    writeFileSync(`${cacheFile}.tmp`, script.createCachedData());
+    renameSync(`${cacheFile}.tmp`, cacheFile);
+  });
+}
+const module_ = { exports: {} };
+script.runInThisContext()(createRequire(file), module_, module_.exports, file, __dirname, pathToFileURL(file).href, (specifier) => import(specifier));
