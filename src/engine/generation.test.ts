@@ -31,6 +31,32 @@ describe("Generation: a session's calls one at a time", () => {
     expect(gen.isChain).toBe(true);
   });
 
+  it("a call reads the outputs of every call before it without copying them", () => {
+    const gen = generation();
+    const ran = (n: number) =>
+      ({ exec: { stepError: null, toolOutput: { n }, clockEndMs: 0, fuelUsed: "1" }, workspace: null, memory: [], artifacts: [], tape: { records: [], blobs: [] } }) as unknown as Parameters<Generation["complete"]>[2];
+    let first: object | undefined;
+    for (let i = 0; i < 3000; i++) {
+      gen.add(step(`call-${i}`));
+      const view = gen.viewOf(i);
+      expect(Object.keys(view.outputs).length).toBe(i);
+      if (i > 0) expect(view.outputs[`call-${i - 1}`]).toEqual({ n: i - 1 });
+      // One record kept as the calls are emitted, not a copy of i outputs per call.
+      first ??= view.outputs;
+      expect(view.outputs).toBe(first);
+      gen.complete(i, view.state.workspace, ran(i), view.clockStartMs);
+      gen.emitted(i);
+    }
+    // A step that does not see every emitted step gets its own outputs: those of its closure only.
+    const gen2 = generation([step("a"), step("b", { depends_on: [] }), step("c", { depends_on: ["a"] })]);
+    for (const i of [0, 1]) {
+      const view = gen2.viewOf(i);
+      gen2.complete(i, view.state.workspace, ran(i), view.clockStartMs);
+      gen2.emitted(i);
+    }
+    expect(gen2.viewOf(2).outputs).toEqual({ a: { n: 0 } });
+  });
+
   it("gives added steps the dependencies and closures a whole plan would have", () => {
     const steps = [step("a"), step("b", { depends_on: [] }), step("c", { depends_on: ["a", "b"] }), step("d"), step("e", { depends_on: ["b"] })];
     const whole = generation(steps);

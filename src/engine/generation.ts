@@ -80,6 +80,8 @@ export class Generation {
   readonly #done: (Done | undefined)[] = [];
   /** The composition of the emitted steps: the run's state now. */
   #applied: number[] = [];
+  /** The outputs of the emitted steps by step id (what a step whose closure is every emitted step reads). */
+  #appliedOutputs: Record<string, JsonObject> = {};
   #current: LedgerState;
 
   /**
@@ -167,16 +169,20 @@ export class Generation {
    * What step `i` sees: the base with its closure's commits in plan order, the outputs it may read, and where its
    * clock starts.
    * @param i the step (its dependencies done)
-   * @returns its view
+   * @returns its view (`outputs` is read when the step is prepared, and may be the generation's own record)
    */
-  viewOf(i: number): { state: LedgerState; image: WorkspaceImage; outputs: Record<string, JsonObject>; clockStartMs: number } {
+  viewOf(i: number): { state: LedgerState; image: WorkspaceImage; outputs: Readonly<Record<string, JsonObject>>; clockStartMs: number } {
     const closure = this.#closures[i]!;
     // A step that depends on every emitted step and nothing else (a chain, a session) sees the run's state now.
-    const state = sameList(closure, this.#applied) ? this.#current : this.#compose(closure);
-    const outputs: Record<string, JsonObject> = {};
-    for (const j of closure) {
-      const out = this.#done[j]?.output;
-      if (out != null) outputs[this.steps[j]!.id] = out;
+    const now = sameList(closure, this.#applied);
+    const state = now ? this.#current : this.#compose(closure);
+    // The emitted steps' outputs are kept as they are emitted: a long session's call does not copy every output.
+    const outputs: Record<string, JsonObject> = now ? this.#appliedOutputs : {};
+    if (!now) {
+      for (const j of closure) {
+        const out = this.#done[j]?.output;
+        if (out != null) outputs[this.steps[j]!.id] = out;
+      }
     }
     let clockStartMs = this.#clockStartMs;
     for (const d of this.#deps[i]!) clockStartMs = Math.max(clockStartMs, this.#done[d]?.clockEndMs ?? clockStartMs);
@@ -214,6 +220,8 @@ export class Generation {
   emitted(i: number): void {
     this.#current = this.#apply(this.#current, this.#applied, i);
     this.#applied.push(i);
+    const out = this.#done[i]?.output;
+    if (out != null) this.#appliedOutputs[this.steps[i]!.id] = out;
   }
 
   /** The run's state after the emitted steps. */
