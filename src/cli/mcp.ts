@@ -1,7 +1,9 @@
 /**
  * `reach-wasm mcp <pack> [--out DIR] [--key FILE] [--trust FILE] [--unrestricted] [--http HOST:PORT] [--token TOKEN]`:
- * the pack's tools as an MCP server (`src/mcp/`). One MCP session is one session run on its own engine thread
- * (`openIsolatedSession`: this thread's event loop stays free, so a signal acts while a tool computes).
+ * the pack's tools as an MCP server (`src/mcp/`). One MCP session is one session run. Its calls execute on this
+ * thread while each holds it at most {@link INLINE_FIRST_MS}; the first that holds it longer (a tool that computes)
+ * moves the session to its own engine thread, where this thread's event loop stays free and a signal acts while a
+ * tool computes (`openIsolatedSession` with `inlineFirstMs`: the record is the same either way).
  *
  * stdio by default: the session run ends COMPLETED at stdin's end (the client disconnected) and ABORTED at SIGINT or
  * SIGTERM. `--http`: Streamable HTTP at `http://HOST:PORT/mcp`, each MCP session its own run, ended by the client's
@@ -30,6 +32,8 @@ import type { McpArgs } from "./mcp-args.ts";
 import { VERSION } from "./version.ts";
 
 const INFO = { name: "reach-wasm", version: VERSION };
+/** How long one call may hold this thread before its session moves to an engine thread (a hop costs each call ~0.2 ms). */
+const INLINE_FIRST_MS = 50;
 
 /** Where ended runs go: capsule and run files under `--out`, atomically; the capsule's path on stderr. */
 function runSink(outRoot: string, io: CliIO, outcomes: EngineRun[]): McpRunSink {
@@ -86,7 +90,7 @@ export async function runMcpCommand(argv: readonly string[], io: CliIO): Promise
   try {
     const sink = runSink(outRoot, io, outcomes);
     // The first session is opened before serving: a pack that cannot run is refused at once (exit 2).
-    const first = await openIsolatedSession(request, { signal: signals.signal });
+    const first = await openIsolatedSession(request, { signal: signals.signal, inlineFirstMs: INLINE_FIRST_MS });
     const what = `pack ${first.pack.id} ${first.pack.version} (${first.pack.restricted ? "restricted" : "unrestricted"}; ${first.tools.length} tools)`;
     const ended = args.http === null ? await serveStdio(first, sink, signals.signal, say, what) : await serveOnHttp(args, request, first, sink, signals.signal, say, what);
     reportFailures(io, ended);
@@ -126,7 +130,7 @@ async function serveOnHttp(args: McpArgs, request: WireRequest, first: IsolatedS
     openSession: async (options) => {
       const s = spare;
       spare = null;
-      return s ?? (await openIsolatedSession(request, options));
+      return s ?? (await openIsolatedSession(request, { ...options, inlineFirstMs: INLINE_FIRST_MS }));
     },
   };
   const ended: McpEnded[] = [];

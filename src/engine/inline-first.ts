@@ -42,6 +42,44 @@ const PROMOTED = "moved to an engine thread";
 /** The abort reasons a thread records by name (else "abort"). */
 const SIGNALS = ["SIGINT", "SIGTERM"];
 
+/** A hold: when an attempt began (wall clock and the process's CPU time). */
+export type Hold = { readonly at: number; readonly cpu: number };
+
+/**
+ * Watches how long attempts hold the calling thread (a 10 ms ticker while any is under way; it cannot fire while a
+ * tool computes, so a late tick means the thread was held).
+ * @param budget how long an attempt may hold the thread
+ * @returns `begin()` starts an attempt's hold, `over(hold)` says whether it has held the thread too long, `end()`
+ *   ends the attempt
+ * @throws RangeError for a negative or non-finite budget
+ * @example const watch = holdWatch({ ms: 50 }); const hold = watch.begin(); watch.over(hold); watch.end();
+ */
+export function holdWatch(budget: InlineBudget): { begin(): Hold; over(hold: Hold): boolean; end(): void } {
+  if (!Number.isFinite(budget.ms) || budget.ms < 0) throw new RangeError(`"budget.ms" expected a finite number >= 0, got ${budget.ms}`);
+  const loop = { at: 0, cpu: 0, users: 0, timer: undefined as ReturnType<typeof setInterval> | undefined };
+  const cpu = budget.cpuMs ?? (() => 0);
+  const turned = (): void => {
+    loop.at = performance.now();
+    loop.cpu = cpu();
+  };
+  return {
+    begin: () => {
+      if (loop.users++ === 0) {
+        turned();
+        loop.timer = setInterval(turned, 10);
+      }
+      return { at: performance.now(), cpu: cpu() }; // attempts started one after another on a busy loop each get the budget
+    },
+    over: (hold) => {
+      if (performance.now() - Math.max(loop.at, hold.at) <= budget.ms) return false;
+      return budget.cpuMs === undefined || cpu() - Math.max(loop.cpu, hold.cpu) > budget.ms;
+    },
+    end: () => {
+      if (--loop.users === 0) clearInterval(loop.timer);
+    },
+  };
+}
+
 /**
  * A runner that tries each run on the calling thread first (module notes).
  * @param budget how long an attempt may hold the thread
@@ -51,18 +89,7 @@ const SIGNALS = ["SIGINT", "SIGTERM"];
  * @example const first = inlineFirst({ ms: 150 }); const run = await first((r) => runEngine(env, r), request, (o) => onThread(o));
  */
 export function inlineFirst(budget: InlineBudget): (run: (request: EngineRunRequest) => Promise<EngineRun>, request: EngineRunRequest, elsewhere: (o: Elsewhere) => Promise<EngineRun>) => Promise<EngineRun> {
-  if (!Number.isFinite(budget.ms) || budget.ms < 0) throw new RangeError(`"budget.ms" expected a finite number >= 0, got ${budget.ms}`);
-  // When the loop last turned (one 10 ms ticker while attempts are under way; it cannot fire while a tool computes).
-  const loop = { at: 0, cpu: 0, users: 0, timer: undefined as ReturnType<typeof setInterval> | undefined };
-  const cpu = budget.cpuMs ?? (() => 0);
-  const turned = (): void => {
-    loop.at = performance.now();
-    loop.cpu = cpu();
-  };
-  const over = (start: { at: number; cpu: number }): boolean => {
-    if (performance.now() - Math.max(loop.at, start.at) <= budget.ms) return false;
-    return budget.cpuMs === undefined || cpu() - Math.max(loop.cpu, start.cpu) > budget.ms;
-  };
+  const watch = holdWatch(budget);
   return async (run, request, elsewhere) => {
     const signal = request.signal;
     const controller = new AbortController();
@@ -76,11 +103,7 @@ export function inlineFirst(budget: InlineBudget): (run: (request: EngineRunRequ
     };
     if (signal?.aborted === true) cancel();
     else signal?.addEventListener("abort", cancel, { once: true });
-    if (loop.users++ === 0) {
-      turned();
-      loop.timer = setInterval(turned, 10);
-    }
-    const start = { at: performance.now(), cpu: cpu() }; // attempts started one after another on a busy loop each get the budget
+    const start = watch.begin();
     const outer = request.interrupted;
     let attempt: EngineRun | null = null;
     try {
@@ -88,7 +111,7 @@ export function inlineFirst(budget: InlineBudget): (run: (request: EngineRunRequ
         ...request,
         parallel: 1, // the record is the same for every value; the attempt starts no step threads
         signal: controller.signal,
-        interrupted: () => promoted || outer?.() === true || (!controller.signal.aborted && over(start) && promote()),
+        interrupted: () => promoted || outer?.() === true || (!controller.signal.aborted && watch.over(start) && promote()),
         ...(request.fetch === undefined ? {} : { fetch: () => (promote(), Promise.reject(new Error(PROMOTED))) }),
         onProgress: (p) => {
           if (promoted) return;
@@ -99,7 +122,7 @@ export function inlineFirst(budget: InlineBudget): (run: (request: EngineRunRequ
     } catch (err) {
       if (!promoted) throw err;
     } finally {
-      if (--loop.users === 0) clearInterval(loop.timer);
+      watch.end();
       signal?.removeEventListener("abort", cancel);
     }
     if (!promoted && attempt !== null) return attempt;

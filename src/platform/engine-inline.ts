@@ -52,8 +52,11 @@ export async function runInline(request: WireRequest, options: Options): Promise
  * Whether a run's tools may reach the network: the runtime's fetch is given and the pack declares the `network`
  * permission without `sandbox.network: "none"` (read from `reach.json` as plain JSON; the engine checks it properly).
  * Such a run goes to an engine thread at once, so that a signal while a tool waits for a response stops it there.
+ * @param request what would cross to the thread
+ * @returns whether its tools may reach the network
+ * @example mayReachNetwork({ pack: { files }, network: true }) // true for packs/http
  */
-function mayReachNetwork(request: WireRequest): boolean {
+export function mayReachNetwork(request: WireRequest): boolean {
   if (request.network !== true || !("files" in request.pack)) return false;
   try {
     const doc = JSON.parse(new TextDecoder().decode(request.pack.files.get("reach.json"))) as { manifest?: { capabilities?: { permissions?: unknown }; policies?: { sandbox?: { network?: unknown } } } };

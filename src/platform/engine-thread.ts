@@ -18,6 +18,7 @@ import type { SessionTool } from "../engine/session.ts";
 import type { RunProgress } from "../engine/types.ts";
 import { interruptCode } from "./_interrupt.ts";
 import { openInlineSession, runInline, runInlineFirst } from "./engine-inline.ts";
+import { openInlineFirstSession } from "./engine-inline-session.ts";
 import type { FromWorker, IsolatedSession, ToWorker, WireCall, WireRequest, WireRun } from "./engine-wire.ts";
 
 export { INTERRUPT_REASONS } from "./_interrupt.ts";
@@ -177,7 +178,9 @@ async function runOnThread(request: WireRequest, options: { signal?: AbortSignal
 /**
  * Open a session run on an engine thread (the engine call `openSession`, isolated).
  * @param request the pack and options
- * @param options the abort signal (it ends the session ABORTED, even inside a call)
+ * @param options the abort signal (it ends the session ABORTED, even inside a call), and `inlineFirstMs`: make calls
+ *   on the calling thread while each holds it at most that long (`engine-inline-session.ts`: a call then crosses no
+ *   thread; the record is the same)
  * @returns the session
  * @throws ReachError as `openSession` does
  * @example
@@ -188,8 +191,10 @@ async function runOnThread(request: WireRequest, options: { signal?: AbortSignal
  * const run = await session.close();
  * ```
  */
-export async function openIsolatedSession(request: WireRequest, options: { signal?: AbortSignal } = {}): Promise<IsolatedSession> {
+export async function openIsolatedSession(request: WireRequest, options: { signal?: AbortSignal; inlineFirstMs?: number } = {}): Promise<IsolatedSession> {
   if (inline) return await openInlineSession(request, options);
+  const { inlineFirstMs, ...rest } = options;
+  if (inlineFirstMs !== undefined) return await openInlineFirstSession(request, rest, inlineFirstMs, (r, o) => openIsolatedSession(r, o));
   const w = await open(options.signal);
   const answers = new Map<number, (a: WireCall) => void>();
   const replies = new Map<number, (m: FromWorker) => void>();
