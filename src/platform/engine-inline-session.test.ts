@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { EngineRun } from "../engine/engine.ts";
 import { jsPack } from "../engine/_test-pack.ts";
 import type { JsonValue } from "../sandbox/types.ts";
@@ -28,11 +28,15 @@ const calls: [string, JsonValue][] = [
   ["quick", { tag: "c" }],
 ];
 
+/** How many answers the tests have received so far (when a session moved, it says after which call). */
+let answered = 0;
+
 /** The answers as the client sees them (errors by code and message). */
 async function answers(session: IsolatedSession, list: [string, JsonValue][]): Promise<unknown[]> {
   const out: unknown[] = [];
   for (const [tool, args] of list) {
     const a = await session.call(tool, args);
+    answered++;
     out.push(a.ok ? a : { ok: false, stepId: a.stepId, code: a.error.code, message: a.error.message, ended: a.ended });
   }
   return out;
@@ -46,6 +50,9 @@ async function direct(list: [string, JsonValue][]): Promise<{ answers: unknown[]
 }
 
 describe("openInlineFirstSession: MCP calls on the calling thread first", () => {
+  // The JavaScript engine is loaded and compiled once per process: not inside a call whose hold is measured here.
+  beforeAll(async () => void (await direct([["quick", {}]])), 60_000);
+
   it("short calls stay on the calling thread and record what a session anywhere records", async () => {
     const onThread = vi.fn(async (): Promise<IsolatedSession> => {
       throw new Error("not expected");
@@ -63,15 +70,19 @@ describe("openInlineFirstSession: MCP calls on the calling thread first", () => 
 
   it("a call holding the thread moves the session: the calls before it are made again there, the record is the same", async () => {
     const made: [string, JsonValue][] = [];
+    let movedAfter = -1;
     const onThread = vi.fn(async (r: WireRequest, o: { signal?: AbortSignal }): Promise<IsolatedSession> => {
+      movedAfter = answered;
       const s = await openInlineSession(r, o);
       return { ...s, call: (tool, args) => (made.push([tool, args]), s.call(tool, args)) };
     });
     const session = await openInlineFirstSession(request, {}, 100, onThread);
+    const start = answered;
     const got = await answers(session, calls);
     const run = await session.close();
     expect(onThread).toHaveBeenCalledTimes(1);
     expect(onThread.mock.calls[0]![0]).toBe(request);
+    expect(movedAfter - start).toBe(3); // the three quick calls were answered here, the slow one moved the session
     // Everything from the first call on, in order: the three answered before, the one that held the thread, the rest.
     expect(made).toEqual(calls);
     const expected = await direct(calls);
