@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { EngineRun } from "../engine/engine.ts";
 import { jsPack } from "../engine/_test-pack.ts";
@@ -76,13 +77,15 @@ describe("openInlineFirstSession: MCP calls on the calling thread first", () => 
       const s = await openInlineSession(r, o);
       return { ...s, call: (tool, args) => (made.push([tool, args]), s.call(tool, args)) };
     });
-    const session = await openInlineFirstSession(request, {}, 100, onThread);
+    const server = new AbortController(); // the server's signal: it outlives every session
+    const session = await openInlineFirstSession(request, { signal: server.signal }, 100, onThread);
     const start = answered;
     const got = await answers(session, calls);
     const run = await session.close();
     expect(onThread).toHaveBeenCalledTimes(1);
     expect(onThread.mock.calls[0]![0]).toBe(request);
     expect(movedAfter - start).toBe(3); // the three quick calls were answered here, the slow one moved the session
+    expect(getEventListeners(server.signal, "abort")).toHaveLength(0); // a closed session leaves nothing on it
     // Everything from the first call on, in order: the three answered before, the one that held the thread, the rest.
     expect(made).toEqual(calls);
     const expected = await direct(calls);

@@ -61,6 +61,8 @@ export async function openInlineFirstSession(request: WireRequest, options: { si
   });
   const calls: [string, JsonValue][] = [];
   let thread: Promise<IsolatedSession> | null = null;
+  /** What passes the caller's signal on to the thread's session (removed when the session closes). */
+  let stop: (() => void) | null = null;
   /** The session on a thread, with the calls before `upTo` made there again (once; later callers share it). */
   const moved = (upTo: number): Promise<IsolatedSession> =>
     (thread ??= (async () => {
@@ -70,7 +72,7 @@ export async function openInlineFirstSession(request: WireRequest, options: { si
       for (const [tool, args] of calls.slice(0, upTo)) await session.call(tool, args).catch(() => undefined); // answered before: same outcome
       // A signal that came while the call held this thread is handled only now (a timer lets its handler run).
       await new Promise((resolve) => setTimeout(resolve, 0));
-      const stop = (): void => void (own.signal.aborted || own.abort(options.signal?.reason ?? "abort"));
+      stop = (): void => void (own.signal.aborted || own.abort(options.signal?.reason ?? "abort"));
       if (options.signal?.aborted === true) stop();
       else options.signal?.addEventListener("abort", stop, { once: true });
       return session;
@@ -116,7 +118,11 @@ export async function openInlineFirstSession(request: WireRequest, options: { si
           options.signal?.removeEventListener("abort", forward);
           return await inline.close(aborted);
         }
-        return await (await thread).close(aborted);
+        try {
+          return await (await thread).close(aborted);
+        } finally {
+          if (stop !== null) options.signal?.removeEventListener("abort", stop);
+        }
       }),
   };
 }
