@@ -5,8 +5,8 @@
  * @module
  */
 import { toJsonlBytes } from "../ledger/jsonl.ts";
-import { writeRunCapsule } from "../capsule/run-capsule.ts";
-import type { CapsuleSigner, RunCapsuleContents } from "../capsule/run-capsule.ts";
+import { writeRunCapsule } from "../capsule/run-capsule-core.ts";
+import type { CapsuleSigner, RunCapsuleContents } from "../capsule/run-capsule-core.ts";
 import type { CapsuleIndex } from "../protocol/capsule.ts";
 import { formatProof, signProof } from "../trust/proofs.ts";
 import type { StepProofStatement } from "../trust/proofs.ts";

@@ -4,7 +4,6 @@
  * through {@link runEngine} and nothing else; none of them plans, gates, executes or hashes by itself.
  * @module
  */
-import { readArchive } from "../capsule/archive.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { FetchLike } from "../sandbox/host/http.ts";
 import type { JsonValue } from "../sandbox/types.ts";
@@ -100,9 +99,11 @@ export type EngineRun = {
   warnings: string[];
 };
 
-function packFiles(source: PackSource): ReadonlyMap<string, Uint8Array> {
+async function packFiles(source: PackSource): Promise<ReadonlyMap<string, Uint8Array>> {
   if ("files" in source) return source.files;
   if (!(source.archive instanceof Uint8Array)) throw new TypeError('"pack.archive" expected the bytes of a .tar.gz pack');
+  // The archive reader (and its inflater) loads only here: a run from a pack directory never reads an archive.
+  const { readArchive } = await import("../capsule/archive.ts");
   try {
     return readArchive(source.archive, { maxTotalBytes: MAX_PACK_BYTES });
   } catch (err) {
@@ -125,7 +126,7 @@ function packFiles(source: PackSource): ReadonlyMap<string, Uint8Array> {
  * ```
  */
 export async function loadPackFrom(env: EngineEnvironment, source: PackSource): Promise<LoadedPack> {
-  const files = packFiles(source);
+  const files = await packFiles(source);
   const load = env.components;
   return await loadPack(files, load === undefined ? {} : { prepareComponent: async (code) => void (await load(code)) });
 }

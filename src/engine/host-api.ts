@@ -10,7 +10,7 @@ export { writeArchive, readArchive, archiveIsCanonical } from "../capsule/archiv
 export { DEFAULT_ARCHIVE_LIMITS } from "../capsule/limits.ts";
 export type { ArchiveLimits } from "../capsule/limits.ts";
 export { readRunCapsule, runCapsuleFromEntries } from "../capsule/run-capsule.ts";
-export type { RunCapsule } from "../capsule/run-capsule.ts";
+export type { RunCapsule } from "../capsule/run-capsule-core.ts";
 export { approvalPlanHash, signApproval } from "../trust/approval.ts";
 export type { ApprovalRecord } from "../trust/approval.ts";
 export { formatKeyFiles, formatPublicKeyFile, generateKeyPair, parsePrivateKeyFile, parsePublicKeyFile } from "../trust/keys.ts";

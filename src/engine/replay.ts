@@ -6,11 +6,11 @@
  * @module
  */
 import { sha256Hex } from "../canonical/sha256.ts";
-import { FEDERATION_ENTRY } from "../capsule/run-capsule.ts";
+import { FEDERATION_ENTRY } from "../capsule/run-capsule-core.ts";
 import type { AnnexEvent } from "./annex.ts";
-import { PLAN_ENTRY, RUN_DOC_ENTRY } from "../capsule/run-capsule.ts";
-import { AFTER_PREFIX, BLOB_PREFIX, capsuleIndexDigest, entriesUnder, EVENTS_ENTRY, PACK_PREFIX, PROOF_ENTRY, REQUEST_ENTRY, RESULT_ENTRY, TAPE_ENTRY } from "../capsule/run-capsule.ts";
-import type { RunCapsule } from "../capsule/run-capsule.ts";
+import { PLAN_ENTRY, RUN_DOC_ENTRY } from "../capsule/run-capsule-core.ts";
+import { AFTER_PREFIX, BLOB_PREFIX, capsuleIndexDigest, entriesUnder, EVENTS_ENTRY, PACK_PREFIX, PROOF_ENTRY, REQUEST_ENTRY, RESULT_ENTRY, TAPE_ENTRY } from "../capsule/run-capsule-core.ts";
+import type { RunCapsule } from "../capsule/run-capsule-core.ts";
 import { verifyRunCapsule } from "./verify.ts";
 import type { VerifyCheck } from "./verify.ts";
 import { readJsonl } from "../ledger/jsonl.ts";

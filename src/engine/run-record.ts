@@ -5,7 +5,7 @@
  */
 import { hashCanonical } from "../canonical/jcs.ts";
 import { utf8 } from "../canonical/sha256.ts";
-import { capsuleBody } from "../capsule/run-capsule.ts";
+import { capsuleBody } from "../capsule/run-capsule-core.ts";
 import { parseIsoMillis } from "../determinism/clock.ts";
 import { auditCapabilities, changedPaths } from "../policy/audit.ts";
 import type { ReachError } from "../protocol/errors.ts";

@@ -33,7 +33,7 @@ import type { JsonObject, JsonValue } from "../sandbox/types.ts";
 import { Workspace } from "../sandbox/workspace/workspace.ts";
 import { snapshotDigest } from "../sandbox/workspace/workspace.ts";
 import type { SnapshotEntry, WorkspaceImage } from "../sandbox/workspace/workspace.ts";
-import { contentsDigest } from "../capsule/run-capsule.ts";
+import { contentsDigest } from "../capsule/run-capsule-core.ts";
 import type { CapsuleRequest } from "./capsule.ts";
 import { FUEL_PER_MS } from "./executor.ts";
 import type { ExecutorRunState } from "./executor.ts";

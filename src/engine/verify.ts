@@ -24,13 +24,13 @@ import { runDocument } from "./run-document.ts";
 import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignature } from "../trust/pack-signature.ts";
 import { parseProof, verifyProof } from "../trust/proofs.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
-import { AFTER_PREFIX, BEFORE_PREFIX, BLOB_PREFIX, capsuleIndexDigest, contentsDigest, entriesUnder, EVENTS_ENTRY, LINKS_ENTRY, PACK_PREFIX, PLAN_ENTRY, PROOF_ENTRY, REQUEST_ENTRY, RUN_DOC_ENTRY, TAPE_ENTRY, TASK_PREFIX } from "../capsule/run-capsule.ts";
+import { AFTER_PREFIX, BEFORE_PREFIX, BLOB_PREFIX, capsuleIndexDigest, contentsDigest, entriesUnder, EVENTS_ENTRY, LINKS_ENTRY, PACK_PREFIX, PLAN_ENTRY, PROOF_ENTRY, REQUEST_ENTRY, RUN_DOC_ENTRY, TAPE_ENTRY, TASK_PREFIX } from "../capsule/run-capsule-core.ts";
 import { sha256Hex } from "../canonical/sha256.ts";
 import { tapeToJsonl } from "../record/tape.ts";
 import type { TapeRecord } from "../record/tape.ts";
 import { snapshotDigest } from "../sandbox/workspace/workspace.ts";
 import type { SnapshotEntry } from "../sandbox/workspace/workspace.ts";
-import type { RunCapsule } from "../capsule/run-capsule.ts";
+import type { RunCapsule } from "../capsule/run-capsule-core.ts";
 
 /** One check of `verify`. */
 export type VerifyCheck = { name: string; ok: boolean; message: string; location?: Record<string, unknown> };

@@ -7,7 +7,7 @@
  * @module
  */
 import { canonicalize, hashCanonical } from "../canonical/jcs.ts";
-import { FEDERATION_ENTRY, RESULT_ENTRY } from "../capsule/run-capsule.ts";
+import { FEDERATION_ENTRY, RESULT_ENTRY } from "../capsule/run-capsule-core.ts";
 import { readJsonl } from "../ledger/jsonl.ts";
 import type { Delegation, NodeIdentity } from "../protocol/delegation.ts";
 import { ReachError } from "../protocol/errors.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 import { readRunCapsule } from "../capsule/run-capsule.ts";
-import type { RunCapsule } from "../capsule/run-capsule.ts";
+import type { RunCapsule } from "../capsule/run-capsule-core.ts";
 import { verifyRunCapsule } from "../engine/verify.ts";
 import type { CapsuleVerification } from "../engine/verify.ts";
 import { chainAnnex } from "../engine/annex.ts";

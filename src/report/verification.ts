@@ -5,7 +5,7 @@
  */
 import { verifyRunCapsule } from "../engine/verify.ts";
 import type { CapsuleVerification } from "../engine/verify.ts";
-import type { RunCapsule } from "../capsule/run-capsule.ts";
+import type { RunCapsule } from "../capsule/run-capsule-core.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 
 /** The verification result a report shows. */
