@@ -3,25 +3,32 @@
  * (wasm-tools/deflate/deflate.c, embedded by `_deflate-wasm.ts`).
  *
  * Why not fflate itself: its JavaScript runs once per CLI process, first interpreted and then optimized on a second
- * thread, and that was the largest single cost of a short `reach-wasm run` (~20–25 ms of CPU to write a 38 KB
- * capsule; README "Benchmarks"). The capsule format pins fflate's bytes (ARCHITECTURE "Capsule"), so the C is
+ * thread: ~21–27 ms of CPU to write `packs/hello`'s 38 KB capsule, against 13–19 ms here, cold; warm, 1.2 ms against
+ * 0.5 ms per 40 KB. And a run that writes a capsule without reading one no longer loads fflate at all (README
+ * "Benchmarks": ~10 ms of start-up together). The capsule format pins fflate's bytes (ARCHITECTURE "Capsule"), so the C is
  * fflate's algorithm written out again, and `deflate.test.ts` checks it against fflate on every level and on many
  * inputs. fflate still inflates (`_gunzip.ts`).
  *
- * Each call instantiates the module afresh: its memory holds only that archive and is released with it, and no state
- * is shared between calls (a run service writes many capsules). Compiling the ~13 KB module happens once.
+ * One instance is kept and reused (its allocator starts over for each archive, and hands out zeroed buffers); after an
+ * archive that grew its memory past {@link KEEP_BYTES} it is dropped, so one large capsule does not hold that memory
+ * for the life of a process. Compiling the ~13 KB module happens once.
  * @module
  */
 import { DEFLATE_WASM_BASE64 } from "./_deflate-wasm.ts";
 
 type DeflateExports = {
   memory: WebAssembly.Memory;
+  reset(): void;
   alloc(n: number): number;
   gzip(ptr: number, len: number, level: number, mem: number): number;
   result(): number;
 };
 
+/** Memory kept between archives: past this, the instance is dropped after use. */
+const KEEP_BYTES = 64 * 1024 * 1024;
+
 let compiled: WebAssembly.Module | undefined;
+let kept: DeflateExports | undefined;
 
 function deflateModule(): WebAssembly.Module {
   if (compiled === undefined) {
@@ -45,9 +52,13 @@ function deflateModule(): WebAssembly.Module {
 export function gzipLikeFflate(data: Uint8Array, level: number, mem: number): Uint8Array {
   if (!Number.isInteger(level) || level < 1 || level > 9) throw new RangeError(`"level" expected an integer 1-9, got ${level}`);
   if (!Number.isInteger(mem) || mem < 0 || mem > 12) throw new RangeError(`"mem" expected an integer 0-12, got ${mem}`);
-  const x = new WebAssembly.Instance(deflateModule(), {}).exports as unknown as DeflateExports;
+  const x = kept ?? (new WebAssembly.Instance(deflateModule(), {}).exports as unknown as DeflateExports);
+  kept = undefined; // not reused if this call throws half-way
+  x.reset();
   const at = x.alloc(data.length);
   const n = at === 0 ? 0 : (new Uint8Array(x.memory.buffer, at, data.length).set(data), x.gzip(at, data.length, level, mem));
   if (n === 0) throw new RangeError(`gzip: ${data.length} bytes are more than the compressor's memory can hold`);
-  return new Uint8Array(x.memory.buffer, x.result(), n).slice();
+  const out = new Uint8Array(x.memory.buffer, x.result(), n).slice();
+  if (x.memory.buffer.byteLength <= KEEP_BYTES) kept = x;
+  return out;
 }

@@ -19,6 +19,14 @@ extern unsigned char __heap_base;
 
 static u32 heap_top = 0;
 
+// Zeroes [start, end): a buffer handed out again after reset() holds the last archive's bytes.
+static void zero(u32 start, u64 end) {
+  u64 *w = (u64 *)start;
+  for (u64 k = 0, n = (end - start + 7) / 8; k < n; ++k) w[k] = 0;
+}
+
+// A zeroed buffer of n bytes, 8-aligned, or 0 when memory cannot grow. Buffers are never freed one by one: reset()
+// starts over (the glue calls it before every archive, and drops the instance once its memory has grown large).
 static void *alloc_bytes(u32 n) {
   if (heap_top == 0) heap_top = (u32)&__heap_base;
   u32 start = (heap_top + 7u) & ~7u;
@@ -28,11 +36,14 @@ static void *alloc_bytes(u32 n) {
     u64 pages = (end - have + 65535u) / 65536u;
     if (__builtin_wasm_memory_grow(0, (unsigned long)pages) == (unsigned long)-1) return 0;
   }
+  zero(start, end < have ? end : have); // pages just grown are zero already
   heap_top = (u32)end;
-  return (void *)start; // fresh pages are zero, and nothing is ever freed: every buffer starts zeroed
+  return (void *)start;
 }
 
 __attribute__((export_name("alloc"))) u8 *alloc(u32 n) { return (u8 *)alloc_bytes(n); }
+
+__attribute__((export_name("reset"))) void reset(void) { heap_top = 0; }
 
 // ---- tables (fflate's, built the same way) ----
 
