@@ -62,7 +62,7 @@ export async function runTool(spec: ToolRunSpec): Promise<ToolRunRecord> {
 }
 
 const POLICY = (() => {
-  const manifest = ManifestSchema.parse({
+  const manifest = ManifestSchema().parse({
     manifestVersion: "1.0.0",
     capabilities: {
       permissions: ["filesystem"],

@@ -26,6 +26,20 @@ const root = new URL("../../", import.meta.url).pathname;
 const external = ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@electric-sql/pglite", "pg", "pg-boss", "@bytecodealliance/*"];
 
 /**
+ * zod's `locales` namespace with English only. zod re-exports its ~50 locales as `z.locales` (394 KB of the 770 KB
+ * it added to the bundle), so no bundler can drop them; reach-wasm's messages are English (zod sets `en` itself, from
+ * `locales/en.js`). Fewer functions in `main.cjs` make a smaller code cache, and V8 reads all of it at every start.
+ * @type {import("esbuild").Plugin}
+ */
+const zodEnglishOnly = {
+  name: "zod-english-only",
+  setup(b) {
+    b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) => (/[\\/]zod[\\/]v4[\\/]/.test(args.importer) ? { path: join(args.resolveDir, "../locales/en.js"), namespace: "zod-locales" } : undefined));
+    b.onLoad({ filter: /.*/, namespace: "zod-locales" }, (args) => ({ contents: `export { default as en } from ${JSON.stringify(args.path)};`, resolveDir: root }));
+  },
+};
+
+/**
  * Bundle the CLI into `outdir`.
  * @param {{ outdir: string; minify?: boolean; train?: boolean }} options `train`: make the code cache (a run of packs/hello)
  * @returns {Promise<void>}
@@ -37,7 +51,7 @@ export async function bundleCli({ outdir, minify = true, train = true }) {
   // source another ~5 (less to read, hold and page in). Nothing the CLI hands to JCS is a class instance, every error
   // class sets its `name` itself, and the conformance cases run from conformance-cases.mjs, which keeps names.
   // fflate's browser build: its Node build loads worker_threads at start-up for async APIs the capsule never uses.
-  const common = { bundle: true, platform: "node", target: "node20", external, alias: { fflate: "fflate/browser" }, logLevel: "error", legalComments: "none", minify, keepNames: true };
+  const common = { bundle: true, platform: "node", target: "node20", external, alias: { fflate: "fflate/browser" }, plugins: [zodEnglishOnly], logLevel: "error", legalComments: "none", minify, keepNames: true };
   const script = { ...common, keepNames: false };
   rmSync(join(outdir, "chunks"), { recursive: true, force: true });
   rmSync(join(outdir, "main.cjs.cache"), { force: true });
@@ -69,9 +83,13 @@ export async function bundleCli({ outdir, minify = true, train = true }) {
   if (train) trainCodeCache(outdir);
 }
 
-/** The training run: compiles what a short run needs; the loader writes the code cache as the process exits. */
+/**
+ * The training run: compiles what a short run needs; the loader writes the code cache as the process exits. A first
+ * run fills the disk caches (fuel, validated documents), so that the training run takes the path of a warm run.
+ */
 function trainCodeCache(outdir) {
   const out = mkdtempSync(join(tmpdir(), "reach-bundle-"));
+  spawnSync(process.execPath, [join(outdir, "main.js"), "run", join(root, "packs/hello"), "--out", out, "--quiet"], { stdio: "ignore" });
   const trained = spawnSync(process.execPath, [join(outdir, "main.js"), "run", join(root, "packs/hello"), "--out", out, "--quiet"], { env: { ...process.env, REACH_WASM_WRITE_CODE_CACHE: "1" }, stdio: ["ignore", "ignore", "inherit"] });
   rmSync(out, { recursive: true, force: true });
   // Without a cache the CLI only compiles at start-up: say so, and build on.

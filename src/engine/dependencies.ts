@@ -101,9 +101,9 @@ function resolveOne(dep: Dependency, files: ReadonlyMap<string, Uint8Array>, bas
   const mine = subtree(files, prefix);
   const doc = mine.get("reach.json");
   if (doc === undefined) throw unresolved(dep, where, `${base}${prefix}reach.json is not in the pack`);
-  let parsed: ReturnType<typeof PackSchema.safeParse>;
+  let parsed: ReturnType<ReturnType<typeof PackSchema>["safeParse"]>;
   try {
-    parsed = PackSchema.safeParse(upgradePackDocument(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(doc)), `${prefix}reach.json`).document);
+    parsed = PackSchema().safeParse(upgradePackDocument(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(doc)), `${prefix}reach.json`).document);
   } catch (err) {
     throw unresolved(dep, where, `${base}${prefix}reach.json is not JSON (${(err as Error).message})`);
   }

@@ -18,7 +18,7 @@ const upstream = ajv.compile(JSON.parse(readFileSync(new URL("../../conformance/
 function checkEvents(record: RunRecord): void {
   for (const e of record.events) {
     const plain = JSON.parse(JSON.stringify(e));
-    expect(RunEventSchema.safeParse(plain).success, `${e.type}: ${JSON.stringify(RunEventSchema.safeParse(plain).error?.issues)}`).toBe(true);
+    expect(RunEventSchema().safeParse(plain).success, `${e.type}: ${JSON.stringify(RunEventSchema().safeParse(plain).error?.issues)}`).toBe(true);
     expect(upstream(plain), `${e.type}: ${JSON.stringify(upstream.errors)}`).toBe(true);
   }
   expect(verifyChain(record.events.map((e) => JSON.parse(JSON.stringify(e))), record.runHash).valid).toBe(true);

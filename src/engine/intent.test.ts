@@ -76,10 +76,10 @@ describe("plan validation for a generation intent", () => {
 describe("reach.json intents", () => {
   const base = JSON.parse(new TextDecoder().decode(packFromDisk("chart").get("reach.json")!));
   it("the chart pack declares intents, a generator tool and a default query", () => {
-    expect(PackSchema.safeParse(base).success).toBe(true);
+    expect(PackSchema().safeParse(base).success).toBe(true);
   });
   it("refuses duplicate intent names, empty rules, bad MIME types", () => {
-    const bad = (patch: object) => PackSchema.safeParse({ ...base, ...patch }).success;
+    const bad = (patch: object) => PackSchema().safeParse({ ...base, ...patch }).success;
     expect(bad({ intents: [base.intents[0], base.intents[0]] })).toBe(false);
     expect(bad({ intents: [{ name: "x", match: {} }] })).toBe(false);
     expect(bad({ intents: [{ name: "x", match: { any: ["a"] }, artifacts: ["SVG"] }] })).toBe(false);

@@ -24,6 +24,7 @@ import type { DeprecationNotice } from "../protocol/deprecations.ts";
 import { PackSchema, PROTOCOL_SPEC_VERSION } from "../protocol/pack.ts";
 import type { Pack, ToolDefinition } from "../protocol/pack.ts";
 import { parseOrThrow } from "../protocol/parse.ts";
+import { validatedDocument } from "./document-cache.ts";
 import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignature } from "../trust/pack-signature.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 import { isInfraTool } from "./infra-tools.ts";
@@ -213,7 +214,8 @@ export async function loadPack(files: ReadonlyMap<string, Uint8Array>, options: 
   if (warning !== null) warnings.push(warning);
   const id = (raw as { id?: unknown }).id;
   const upgraded = upgradePackDocument(raw, `${PACK_FILE}${typeof id === "string" ? ` of pack ${JSON.stringify(id.slice(0, 100))}` : ""}`); // seed 003 §9.2
-  const pack = deepFreeze(parseOrThrow(PackSchema, upgraded.document, "PACK_INVALID_MANIFEST", PACK_FILE));
+  const document = upgraded.document;
+  const pack = deepFreeze(await validatedDocument("pack", document, () => parseOrThrow(PackSchema(), document, "PACK_INVALID_MANIFEST", PACK_FILE)));
   const deps = resolveDependencies(pack.dependencies ?? [], files); // seed 003 §4.1, offline (dependencies.ts)
   warnings.push(...deps.warnings);
   const schemas = Object.values(pack.tools).flatMap((d) => [d.inputSchema, d.outputSchema]).filter((x) => x !== undefined);

@@ -28,6 +28,7 @@ import { parseOrThrow } from "../protocol/parse.ts";
 import { BlueprintSchema } from "../protocol/plan.ts";
 import type { Blueprint } from "../protocol/plan.ts";
 import { deepFreeze } from "./pack.ts";
+import { validatedDocument } from "./document-cache.ts";
 import { approvalPlanHash, approves } from "../trust/approval.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 import { compileSchema, isLiteSchema, loadFullValidator } from "./schema-check.ts";
@@ -81,7 +82,15 @@ function refuse(code: "PLAN_STEP_REFERENCE_INVALID" | "PLAN_INVALID" | "PLAN_NOT
  * @throws Error when a `return_spec` needs the full validator and `loadFullValidator()` was not awaited (use {@link gatePlanAsync})
  */
 export function gatePlan(document: unknown, options: GateOptions): GatedPlan {
-  const plan = deepFreeze(parseOrThrow(BlueprintSchema, document, "PLAN_INVALID", "the plan"));
+  return gateParsed(parsePlan(document), options);
+}
+
+function parsePlan(document: unknown): Blueprint {
+  return parseOrThrow(BlueprintSchema(), document, "PLAN_INVALID", "the plan");
+}
+
+function gateParsed(parsed: Blueprint, options: GateOptions): GatedPlan {
+  const plan = deepFreeze(parsed);
   if (plan.status !== "APPROVED") {
     throw refuse("PLAN_NOT_APPROVED", `the plan's status is ${plan.status}; only an APPROVED plan executes (seed 001 §4)`, { status: plan.status });
   }
@@ -180,7 +189,8 @@ function approval(plan: Blueprint, options: GateOptions): "cli" | "record" {
 }
 
 /**
- * {@link gatePlan}, loading the full JSON Schema validator first when a `return_spec` needs it.
+ * {@link gatePlan}, loading the full JSON Schema validator first when a `return_spec` needs it; the schema's verdict
+ * on a plan validated before comes from the validated-document cache (`document-cache.ts`).
  * @param document the plan
  * @param options as for gatePlan
  * @returns the gated plan
@@ -190,7 +200,7 @@ export async function gatePlanAsync(document: unknown, options: GateOptions): Pr
   if (Array.isArray(steps) && steps.some((s) => s !== null && typeof s === "object" && typeof (s as { return_spec?: unknown }).return_spec === "object" && (s as { return_spec: unknown }).return_spec !== null && !isLiteSchema((s as { return_spec: Record<string, unknown> }).return_spec))) {
     await loadFullValidator();
   }
-  return gatePlan(document, options);
+  return gateParsed(await validatedDocument("plan", document, () => parsePlan(document)), options);
 }
 
 /**

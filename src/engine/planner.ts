@@ -110,7 +110,7 @@ export function plannerInvocationId(loaded: LoadedPack, seed: string, attempt: n
 
 /** The planner's policy (nothing granted), made on first use: a static plan never needs it. */
 let emptyPolicy: ReturnType<typeof capabilityPolicy> | undefined;
-const plannerPolicy = (): ReturnType<typeof capabilityPolicy> => (emptyPolicy ??= capabilityPolicy(ManifestSchema.parse({ manifestVersion: "1.0.0", capabilities: {} }), { restricted: true }));
+const plannerPolicy = (): ReturnType<typeof capabilityPolicy> => (emptyPolicy ??= capabilityPolicy(ManifestSchema().parse({ manifestVersion: "1.0.0", capabilities: {} }), { restricted: true }));
 
 /**
  * Produce a plan (not yet gated).

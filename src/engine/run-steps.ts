@@ -6,7 +6,7 @@
  * @module
  */
 import { deriveId } from "../canonical/ids.ts";
-import { ExecutionEnvelopeSchema } from "../protocol/envelope.ts";
+import { ExecutionEnvelopeSchema, isExactEnvelope } from "../protocol/envelope.ts";
 import type { ExecutionEnvelope } from "../protocol/envelope.ts";
 import { ReachError, toReachError } from "../protocol/errors.ts";
 import { parseOrThrow } from "../protocol/parse.ts";
@@ -59,19 +59,16 @@ export function prepareStep(run: Run, gen: Generation, i: number, generation: nu
   const base = { index: i, step, invocationId, view: view.state, clockStartMs: view.clockStartMs };
   let envelope: ExecutionEnvelope;
   try {
-    envelope = parseOrThrow(
-      ExecutionEnvelopeSchema,
-      {
-        id: deriveId("reach-wasm/envelope", run.runId, step.id, String(generation)),
-        task_id: step.id,
-        tool: step.tool,
-        arguments: resolveArguments(step.arguments as JsonObject, run.input, step.id, view.outputs),
-        context: { session_id: run.runId, permissions: [...loaded.pack.manifest.capabilities.permissions] },
-        timeout_ms: timeout,
-      },
-      "PROTO_SCHEMA_VIOLATION",
-      `the envelope of step "${step.id}"`,
-    );
+    const candidate = {
+      id: deriveId("reach-wasm/envelope", run.runId, step.id, String(generation)),
+      task_id: step.id,
+      tool: step.tool,
+      arguments: resolveArguments(step.arguments as JsonObject, run.input, step.id, view.outputs),
+      context: { session_id: run.runId, permissions: [...loaded.pack.manifest.capabilities.permissions] },
+      timeout_ms: timeout,
+    };
+    // The schema only when the quick check cannot vouch for the envelope as it is (for the verdict and the message).
+    envelope = isExactEnvelope(candidate) ? candidate : parseOrThrow(ExecutionEnvelopeSchema(), candidate, "PROTO_SCHEMA_VIOLATION", `the envelope of step "${step.id}"`);
   } catch (err) {
     return { ...base, envelope: null, job: null, refusal: toReachError(err, "PROTO_SCHEMA_VIOLATION") };
   }

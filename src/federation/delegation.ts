@@ -35,7 +35,7 @@ export type DelegationDraft = {
  * @example parseDelegation(JSON.parse(text), "a-to-b.json")
  */
 export function parseDelegation(value: unknown, what: string): Delegation {
-  const d = parseOrThrow(DelegationSchema, value, "FED_DELEGATION_INVALID", what);
+  const d = parseOrThrow(DelegationSchema(), value, "FED_DELEGATION_INVALID", what);
   if (d.scope.length > MAX_SCOPE_ENTRIES) throw new ReachError("FED_DELEGATION_INVALID", `${what}: scope has ${d.scope.length} entries; at most ${MAX_SCOPE_ENTRIES}`);
   assertScope(d.scope, `${what}: scope`);
   return d;

@@ -94,7 +94,7 @@ export function createNode(endpoint: string, random?: Uint8Array): NodeSelf {
  * @example parseNodeIdentity(JSON.parse(text), "peer.json")
  */
 export function parseNodeIdentity(value: unknown, what: string): NodeIdentity {
-  const doc = parseOrThrow(NodeIdentitySchema, value, "PROTO_SCHEMA_VIOLATION", what);
+  const doc = parseOrThrow(NodeIdentitySchema(), value, "PROTO_SCHEMA_VIOLATION", what);
   const problem = publicKeyProblem(base64ToBytes(doc.publicKey));
   if (problem !== undefined) throw new ReachError("PROTO_SCHEMA_VIOLATION", `${what}: publicKey ${problem}`);
   return { ...doc, endpoint: normalizeEndpoint(doc.endpoint) };

@@ -54,7 +54,7 @@ export const MessageSchema = strictObject("federation message", {
   timestamp: timestamp(),
   inReplyTo: nonce().optional(),
   body: z.record(z.string(), z.unknown()),
-  signature: DelegationSignatureSchema.optional(),
+  signature: DelegationSignatureSchema().optional(),
 });
 
 /** A signed envelope. */

@@ -34,7 +34,7 @@ export const RevocationSchema = strictObject("revocation", {
   delegationId: uuid(),
   delegator: uuid(),
   revokedAt: timestamp(),
-  signature: DelegationSignatureSchema,
+  signature: DelegationSignatureSchema(),
 });
 /** A revocation. */
 export type Revocation = z.output<typeof RevocationSchema>;

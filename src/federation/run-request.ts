@@ -67,7 +67,7 @@ function packDocument(archive: Uint8Array): { files: Map<string, Uint8Array>; pa
     throw new ReachError("PACK_INVALID_MANIFEST", "the pack's reach.json is not UTF-8 JSON");
   }
   const document = upgradePackDocument(value, "reach.json").document; // deprecated forms, as loadPack reads them
-  return { files, pack: parseOrThrow(PackSchema, document, "PACK_INVALID_MANIFEST", "the pack's reach.json") };
+  return { files, pack: parseOrThrow(PackSchema(), document, "PACK_INVALID_MANIFEST", "the pack's reach.json") };
 }
 
 const VIOLATION: Readonly<Record<string, ViolationType>> = { tool: "UNDEFINED_TOOL", resource: "RESOURCE_ACCESS", host: "RESOURCE_ACCESS", permission: "PERMISSION_DENIED" };

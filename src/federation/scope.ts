@@ -43,7 +43,7 @@ export function scopeEntryProblem(entry: string): string | undefined {
     case "resource":
       return URI_RE.test(value) ? undefined : `${JSON.stringify(entry)}: expected a URI with a scheme, e.g. resource:workspace:///data/`;
     case "permission":
-      return PermissionSchema.safeParse(value).success ? undefined : `${JSON.stringify(entry)}: expected one of ${PermissionSchema.options.map((p) => `permission:${p}`).join(", ")}`;
+      return PermissionSchema().safeParse(value).success ? undefined : `${JSON.stringify(entry)}: expected one of ${PermissionSchema().options.map((p) => `permission:${p}`).join(", ")}`;
     case "host":
       return HOST_RE.test(value) ? undefined : `${JSON.stringify(entry)}: expected a host such as host:api.example.com or host:*.example.com`;
     default:

@@ -48,7 +48,7 @@ export const NONCES_FILE = "nonces.json";
 export const DELEGATIONS_DIR = "delegations";
 export const REVOCATIONS_DIR = "revocations";
 
-const PeersFileSchema = z.strictObject({ version: z.literal(1), peers: z.array(NodeIdentitySchema).max(10_000) });
+const PeersFileSchema = z.strictObject({ version: z.literal(1), peers: z.array(NodeIdentitySchema()).max(10_000) });
 const SMALL = 1024 * 1024;
 const dec = new TextDecoder("utf-8", { fatal: true });
 

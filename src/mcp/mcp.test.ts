@@ -74,7 +74,7 @@ describe("an MCP session is a session run", () => {
     expect(bad.isError).toBe(true);
     expect(text(bad)).toMatch(/^PROTO_SCHEMA_VIOLATION: .*inputSchema/);
     // the same error document as every face's (seed 003 §7.2, upstream error.schema.json)
-    expect(ErrorDocumentSchema.parse(bad._meta?.["reach-wasm/error"]).error.code).toBe("PROTO_SCHEMA_VIOLATION");
+    expect(ErrorDocumentSchema().parse(bad._meta?.["reach-wasm/error"]).error.code).toBe("PROTO_SCHEMA_VIOLATION");
     expect((await client.callTool({ name: "wordcount", arguments: { text: "still going" } })).structuredContent).toMatchObject({ words: 2 });
 
     const { resources } = await client.listResources();

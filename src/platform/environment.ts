@@ -1,13 +1,14 @@
 /**
  * The platform an engine call runs on, for Node and Deno (`reach-wasm/node`): the QuickJS engine and the Python
  * interpreter read from the installed packages, the runtime's native SHA-256 as the hashing backend, and the
- * integrity-checked disk caches of fuel-instrumented modules and component glue. Importing this module changes
+ * integrity-checked disk caches of fuel-instrumented modules, component glue and validated documents. Importing this module changes
  * nothing; calling {@link defaultEnvironment} installs the hashing backend and the caches for the process (all pure
  * speed-ups: results are identical without them).
  * @module
  */
 import type { EngineEnvironment } from "../engine/runners.ts";
 import { installComponentStore } from "./component-store.ts";
+import { installDocumentStore } from "./document-store.ts";
 import { installFuelStore } from "./fuel-store.ts";
 import { installNativeSha256 } from "./native-sha256.ts";
 import { readPythonWasm } from "./python-engine.ts";
@@ -17,7 +18,8 @@ import { StepThreadPool, stepThreadsAvailable } from "./step-thread.ts";
 /** Options of {@link defaultEnvironment}. */
 export type DefaultEnvironmentOptions = {
   /**
-   * Keep instrumented modules and component glue in the disk caches (`~/.cache/reach-wasm/{fuel,components}`,
+   * Keep instrumented modules, component glue and validated documents in the disk caches
+   * (`~/.cache/reach-wasm/{fuel,components,documents}`,
    * `$REACH_WASM_CACHE`; default true).
    */
   diskCache?: boolean;
@@ -45,6 +47,7 @@ export function defaultEnvironment(options: DefaultEnvironmentOptions = {}): Eng
     if (options.diskCache !== false) {
       installFuelStore();
       installComponentStore();
+      installDocumentStore();
     }
   }
   const env: EngineEnvironment = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };

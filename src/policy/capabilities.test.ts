@@ -13,7 +13,7 @@ import {
 } from "./capabilities.ts";
 
 function manifest(capabilities: Record<string, unknown>, policies: Record<string, unknown> = {}) {
-  return ManifestSchema.parse({ manifestVersion: "1.0.0", capabilities, policies });
+  return ManifestSchema().parse({ manifestVersion: "1.0.0", capabilities, policies });
 }
 
 function denial(fn: () => unknown): { violationType: unknown; attemptedCapability: unknown } {

@@ -104,6 +104,16 @@ export const entryPath = () =>
       error: "expected a normalized relative path such as out/report.json: no leading '/', '.', '..' or '\\'",
     });
 
+/**
+ * What {@link entryPath} accepts, checked without zod.
+ * @param path a candidate path
+ * @returns whether it is a normalized relative path of at most 1024 characters
+ * @example isEntryPath("out/report.json") // true
+ */
+export function isEntryPath(path: string): boolean {
+  return path.length <= 1024 && ENTRY_PATH_RE.test(path);
+}
+
 /** A URI with a scheme (`workspace:///data/`, `memory://notes/`, `https://api.example.com/`); JSON Schema format `uri`. */
 export const uriWithScheme = () =>
   z.url({ error: "expected an absolute URI with a scheme, e.g. workspace:///data/ or https://api.example.com/" });

@@ -30,7 +30,7 @@ describe("payloadSchemaFor", () => {
 
 describe("RunEventSchema", () => {
   it("narrows on type", () => {
-    const ev = RunEventSchema.parse(example("run.failed"));
+    const ev = RunEventSchema().parse(example("run.failed"));
     expect(ev.type).toBe("run.failed");
     if (ev.type === "run.failed") {
       const typed: RunEventOf<"run.failed"> = ev;
@@ -40,22 +40,22 @@ describe("RunEventSchema", () => {
 
   it("rejects a payload of another type (discriminated by type)", () => {
     const ev = { ...example("run.completed"), payload: example("run.failed").payload };
-    expect(RunEventSchema.safeParse(ev).success).toBe(false);
+    expect(RunEventSchema().safeParse(ev).success).toBe(false);
   });
 
   it("keeps metrics unvalidated but requires an object", () => {
-    expect(RunEventSchema.safeParse({ ...example("run.started"), metrics: { wallMs: 12, host: "h" } }).success).toBe(true);
-    expect(RunEventSchema.safeParse({ ...example("run.started"), metrics: 12 }).success).toBe(false);
+    expect(RunEventSchema().safeParse({ ...example("run.started"), metrics: { wallMs: 12, host: "h" } }).success).toBe(true);
+    expect(RunEventSchema().safeParse({ ...example("run.started"), metrics: 12 }).success).toBe(false);
   });
 
   it("requires lowercase hex hashes and 64 digits", () => {
-    expect(RunEventSchema.safeParse({ ...example("run.started"), eventHash: "A".repeat(64) }).success).toBe(false);
-    expect(RunEventSchema.safeParse({ ...example("run.started"), prevEventHash: "0".repeat(63) }).success).toBe(false);
+    expect(RunEventSchema().safeParse({ ...example("run.started"), eventHash: "A".repeat(64) }).success).toBe(false);
+    expect(RunEventSchema().safeParse({ ...example("run.started"), prevEventHash: "0".repeat(63) }).success).toBe(false);
   });
 
   it("rejects a step failure carrying an invocationId (would also match upstream ToolFailedPayload)", () => {
     const ev = example("run.step.failed");
     const payload = { ...(ev.payload as object), invocationId: "x" };
-    expect(RunEventSchema.safeParse({ ...ev, payload }).success).toBe(false);
+    expect(RunEventSchema().safeParse({ ...ev, payload }).success).toBe(false);
   });
 });

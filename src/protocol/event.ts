@@ -43,11 +43,12 @@ import {
 } from "./_common.ts";
 
 import { EVENT_SPEC_VERSION } from "./event-version.ts";
+import { lazySchema } from "./_lazy.ts";
 
 export { EVENT_SPEC_VERSION };
 
 /** `run.started`: the run is prepared; the input and manifest hashes are recorded (seed 003 §3.1). */
-export const RunStartedPayloadSchema = strictObject("run.started payload", {
+export const RunStartedPayloadSchema = lazySchema(() => strictObject("run.started payload", {
   runId: uuid(),
   packId: identifier(),
   packVersion: semver(),
@@ -64,13 +65,13 @@ export const RunStartedPayloadSchema = strictObject("run.started payload", {
   planHash: sha256Hex().optional(),
   requestHash: sha256Hex().optional(),
   workspaceBefore: sha256Hex().optional(),
-}).meta({ id: "RunStartedPayload", description: "run.started (upstream RunStartedPayload)" });
+}).meta({ id: "RunStartedPayload", description: "run.started (upstream RunStartedPayload)" }));
 
 /**
  * `run.step.started`: a plan step begins (seed 003 §3.2 step 2). `stepType` is `tool` for a plan step (with its
  * `toolName`) or `replan` for a recorded replan (issue 4: "each replan is a recorded event"), which has no tool.
  */
-export const StepStartedPayloadSchema = strictObject("run.step.started payload", {
+export const StepStartedPayloadSchema = lazySchema(() => strictObject("run.step.started payload", {
   stepId: identifier(),
   stepType: z.enum(["tool", "replan"]),
   stepIndex: z.int().min(0),
@@ -82,152 +83,152 @@ export const StepStartedPayloadSchema = strictObject("run.step.started payload",
     message: "run.step.started: a tool step names its toolName, a replan step does not",
     path: ["toolName"],
   })
-  .meta({ id: "StepStartedPayload", description: "run.step.started (upstream StepStartedPayload)" });
+  .meta({ id: "StepStartedPayload", description: "run.step.started (upstream StepStartedPayload)" }));
 
 /** `tool.invoked`: the tool call is handed to the sandbox. */
-export const ToolInvokedPayloadSchema = strictObject("tool.invoked payload", {
+export const ToolInvokedPayloadSchema = lazySchema(() => strictObject("tool.invoked payload", {
   toolName: toolName(),
   invocationId: nonEmpty(),
   arguments: jsonObject(),
   timeoutMs: z.int().min(1),
   stepId: identifier(),
-}).meta({ id: "ToolInvokedPayload", description: "tool.invoked (upstream ToolInvokedPayload)" });
+}).meta({ id: "ToolInvokedPayload", description: "tool.invoked (upstream ToolInvokedPayload)" }));
 
 /** A fuel count: a JSON number, or a decimal string above 2^53 − 1. */
 const fuelCount = () => z.union([z.int().min(0), z.string().regex(/^\d{1,20}$/)]);
 
 /** What an invocation saw and what ran, committed by the run hash (ARCHITECTURE "Hashing"). */
-const invocationCommitments = {
+const invocationCommitments = () => ({
   /** Fuel the invocation used (deterministic). */
   fuel: fuelCount().optional(),
   /** Its host calls on the tape: how many, and the SHA-256 of their tape lines. */
   hostCalls: strictObject("hostCalls", { count: z.int().min(0), hash: sha256Hex() }).optional(),
   /** The tool's code and the instrumented module that ran it. */
   module: strictObject("module", { sha256: sha256Hex(), metered: sha256Hex().nullable() }).optional(),
-};
+});
 
 /** `tool.completed`: the tool returned; `outputHash` is the SHA-256 of the canonical result (stored only here). */
-export const ToolCompletedPayloadSchema = strictObject("tool.completed payload", {
+export const ToolCompletedPayloadSchema = lazySchema(() => strictObject("tool.completed payload", {
   invocationId: nonEmpty(),
   result: jsonObject(),
   outputHash: sha256Hex(),
-  ...invocationCommitments,
-}).meta({ id: "ToolCompletedPayload", description: "tool.completed (upstream ToolCompletedPayload)" });
+  ...invocationCommitments(),
+}).meta({ id: "ToolCompletedPayload", description: "tool.completed (upstream ToolCompletedPayload)" }));
 
 /** `tool.failed`: the tool call failed. */
-export const ToolFailedPayloadSchema = strictObject("tool.failed payload", {
+export const ToolFailedPayloadSchema = lazySchema(() => strictObject("tool.failed payload", {
   invocationId: nonEmpty(),
-  error: ErrorDetailsSchema,
-  ...invocationCommitments,
-}).meta({ id: "ToolFailedPayload", description: "tool.failed (upstream ToolFailedPayload)" });
+  error: ErrorDetailsSchema(),
+  ...invocationCommitments(),
+}).meta({ id: "ToolFailedPayload", description: "tool.failed (upstream ToolFailedPayload)" }));
 
 /** `run.step.completed`: the step's output, validated against its `return_spec`. */
-export const StepCompletedPayloadSchema = strictObject("run.step.completed payload", {
+export const StepCompletedPayloadSchema = lazySchema(() => strictObject("run.step.completed payload", {
   stepId: identifier(),
   result: jsonObject(),
-  artifacts: z.array(ArtifactInfoSchema).optional(),
-}).meta({ id: "StepCompletedPayload", description: "run.step.completed (upstream StepCompletedPayload)" });
+  artifacts: z.array(ArtifactInfoSchema()).optional(),
+}).meta({ id: "StepCompletedPayload", description: "run.step.completed (upstream StepCompletedPayload)" }));
 
 /** Why a step failed; `status` mirrors the `ExecutionResult` status. */
-export const StepFailureResultSchema = strictObject("run.step.failed payload result", {
+export const StepFailureResultSchema = lazySchema(() => strictObject("run.step.failed payload result", {
   status: z.enum(["failure", "error", "insufficient"]),
   reason: z.string().min(1),
-});
+}));
 
 /** `run.step.failed`: shaped as upstream StepCompletedPayload (it has no step-failed branch). */
-export const StepFailedPayloadSchema = strictObject("run.step.failed payload", {
+export const StepFailedPayloadSchema = lazySchema(() => strictObject("run.step.failed payload", {
   stepId: identifier(),
-  result: StepFailureResultSchema,
-  error: ErrorDetailsSchema,
-}).meta({ id: "StepFailedPayload", description: "run.step.failed (matches upstream StepCompletedPayload)" });
+  result: StepFailureResultSchema(),
+  error: ErrorDetailsSchema(),
+}).meta({ id: "StepFailedPayload", description: "run.step.failed (matches upstream StepCompletedPayload)" }));
 
 /** A stop a signal or the watchdog made outside the deterministic budgets, and where (replay follows it). */
-const StopSchema = strictObject("stop", { invocationId: nonEmpty(), reason: z.enum(["abort", "watchdog"]), fuel: fuelCount() });
+const StopSchema = lazySchema(() => strictObject("stop", { invocationId: nonEmpty(), reason: z.enum(["abort", "watchdog"]), fuel: fuelCount() }));
 
 /** What every terminal event commits: the workspace after the run and the capsule body (ARCHITECTURE "Hashing"). */
-const terminalCommitments = {
+const terminalCommitments = () => ({
   workspaceAfter: sha256Hex().optional(),
   contents: sha256Hex().optional(),
-  stops: z.array(StopSchema).optional(),
-};
+  stops: z.array(StopSchema()).optional(),
+});
 
 /** `run.completed`: all steps succeeded; the output hash is committed (seed 003 §3.1). */
-export const RunCompletedPayloadSchema = strictObject("run.completed payload", {
+export const RunCompletedPayloadSchema = lazySchema(() => strictObject("run.completed payload", {
   runId: uuid(),
   status: z.literal("success"),
   outputHash: sha256Hex(),
-  artifacts: z.array(ArtifactInfoSchema).optional(),
-  ...terminalCommitments,
-}).meta({ id: "RunCompletedPayload", description: "run.completed (upstream RunCompletedPayload)" });
+  artifacts: z.array(ArtifactInfoSchema()).optional(),
+  ...terminalCommitments(),
+}).meta({ id: "RunCompletedPayload", description: "run.completed (upstream RunCompletedPayload)" }));
 
 /** `run.failed`: the run halted on an error or a policy violation (seed 003 §3.1). */
-export const RunFailedPayloadSchema = strictObject("run.failed payload", {
+export const RunFailedPayloadSchema = lazySchema(() => strictObject("run.failed payload", {
   runId: uuid(),
   status: z.literal("failure"),
-  error: ErrorDetailsSchema,
+  error: ErrorDetailsSchema(),
   failedStep: identifier().optional(),
   reason: z.string().min(1),
-  ...terminalCommitments,
-}).meta({ id: "RunFailedPayload", description: "run.failed (upstream RunFailedPayload)" });
+  ...terminalCommitments(),
+}).meta({ id: "RunFailedPayload", description: "run.failed (upstream RunFailedPayload)" }));
 
 /** `run.aborted`: terminated by an external signal (seed 003 §3.1); shaped as upstream RunFailedPayload. */
-export const RunAbortedPayloadSchema = strictObject("run.aborted payload", {
+export const RunAbortedPayloadSchema = lazySchema(() => strictObject("run.aborted payload", {
   runId: uuid(),
   status: z.literal("failure"),
   reason: z.literal("aborted"),
   signal: z.string().min(1).optional(),
-  error: ErrorDetailsSchema,
+  error: ErrorDetailsSchema(),
   abortedAt: z.union([
     strictObject("abortedAt", { phase: z.literal("planning"), attempt: z.int().min(0) }),
     strictObject("abortedAt", { phase: z.literal("executing"), stepIndex: z.int().min(0) }),
   ]).optional(),
-  ...terminalCommitments,
-}).meta({ id: "RunAbortedPayload", description: "run.aborted (matches upstream RunFailedPayload)" });
+  ...terminalCommitments(),
+}).meta({ id: "RunAbortedPayload", description: "run.aborted (matches upstream RunFailedPayload)" }));
 
 /** Policy denial kinds (seed 003 §4.3, plus upstream's `TIMEOUT_EXCEEDED`). */
-export const ViolationTypeSchema = z.enum(["UNDEFINED_TOOL", "RESOURCE_ACCESS", "PERMISSION_DENIED", "TIMEOUT_EXCEEDED"]);
+export const ViolationTypeSchema = lazySchema(() => z.enum(["UNDEFINED_TOOL", "RESOURCE_ACCESS", "PERMISSION_DENIED", "TIMEOUT_EXCEEDED"]));
 
 /** `policy.violation`: a capability check failed (seed 003 §4.3 "Audit Trail"). */
-export const PolicyViolationPayloadSchema = strictObject("policy.violation payload", {
-  violationType: ViolationTypeSchema,
+export const PolicyViolationPayloadSchema = lazySchema(() => strictObject("policy.violation payload", {
+  violationType: ViolationTypeSchema(),
   details: z.string().min(1),
   attemptedCapability: z.string().min(1),
   declaredCapabilities: z.array(z.string()),
   stepId: identifier().optional(),
-}).meta({ id: "PolicyViolationPayload", description: "policy.violation (upstream PolicyViolationPayload)" });
+}).meta({ id: "PolicyViolationPayload", description: "policy.violation (upstream PolicyViolationPayload)" }));
 
 /** `federation.delegation`: this run executes under a delegation (seed 003 §6.2). */
-export const FederationDelegationPayloadSchema = strictObject("federation.delegation payload", {
+export const FederationDelegationPayloadSchema = lazySchema(() => strictObject("federation.delegation payload", {
   delegator: nonEmpty(),
   delegate: nonEmpty(),
   scope: z.array(z.string()),
   expiresAt: timestamp(),
-}).meta({ id: "FederationDelegationPayload", description: "federation.delegation (upstream FederationDelegationPayload)" });
+}).meta({ id: "FederationDelegationPayload", description: "federation.delegation (upstream FederationDelegationPayload)" }));
 
 /** `capsule.sync`: a capsule of this run was sent to a peer; shaped as upstream RunCompletedPayload. */
-export const CapsuleSyncPayloadSchema = strictObject("capsule.sync payload", {
+export const CapsuleSyncPayloadSchema = lazySchema(() => strictObject("capsule.sync payload", {
   runId: uuid(),
   status: z.literal("success"),
   runHash: sha256Hex(),
   capsuleId: uuid(),
   peer: nonEmpty(),
-}).meta({ id: "CapsuleSyncPayload", description: "capsule.sync (matches upstream RunCompletedPayload)" });
+}).meta({ id: "CapsuleSyncPayload", description: "capsule.sync (matches upstream RunCompletedPayload)" }));
 
 /** The payload schema of each event type. */
 export const PAYLOAD_SCHEMAS = {
-  "run.started": RunStartedPayloadSchema,
-  "run.step.started": StepStartedPayloadSchema,
-  "tool.invoked": ToolInvokedPayloadSchema,
-  "tool.completed": ToolCompletedPayloadSchema,
-  "tool.failed": ToolFailedPayloadSchema,
-  "run.step.completed": StepCompletedPayloadSchema,
-  "run.step.failed": StepFailedPayloadSchema,
-  "run.completed": RunCompletedPayloadSchema,
-  "run.failed": RunFailedPayloadSchema,
-  "run.aborted": RunAbortedPayloadSchema,
-  "policy.violation": PolicyViolationPayloadSchema,
-  "federation.delegation": FederationDelegationPayloadSchema,
-  "capsule.sync": CapsuleSyncPayloadSchema,
+  "run.started": RunStartedPayloadSchema(),
+  "run.step.started": StepStartedPayloadSchema(),
+  "tool.invoked": ToolInvokedPayloadSchema(),
+  "tool.completed": ToolCompletedPayloadSchema(),
+  "tool.failed": ToolFailedPayloadSchema(),
+  "run.step.completed": StepCompletedPayloadSchema(),
+  "run.step.failed": StepFailedPayloadSchema(),
+  "run.completed": RunCompletedPayloadSchema(),
+  "run.failed": RunFailedPayloadSchema(),
+  "run.aborted": RunAbortedPayloadSchema(),
+  "policy.violation": PolicyViolationPayloadSchema(),
+  "federation.delegation": FederationDelegationPayloadSchema(),
+  "capsule.sync": CapsuleSyncPayloadSchema(),
 } as const satisfies Record<EventType, z.ZodType>;
 
 /** The payload type of event type `T`. */
@@ -247,7 +248,7 @@ export function payloadSchemaFor<T extends EventType>(type: T): (typeof PAYLOAD_
 }
 
 /** Event fields other than `type` and `payload` (seed 003 §3.3; ARCHITECTURE "Hashing"). */
-const envelopeShape = {
+const envelopeShape = () => ({
   specVersion: z.literal(EVENT_SPEC_VERSION),
   eventId: uuid(),
   runId: uuid(),
@@ -264,7 +265,7 @@ const envelopeShape = {
     nodeId: z.string().optional(),
     signature: z.string().optional(),
   }).optional(),
-};
+});
 
 /** PascalCase `$defs` names of the per-type event schemas. */
 const EVENT_DEF_NAMES: Record<EventType, string> = {
@@ -285,7 +286,7 @@ const EVENT_DEF_NAMES: Record<EventType, string> = {
 
 function eventSchema<T extends EventType>(type: T) {
   return strictObject(`${type} event`, {
-    ...envelopeShape,
+    ...envelopeShape(),
     type: z.literal(type),
     payload: PAYLOAD_SCHEMAS[type],
   }).meta({ id: EVENT_DEF_NAMES[type] });
@@ -295,7 +296,7 @@ function eventSchema<T extends EventType>(type: T) {
  * One run event, discriminated by `type`: one line of `events.jsonl`. The hash fields are checked by the
  * ledger (`payloadHash = SHA256(JCS(payload))`, `eventHash = SHA256(type‖timestamp‖payloadHash‖prevEventHash)`).
  */
-export const RunEventSchema = z
+export const RunEventSchema = lazySchema(() => z
   .discriminatedUnion("type", [
     eventSchema("run.started"),
     eventSchema("run.step.started"),
@@ -311,21 +312,21 @@ export const RunEventSchema = z
     eventSchema("federation.delegation"),
     eventSchema("capsule.sync"),
   ])
-  .meta({ description: "A reach-wasm run event, one line of events.jsonl (Reach Protocol v1.0.0 §3.2, §3.3)" });
+  .meta({ description: "A reach-wasm run event, one line of events.jsonl (Reach Protocol v1.0.0 §3.2, §3.3)" }));
 
 /** A run event (discriminated union on `type`). */
-export type RunEvent = z.output<typeof RunEventSchema>;
+export type RunEvent = z.output<ReturnType<typeof RunEventSchema>>;
 /** The run event of type `T`. */
 export type RunEventOf<T extends EventType> = Extract<RunEvent, { type: T }>;
 /** Any event payload. */
 export type AnyEventPayload = RunEvent["payload"];
 // Same union as `ViolationType` of errors.ts.
-const _violationTypesAgree: z.output<typeof ViolationTypeSchema> extends ViolationType
-  ? ViolationType extends z.output<typeof ViolationTypeSchema> ? true : false
+const _violationTypesAgree: z.output<ReturnType<typeof ViolationTypeSchema>> extends ViolationType
+  ? ViolationType extends z.output<ReturnType<typeof ViolationTypeSchema>> ? true : false
   : false = true;
 void _violationTypesAgree;
 
 // Every event type has a branch in the union (compile-time and run-time agreement with event-types.ts).
 const _allTypes: RunEvent["type"] extends EventType ? (EventType extends RunEvent["type"] ? true : false) : false = true;
 void _allTypes;
-if (RunEventSchema.options.length !== EVENT_TYPES.length) throw new Error("event.ts: RunEventSchema misses an event type");
+if (RunEventSchema().options.length !== EVENT_TYPES.length) throw new Error("event.ts: RunEventSchema() misses an event type");

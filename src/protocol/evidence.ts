@@ -5,12 +5,13 @@
 import { z } from "zod";
 import { ErrorDetailsSchema } from "./error-details.ts";
 import { entryPath, identifier, sha256Hex, strictObject, timestamp, toolName, uuid } from "./_common.ts";
+import { lazySchema } from "./_lazy.ts";
 
 /**
  * A file a tool produced. Unlike seed 004 (absolute path), `path` is relative to the run's workspace (seed 003
  * §8.2 "Normalized Paths"), and the content is identified by `sha256`. `createdAt` is virtual-clock time.
  */
-export const ArtifactInfoSchema = strictObject("artifact", {
+export const ArtifactInfoSchema = lazySchema(() => strictObject("artifact", {
   artifactId: uuid(),
   name: z.string().min(1).max(255),
   type: z.string().min(1),
@@ -21,10 +22,10 @@ export const ArtifactInfoSchema = strictObject("artifact", {
   sizeBytes: z.int().min(0),
   sha256: sha256Hex(),
   createdAt: timestamp(),
-}).meta({ id: "ArtifactInfo", description: "A file produced by a tool (seed 004 ArtifactInfo)" });
+}).meta({ id: "ArtifactInfo", description: "A file produced by a tool (seed 004 ArtifactInfo)" }));
 
 /** Step status (seed 004). */
-export const EvidenceStatusSchema = z.enum(["pending", "running", "completed", "failed", "skipped"]);
+export const EvidenceStatusSchema = lazySchema(() => z.enum(["pending", "running", "completed", "failed", "skipped"]));
 
 /**
  * Evidence for one step (seed 004 `RunEvidence`; seed 001 §7 `TASK_<id>.json`). In the run files `durationMs` is a
@@ -34,7 +35,7 @@ export const EvidenceStatusSchema = z.enum(["pending", "running", "completed", "
  * host's. `retryCount` stays 0 unless the plan allowed a retry (seed 001 "no silent retries"); `replanEvents` names
  * the replans this step caused. A step of the final plan that never ran has `status: "skipped"`.
  */
-export const RunEvidenceSchema = strictObject("evidence", {
+export const RunEvidenceSchema = lazySchema(() => strictObject("evidence", {
   stepId: identifier(),
   toolName: toolName(),
   input: z.unknown(),
@@ -44,15 +45,15 @@ export const RunEvidenceSchema = strictObject("evidence", {
   durationMs: z.int().min(0),
   retryCount: z.int().min(0),
   replanEvents: z.array(z.string()),
-  status: EvidenceStatusSchema,
-  artifacts: z.array(ArtifactInfoSchema),
+  status: EvidenceStatusSchema(),
+  artifacts: z.array(ArtifactInfoSchema()),
   errorStack: z.string().optional(),
-  error: ErrorDetailsSchema.optional(),
-}).meta({ description: "Evidence for one step (seed 004 RunEvidence)" });
+  error: ErrorDetailsSchema().optional(),
+}).meta({ description: "Evidence for one step (seed 004 RunEvidence)" }));
 
 /** An artifact. */
-export type ArtifactInfo = z.output<typeof ArtifactInfoSchema>;
+export type ArtifactInfo = z.output<ReturnType<typeof ArtifactInfoSchema>>;
 /** Step evidence. */
-export type RunEvidence = z.output<typeof RunEvidenceSchema>;
+export type RunEvidence = z.output<ReturnType<typeof RunEvidenceSchema>>;
 /** Evidence status. */
-export type EvidenceStatus = z.output<typeof EvidenceStatusSchema>;
+export type EvidenceStatus = z.output<ReturnType<typeof EvidenceStatusSchema>>;

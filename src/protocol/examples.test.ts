@@ -58,17 +58,17 @@ const errorsText = (errors: ErrorObject[] | null | undefined): string =>
 
 type Kind = { zod: z.ZodType; ours: string; upstream?: string };
 const KINDS: Record<string, Kind> = {
-  artifact: { zod: ArtifactInfoSchema, ours: "artifact.schema.json" },
+  artifact: { zod: ArtifactInfoSchema(), ours: "artifact.schema.json" },
   capsule: { zod: CapsuleIndexSchema, ours: "capsule.schema.json", upstream: "capsule.schema.json" },
-  delegation: { zod: DelegationSchema, ours: "delegation.schema.json" },
-  envelope: { zod: ExecutionEnvelopeSchema, ours: "envelope.schema.json" },
-  error: { zod: ErrorDocumentSchema, ours: "error.schema.json", upstream: "error.schema.json" },
-  event: { zod: RunEventSchema, ours: "event.schema.json", upstream: "event.schema.json" },
-  evidence: { zod: RunEvidenceSchema, ours: "evidence.schema.json" },
-  "node-identity": { zod: NodeIdentitySchema, ours: "node-identity.schema.json" },
-  pack: { zod: PackSchema, ours: "pack.schema.json", upstream: "pack.schema.json" },
-  plan: { zod: BlueprintSchema, ours: "plan.schema.json" },
-  result: { zod: ExecutionResultSchema, ours: "result.schema.json" },
+  delegation: { zod: DelegationSchema(), ours: "delegation.schema.json" },
+  envelope: { zod: ExecutionEnvelopeSchema(), ours: "envelope.schema.json" },
+  error: { zod: ErrorDocumentSchema(), ours: "error.schema.json", upstream: "error.schema.json" },
+  event: { zod: RunEventSchema(), ours: "event.schema.json", upstream: "event.schema.json" },
+  evidence: { zod: RunEvidenceSchema(), ours: "evidence.schema.json" },
+  "node-identity": { zod: NodeIdentitySchema(), ours: "node-identity.schema.json" },
+  pack: { zod: PackSchema(), ours: "pack.schema.json", upstream: "pack.schema.json" },
+  plan: { zod: BlueprintSchema(), ours: "plan.schema.json" },
+  result: { zod: ExecutionResultSchema(), ours: "result.schema.json" },
 };
 
 /** Validate with zod, our JSON Schema and upstream; returns which accepted. */
@@ -231,7 +231,7 @@ describe("ReachError documents", () => {
     const doc = new ReachError(code, "x", { details: { k: 1 } }).toJSON();
     expect(upstream(doc), errorsText(upstream.errors)).toBe(true);
     expect(ours(doc), errorsText(ours.errors)).toBe(true);
-    expect(ErrorDocumentSchema.safeParse(doc).success).toBe(true);
+    expect(ErrorDocumentSchema().safeParse(doc).success).toBe(true);
   });
 
   it("with retryAfter and as event ErrorDetails (upstream ToolFailedPayload)", () => {

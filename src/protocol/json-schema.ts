@@ -20,20 +20,20 @@ import { BlueprintSchema } from "./plan.ts";
 /** Base of the `$id` of every generated schema. */
 export const SCHEMA_ID_BASE = "https://reach-wasm.dev/schemas/v1/";
 
-/** File name → zod schema → title, for every generated JSON Schema. */
-export const SCHEMA_SOURCES: Readonly<Record<string, { schema: z.ZodType; title: string }>> = {
-  "artifact.schema.json": { schema: ArtifactInfoSchema, title: "reach-wasm ArtifactInfo" },
+/** File name → zod schema → title, for every generated JSON Schema (built when first asked for: it builds every schema). */
+export const schemaSources = (): Readonly<Record<string, { schema: z.ZodType; title: string }>> => ({
+  "artifact.schema.json": { schema: ArtifactInfoSchema(), title: "reach-wasm ArtifactInfo" },
   "capsule.schema.json": { schema: capsuleSchemas().CapsuleIndexSchema, title: "reach-wasm capsule index" },
-  "delegation.schema.json": { schema: DelegationSchema, title: "reach-wasm Delegation" },
-  "envelope.schema.json": { schema: ExecutionEnvelopeSchema, title: "reach-wasm ExecutionEnvelope" },
-  "error.schema.json": { schema: ErrorDocumentSchema, title: "reach-wasm error document" },
-  "event.schema.json": { schema: RunEventSchema, title: "reach-wasm RunEvent" },
-  "evidence.schema.json": { schema: RunEvidenceSchema, title: "reach-wasm RunEvidence" },
-  "node-identity.schema.json": { schema: NodeIdentitySchema, title: "reach-wasm NodeIdentity" },
-  "pack.schema.json": { schema: PackSchema, title: "reach-wasm pack (reach.json)" },
-  "plan.schema.json": { schema: BlueprintSchema, title: "reach-wasm OrchestrationBlueprint" },
-  "result.schema.json": { schema: ExecutionResultSchema, title: "reach-wasm ExecutionResult" },
-};
+  "delegation.schema.json": { schema: DelegationSchema(), title: "reach-wasm Delegation" },
+  "envelope.schema.json": { schema: ExecutionEnvelopeSchema(), title: "reach-wasm ExecutionEnvelope" },
+  "error.schema.json": { schema: ErrorDocumentSchema(), title: "reach-wasm error document" },
+  "event.schema.json": { schema: RunEventSchema(), title: "reach-wasm RunEvent" },
+  "evidence.schema.json": { schema: RunEvidenceSchema(), title: "reach-wasm RunEvidence" },
+  "node-identity.schema.json": { schema: NodeIdentitySchema(), title: "reach-wasm NodeIdentity" },
+  "pack.schema.json": { schema: PackSchema(), title: "reach-wasm pack (reach.json)" },
+  "plan.schema.json": { schema: BlueprintSchema(), title: "reach-wasm OrchestrationBlueprint" },
+  "result.schema.json": { schema: ExecutionResultSchema(), title: "reach-wasm ExecutionResult" },
+});
 
 /** Recursively sort object keys (arrays keep their order), so output does not depend on zod's emission order. */
 function sortKeys(value: unknown): unknown {
@@ -67,8 +67,9 @@ export function toJsonSchema(schema: z.ZodType, id: string, title: string): Reco
  */
 export function generateJsonSchemas(): Record<string, object> {
   const out: Record<string, object> = {};
-  for (const name of Object.keys(SCHEMA_SOURCES).sort()) {
-    const { schema, title } = SCHEMA_SOURCES[name]!;
+  const sources = schemaSources();
+  for (const name of Object.keys(sources).sort()) {
+    const { schema, title } = sources[name]!;
     out[name] = toJsonSchema(schema, SCHEMA_ID_BASE + name, title);
   }
   return out;

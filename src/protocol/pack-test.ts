@@ -19,6 +19,7 @@
 import { z } from "zod";
 import { isErrorCode } from "./errors.ts";
 import type { ErrorCode } from "./errors.ts";
+import { lazySchema } from "./_lazy.ts";
 
 /** Where a pack keeps its test cases. */
 export const PACK_TESTS_DIR = "tests/";
@@ -28,7 +29,7 @@ const MAX_SEED = 2n ** 64n - 1n;
 const json: z.ZodType<unknown> = z.json();
 
 /** One test case (`tests/<name>.json`). */
-export const PackTestCaseSchema = z.strictObject({
+export const PackTestCaseSchema = lazySchema(() => z.strictObject({
   description: z.string().max(1000).optional(),
   input: json,
   seed: z
@@ -42,7 +43,7 @@ export const PackTestCaseSchema = z.strictObject({
       error: z.string().refine((c) => isErrorCode(c), "a reach-wasm error code such as PROTO_SCHEMA_VIOLATION or EXEC_TOOL_FAILED"),
     }),
   ]),
-});
+}));
 
 /** A parsed test case. */
 export type PackTestCase = {
@@ -81,7 +82,7 @@ export function parsePackTestCase(bytes: Uint8Array): { ok: true; value: PackTes
   } catch (err) {
     return { ok: false, problem: `not UTF-8 JSON (${(err as Error).message})` };
   }
-  const parsed = PackTestCaseSchema.safeParse(doc);
+  const parsed = PackTestCaseSchema().safeParse(doc);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue === undefined || issue.path.length === 0 ? "" : `${issue.path.join(".")}: `;

@@ -8,13 +8,13 @@ import { parseOrThrow } from "./parse.ts";
 const example = (name: string): PackInput =>
   JSON.parse(readFileSync(new URL(`../../conformance/examples/pack/${name}.json`, import.meta.url), "utf8")) as PackInput;
 const messages = (v: unknown): string[] => {
-  const r = PackSchema.safeParse(v);
+  const r = PackSchema().safeParse(v);
   return r.success ? [] : r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
 };
 
 describe("PackSchema", () => {
   it("fills upstream defaults (seed 003 §4.1; upstream pack.schema.json)", () => {
-    const pack = PackSchema.parse(example("minimal"));
+    const pack = PackSchema().parse(example("minimal"));
     expect(pack.manifest.policies).toEqual({
       maxExecutionTime: 300000,
       maxToolCalls: 100,
@@ -51,7 +51,7 @@ describe("PackSchema", () => {
     ["./main.js", true],
     ["tools/x.y.wasm", true],
   ])("entrypoint %j accepted: %s", (entrypoint, ok) => {
-    expect(PackSchema.safeParse({ ...example("minimal"), entrypoint }).success).toBe(ok);
+    expect(PackSchema().safeParse({ ...example("minimal"), entrypoint }).success).toBe(ok);
   });
 
   it.each([
@@ -63,23 +63,23 @@ describe("PackSchema", () => {
   ])("resource uri %j accepted: %s", (uri, ok) => {
     const pack = example("minimal");
     pack.manifest.capabilities = { resources: [{ uri, access: "read" }] };
-    expect(PackSchema.safeParse(pack).success).toBe(ok);
+    expect(PackSchema().safeParse(pack).success).toBe(ok);
   });
 
   it("rejects duplicate permissions, run.maxSteps > 100, maxExecutionTime < 1000", () => {
     const a = example("minimal");
     a.manifest.capabilities = { permissions: ["network", "network"] };
-    expect(PackSchema.safeParse(a).success).toBe(false);
-    expect(PackSchema.safeParse({ ...example("minimal"), run: { maxSteps: 101 } }).success).toBe(false);
+    expect(PackSchema().safeParse(a).success).toBe(false);
+    expect(PackSchema().safeParse({ ...example("minimal"), run: { maxSteps: 101 } }).success).toBe(false);
     const b = example("minimal");
     b.manifest.policies = { maxExecutionTime: 999 };
-    expect(PackSchema.safeParse(b).success).toBe(false);
+    expect(PackSchema().safeParse(b).success).toBe(false);
   });
 
   it("parseOrThrow gives a ReachError listing paths", () => {
     let caught: unknown;
     try {
-      parseOrThrow(PackSchema, { ...example("minimal"), id: "bad id", version: "1" }, "PACK_INVALID_MANIFEST", "reach.json");
+      parseOrThrow(PackSchema(), { ...example("minimal"), id: "bad id", version: "1" }, "PACK_INVALID_MANIFEST", "reach.json");
     } catch (e) {
       caught = e;
     }
@@ -95,7 +95,7 @@ describe("PackSchema", () => {
 describe("allowedHosts patterns", () => {
   it("refuses a port in a host pattern (ports are not part of host matching, src/policy/hosts.ts)", async () => {
     const { PoliciesSchema } = await import("./pack.ts");
-    expect(PoliciesSchema.safeParse({ allowedHosts: ["api.example.com:8080"] }).success).toBe(false);
-    expect(PoliciesSchema.safeParse({ allowedHosts: ["api.example.com", "*.example.com"] }).success).toBe(true);
+    expect(PoliciesSchema().safeParse({ allowedHosts: ["api.example.com:8080"] }).success).toBe(false);
+    expect(PoliciesSchema().safeParse({ allowedHosts: ["api.example.com", "*.example.com"] }).success).toBe(true);
   });
 });

@@ -22,100 +22,101 @@ import {
   toolName,
   uriWithScheme,
 } from "./_common.ts";
+import { lazySchema } from "./_lazy.ts";
 
 /** The only manifest version (seed 003 §5.3). */
 export const MANIFEST_VERSION = "1.0.0";
 
 /** A tool the pack may invoke (seed 003 §4.1 "Capabilities", §5.3). */
-export const ToolCapabilitySchema = strictObject("manifest.capabilities.tools[]", {
+export const ToolCapabilitySchema = lazySchema(() => strictObject("manifest.capabilities.tools[]", {
   name: toolName(),
   version: semver().optional(),
   optional: z.boolean().optional(),
-});
+}));
 
 /** Resource access modes. */
-export const ResourceAccessSchema = z.enum(["read", "write", "readwrite"]);
+export const ResourceAccessSchema = lazySchema(() => z.enum(["read", "write", "readwrite"]));
 
 /**
  * A resource the pack may touch: a URI with a scheme (`workspace:///data/`, `memory://notes/`,
  * `https://api.example.com/`), read as a prefix by the policy layer (seed 003 §4.2 "Resource Boundaries").
  */
-export const ResourceCapabilitySchema = strictObject("manifest.capabilities.resources[]", {
+export const ResourceCapabilitySchema = lazySchema(() => strictObject("manifest.capabilities.resources[]", {
   uri: uriWithScheme(),
-  access: ResourceAccessSchema,
-});
+  access: ResourceAccessSchema(),
+}));
 
 /** Coarse permissions (upstream `Capabilities.permissions`). */
-export const PermissionSchema = z.enum(["network", "filesystem", "execution", "env_access"]);
+export const PermissionSchema = lazySchema(() => z.enum(["network", "filesystem", "execution", "env_access"]));
 
 /** Declared capabilities (seed 003 §4.1). Absent lists mean "none". */
-export const CapabilitiesSchema = strictObject("manifest.capabilities", {
+export const CapabilitiesSchema = lazySchema(() => strictObject("manifest.capabilities", {
   tools: z
-    .array(ToolCapabilitySchema)
+    .array(ToolCapabilitySchema())
     .refine((tools) => distinct(tools.map((t) => t.name)), "manifest.capabilities.tools: each name may appear once")
     .default([]),
-  resources: z.array(ResourceCapabilitySchema).default([]),
+  resources: z.array(ResourceCapabilitySchema()).default([]),
   permissions: z
-    .array(PermissionSchema)
+    .array(PermissionSchema())
     .refine(distinct, "manifest.capabilities.permissions: each permission may appear once")
     .meta({ uniqueItems: true })
     .default([]),
-});
+}));
 
 /** Sandbox settings (upstream `Policies.sandbox`; defaults are upstream's). */
-export const SandboxPolicySchema = strictObject("manifest.policies.sandbox", {
+export const SandboxPolicySchema = lazySchema(() => strictObject("manifest.policies.sandbox", {
   enabled: z.boolean().default(true),
   network: z.enum(["none", "restricted", "full"]).default("restricted"),
   filesystem: z.enum(["readonly", "readwrite", "isolated"]).default("isolated"),
-});
+}));
 
 /** Host pattern for `allowedHosts`: `api.example.com`, `*.example.com`, optionally with `:port`. */
 const HOST_PATTERN_RE = /^(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
 
 /** Execution constraints (seed 003 §4.1 "Policies"; defaults are upstream's). */
-export const PoliciesSchema = strictObject("manifest.policies", {
+export const PoliciesSchema = lazySchema(() => strictObject("manifest.policies", {
   maxExecutionTime: z.int().min(1000).default(300000),
   maxToolCalls: z.int().min(1).default(100),
   allowedHosts: z
     .array(z.string().regex(HOST_PATTERN_RE, { error: "expected a host pattern such as api.example.com or *.example.com" }))
     .default([]),
-  sandbox: SandboxPolicySchema.prefault({}),
-});
+  sandbox: SandboxPolicySchema().prefault({}),
+}));
 
 /** Descriptive metadata (upstream `Metadata`; seed 003 §5.3). */
-export const MetadataSchema = strictObject("metadata", {
+export const MetadataSchema = lazySchema(() => strictObject("metadata", {
   author: z.string().optional(),
   description: z.string().max(1000).optional(),
   license: z.string().optional(),
   homepage: uriWithScheme().optional(),
   repository: uriWithScheme().optional(),
   tags: z.array(z.string()).max(20).optional(),
-});
+}));
 
 /** The capability manifest (seed 003 §5.3). `policies` is filled with upstream defaults when absent. */
-export const ManifestSchema = strictObject("manifest", {
+export const ManifestSchema = lazySchema(() => strictObject("manifest", {
   manifestVersion: z.literal(MANIFEST_VERSION, { error: `manifest.manifestVersion: expected "${MANIFEST_VERSION}"` }),
-  capabilities: CapabilitiesSchema,
-  policies: PoliciesSchema.prefault({}),
-  metadata: MetadataSchema.optional(),
-});
+  capabilities: CapabilitiesSchema(),
+  policies: PoliciesSchema().prefault({}),
+  metadata: MetadataSchema().optional(),
+}));
 
 /** A pack signature (seed 003 §5.4: Ed25519 over a SHA-256 digest; upstream `Signature`). */
-export const PackSignatureSchema = strictObject("signature", {
+export const PackSignatureSchema = lazySchema(() => strictObject("signature", {
   algorithm: z.literal("Ed25519"),
   digest: z.literal("SHA-256"),
   signature: ed25519Signature(),
   publicKey: ed25519PublicKey().optional(),
   signedAt: timestamp().optional(),
-});
+}));
 
 /** A dependency on another pack (upstream `Dependency`). */
-export const DependencySchema = strictObject("dependencies[]", {
+export const DependencySchema = lazySchema(() => strictObject("dependencies[]", {
   id: identifier(),
   version: z.string().min(1),
   optional: z.boolean().optional(),
   source: uriWithScheme().optional(),
-});
+}));
 
 /** A MIME type without parameters (`image/svg+xml`); in an intent, `image/*` stands for every subtype. */
 const mimeType = (wildcard: boolean) =>
@@ -131,28 +132,28 @@ const keyword = () => z.string().min(1).max(100).regex(/^\S+(?: \S+)*$/, { error
  * letters and digits, NFKC, lowercase); each keyword is a word or a phrase of consecutive words. The intent matches
  * when one of `any` (if given) and all of `all` (if given) occur, and none of `none`.
  */
-export const IntentMatchSchema = strictObject("intents[].match", {
+export const IntentMatchSchema = lazySchema(() => strictObject("intents[].match", {
   any: z.array(keyword()).min(1).max(64).optional(),
   all: z.array(keyword()).min(1).max(64).optional(),
   none: z.array(keyword()).max(64).optional(),
-}).refine((m) => m.any !== undefined || m.all !== undefined, { error: "intents[].match needs \"any\" or \"all\"" });
+}).refine((m) => m.any !== undefined || m.all !== undefined, { error: "intents[].match needs \"any\" or \"all\"" }));
 
 /**
  * An intent the router may classify a query as (seed 004). With `artifacts` it is a generation intent: a plan for it
  * must use a tool that generates one of these MIME types (`tools[name].generates`), else `PLANNING_ERROR`.
  */
-export const IntentSchema = strictObject("intents[]", {
+export const IntentSchema = lazySchema(() => strictObject("intents[]", {
   name: identifier(),
   description: z.string().max(1000).optional(),
-  match: IntentMatchSchema,
+  match: IntentMatchSchema(),
   artifacts: z.array(mimeType(true)).min(1).max(16).optional(),
-});
+}));
 
 /**
  * Where a declared tool's code lives (reach-wasm). `kind`: a WASI preview1 core module, a component (jco),
  * JavaScript run inside QuickJS, or Python (`def main(input, reach)`) run in the sandboxed MicroPython. `inputSchema` / `outputSchema` are JSON Schemas of the arguments and result.
  */
-export const ToolDefinitionSchema = strictObject("tools[name]", {
+export const ToolDefinitionSchema = lazySchema(() => strictObject("tools[name]", {
   kind: z.enum(["wasm", "component", "js", "python"]),
   module: relativePath(),
   description: z.string().max(1000).optional(),
@@ -160,18 +161,18 @@ export const ToolDefinitionSchema = strictObject("tools[name]", {
   outputSchema: jsonObject().optional(),
   /** The artifact MIME types the tool generates (seed 004 "generator tool"; intents' plan validation). */
   generates: z.array(mimeType(false)).min(1).max(16).optional(),
-});
+}));
 
 /**
  * Run settings (reach-wasm): the virtual clock's start, the replan budget, the plan step limit, and the query of a
  * run whose input names none (seed 004 `ProductionRun.query`; `src/engine/intent.ts`).
  */
-export const RunSettingsSchema = strictObject("run", {
+export const RunSettingsSchema = lazySchema(() => strictObject("run", {
   epoch: timestamp().optional(),
   maxReplans: z.int().min(0).default(0),
   maxSteps: z.int().min(1).max(100).optional(),
   query: z.string().max(4096).optional(),
-});
+}));
 
 /** The protocol version reach-wasm implements (seed 003 §5.2); packs must share its major version. */
 export const PROTOCOL_SPEC_VERSION = "1.0.0";
@@ -181,18 +182,18 @@ export const PROTOCOL_SPEC_VERSION = "1.0.0";
  * `manifest.capabilities.tools` (seed 003 §4.1: only declared tools may be used). The major-version check of
  * `specVersion` is the loader's (it needs code `PROTO_VERSION_MISMATCH`), not the schema's.
  */
-export const PackSchema = strictObject("reach.json", {
+export const PackSchema = lazySchema(() => strictObject("reach.json", {
   specVersion: semver(),
   id: identifier(),
   version: semver(),
-  manifest: ManifestSchema,
+  manifest: ManifestSchema(),
   entrypoint: relativePath(),
-  metadata: MetadataSchema.optional(),
-  signature: PackSignatureSchema.optional(),
-  dependencies: z.array(DependencySchema).optional(),
-  tools: z.record(toolName(), ToolDefinitionSchema).default({}),
-  run: RunSettingsSchema.optional(),
-  intents: z.array(IntentSchema).max(64).optional(),
+  metadata: MetadataSchema().optional(),
+  signature: PackSignatureSchema().optional(),
+  dependencies: z.array(DependencySchema()).optional(),
+  tools: z.record(toolName(), ToolDefinitionSchema()).default({}),
+  run: RunSettingsSchema().optional(),
+  intents: z.array(IntentSchema()).max(64).optional(),
 })
   .superRefine((pack, ctx) => {
     const names = new Set<string>();
@@ -211,37 +212,37 @@ export const PackSchema = strictObject("reach.json", {
       }
     }
   })
-  .meta({ description: "A reach-wasm pack, reach.json (Reach Protocol v1.0.0 §5)" });
+  .meta({ description: "A reach-wasm pack, reach.json (Reach Protocol v1.0.0 §5)" }));
 
 /** A parsed pack (defaults filled in). */
-export type Pack = z.output<typeof PackSchema>;
+export type Pack = z.output<ReturnType<typeof PackSchema>>;
 /** A pack as written in `reach.json` (defaults may be omitted). */
-export type PackInput = z.input<typeof PackSchema>;
+export type PackInput = z.input<ReturnType<typeof PackSchema>>;
 /** A parsed manifest. */
-export type Manifest = z.output<typeof ManifestSchema>;
+export type Manifest = z.output<ReturnType<typeof ManifestSchema>>;
 /** Declared capabilities. */
-export type Capabilities = z.output<typeof CapabilitiesSchema>;
+export type Capabilities = z.output<ReturnType<typeof CapabilitiesSchema>>;
 /** A declared tool capability. */
-export type ToolCapability = z.output<typeof ToolCapabilitySchema>;
+export type ToolCapability = z.output<ReturnType<typeof ToolCapabilitySchema>>;
 /** A declared resource capability. */
-export type ResourceCapability = z.output<typeof ResourceCapabilitySchema>;
+export type ResourceCapability = z.output<ReturnType<typeof ResourceCapabilitySchema>>;
 /** A resource access mode. */
-export type ResourceAccess = z.output<typeof ResourceAccessSchema>;
+export type ResourceAccess = z.output<ReturnType<typeof ResourceAccessSchema>>;
 /** A coarse permission. */
-export type Permission = z.output<typeof PermissionSchema>;
+export type Permission = z.output<ReturnType<typeof PermissionSchema>>;
 /** Execution policies with defaults filled in. */
-export type Policies = z.output<typeof PoliciesSchema>;
+export type Policies = z.output<ReturnType<typeof PoliciesSchema>>;
 /** Sandbox settings. */
-export type SandboxPolicy = z.output<typeof SandboxPolicySchema>;
+export type SandboxPolicy = z.output<ReturnType<typeof SandboxPolicySchema>>;
 /** Pack metadata. */
-export type Metadata = z.output<typeof MetadataSchema>;
+export type Metadata = z.output<ReturnType<typeof MetadataSchema>>;
 /** A pack signature. */
-export type PackSignature = z.output<typeof PackSignatureSchema>;
+export type PackSignature = z.output<ReturnType<typeof PackSignatureSchema>>;
 /** A pack dependency. */
-export type Dependency = z.output<typeof DependencySchema>;
+export type Dependency = z.output<ReturnType<typeof DependencySchema>>;
 /** Where a tool's code lives. */
-export type ToolDefinition = z.output<typeof ToolDefinitionSchema>;
+export type ToolDefinition = z.output<ReturnType<typeof ToolDefinitionSchema>>;
 /** Run settings. */
-export type RunSettings = z.output<typeof RunSettingsSchema>;
+export type RunSettings = z.output<ReturnType<typeof RunSettingsSchema>>;
 /** An intent (seed 004). */
-export type Intent = z.output<typeof IntentSchema>;
+export type Intent = z.output<ReturnType<typeof IntentSchema>>;

@@ -83,7 +83,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
     paths,
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "a token from `reach-wasm tokens create --tenant NAME`" } },
-      schemas: { Error: schemaOf(ErrorDocumentSchema, "output") },
+      schemas: { Error: schemaOf(ErrorDocumentSchema(), "output") },
     },
   };
 }

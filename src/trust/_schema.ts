@@ -33,7 +33,7 @@ export const hex64 = (what: string) =>
   z.string().regex(HEX64_RE, { error: `expected ${what}: 64 bytes as 128 lowercase hex digits` });
 
 /** The protocol's strict object (unknown keys named with the allowed ones), re-exported for this folder. */
-export { entryPath, sha256Hex, strictObject } from "../protocol/_common.ts";
+export { entryPath, isEntryPath, sha256Hex, strictObject } from "../protocol/_common.ts";
 
 /**
  * Parse JSON text of a trust document, or throw a `ReachError` with `code` that says what the text should be.

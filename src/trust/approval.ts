@@ -16,6 +16,7 @@ import { ReachError } from "../protocol/errors.ts";
 import { strictObject } from "./_schema.ts";
 import type { TrustStore } from "./trust-store.ts";
 import { publicKeyFromPrivateKey, signEd25519, verifyEd25519 } from "./verify.ts";
+import { lazySchema } from "../protocol/_lazy.ts";
 
 /** The record type. */
 export const APPROVAL_TYPE = "reach-wasm/plan-approval";
@@ -24,16 +25,16 @@ const HEX64 = /^[0-9a-f]{64}$/;
 const HEX128 = /^[0-9a-f]{128}$/;
 
 /** A signed approval record. */
-export const ApprovalRecordSchema = strictObject("approval record", {
+export const ApprovalRecordSchema = lazySchema(() => strictObject("approval record", {
   type: z.literal(APPROVAL_TYPE),
   version: z.literal(1),
   planHash: z.string().regex(HEX64),
   publicKey: z.string().regex(HEX64),
   signature: z.string().regex(HEX128),
-});
+}));
 
 /** A signed approval record. */
-export type ApprovalRecord = z.output<typeof ApprovalRecordSchema>;
+export type ApprovalRecord = z.output<ReturnType<typeof ApprovalRecordSchema>>;
 
 /**
  * The hash an approval signs: the canonical plan without its `approval` field.
@@ -80,7 +81,7 @@ export function signApproval(planHash: string, privateKey: Uint8Array): Approval
  * @example approves(record, approvalPlanHash(plan), store)
  */
 export function approves(record: unknown, planHash: string, store: TrustStore | null, anyKey = false): { publicKey: string; keyName: string | null } | null {
-  const r = ApprovalRecordSchema.safeParse(record);
+  const r = ApprovalRecordSchema().safeParse(record);
   if (!r.success || r.data.planHash !== planHash) return null;
   if (!verifyEd25519(hexToBytes(r.data.signature), canonicalBytes({ type: APPROVAL_TYPE, planHash }), hexToBytes(r.data.publicKey))) return null;
   if (anyKey) return { publicKey: r.data.publicKey, keyName: null };

@@ -29,6 +29,7 @@ import { bytesToHex, hexToBytes } from "../canonical/hex.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { hex32, parseDocument, parseJsonText, strictObject, typeField } from "./_schema.ts";
 import { PRIVATE_KEY_LENGTH, publicKeyFromPrivateKey, publicKeyProblem } from "./verify.ts";
+import { lazySchema } from "../protocol/_lazy.ts";
 
 /** `type` of a private key file. */
 export const PRIVATE_KEY_FILE_TYPE = "reach-wasm/ed25519-private-key";
@@ -43,29 +44,29 @@ export type KeyPair = { readonly publicKey: Uint8Array; readonly privateKey: Uin
 /** Both files of a key pair, as text. */
 export type KeyFiles = { readonly privateKeyFile: string; readonly publicKeyFile: string };
 
-const version = z.literal(KEY_FILE_VERSION, {
+const version = lazySchema(() => z.literal(KEY_FILE_VERSION, {
   error: `expected "version": ${KEY_FILE_VERSION}; this reach-wasm reads key files of version ${KEY_FILE_VERSION} only`,
-});
+}));
 
 /** The private key file (version 1). */
-export const PrivateKeyFileSchema = strictObject("private key file", {
+export const PrivateKeyFileSchema = lazySchema(() => strictObject("private key file", {
   type: z.literal(PRIVATE_KEY_FILE_TYPE, { error: `expected "type": "${PRIVATE_KEY_FILE_TYPE}"` }),
-  version,
+  version: version(),
   publicKey: hex32("an Ed25519 public key"),
   privateKey: hex32("an Ed25519 private key seed"),
-});
+}));
 
 /** The public key file (version 1). */
-export const PublicKeyFileSchema = strictObject("public key file", {
+export const PublicKeyFileSchema = lazySchema(() => strictObject("public key file", {
   type: z.literal(PUBLIC_KEY_FILE_TYPE, { error: `expected "type": "${PUBLIC_KEY_FILE_TYPE}"` }),
-  version,
+  version: version(),
   publicKey: hex32("an Ed25519 public key"),
-});
+}));
 
 /** A private key file document. */
-export type PrivateKeyFile = z.output<typeof PrivateKeyFileSchema>;
+export type PrivateKeyFile = z.output<ReturnType<typeof PrivateKeyFileSchema>>;
 /** A public key file document. */
-export type PublicKeyFile = z.output<typeof PublicKeyFileSchema>;
+export type PublicKeyFile = z.output<ReturnType<typeof PublicKeyFileSchema>>;
 
 const KEYGEN_HINT = "create a key pair with `reach-wasm keygen --out FILE`";
 
@@ -167,7 +168,7 @@ export function parsePrivateKeyFile(text: string): KeyPair {
         `that \`reach-wasm keygen\` wrote together with it`,
     );
   }
-  const doc = parseDocument(PrivateKeyFileSchema, value, "PROTO_INVALID_ARGUMENT", what, KEYGEN_HINT);
+  const doc = parseDocument(PrivateKeyFileSchema(), value, "PROTO_INVALID_ARGUMENT", what, KEYGEN_HINT);
   const privateKey = hexToBytes(doc.privateKey);
   const derived = bytesToHex(publicKeyFromPrivateKey(privateKey));
   if (derived !== doc.publicKey) {
@@ -202,7 +203,7 @@ export function parsePublicKeyFile(text: string): Uint8Array {
         `key file that \`reach-wasm keygen\` wrote together with it`,
     );
   }
-  const doc = parseDocument(PublicKeyFileSchema, value, "PROTO_INVALID_ARGUMENT", what, KEYGEN_HINT);
+  const doc = parseDocument(PublicKeyFileSchema(), value, "PROTO_INVALID_ARGUMENT", what, KEYGEN_HINT);
   const publicKey = hexToBytes(doc.publicKey);
   const problem = publicKeyProblem(publicKey);
   if (problem !== undefined) {

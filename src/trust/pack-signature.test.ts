@@ -93,7 +93,7 @@ describe("signPack", () => {
     expect(doc.digest).toBe("SHA-256");
     expect(base64ToBytes(doc.publicKey)).toEqual(signer.publicKey);
     expect(doc.packDigest).toBe(packDigest(pack()));
-    const upstream = PackSignatureSchema.safeParse({
+    const upstream = PackSignatureSchema().safeParse({
       algorithm: doc.algorithm,
       digest: doc.digest,
       signature: doc.signature,

@@ -33,9 +33,10 @@ import { sha256Hex } from "../canonical/sha256.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { ErrorDetailsData } from "../protocol/errors.ts";
 import { PackSignatureSchema } from "../protocol/pack.ts";
-import { entryPath, parseDocument, parseJsonText, sha256Hex as sha256HexSchema, strictObject } from "./_schema.ts";
+import { entryPath, isEntryPath, parseDocument, parseJsonText, sha256Hex as sha256HexSchema, strictObject } from "./_schema.ts";
 import type { TrustStore } from "./trust-store.ts";
 import { publicKeyFromPrivateKey, publicKeyProblem, signEd25519, verifyEd25519 } from "./verify.ts";
+import { lazySchema } from "../protocol/_lazy.ts";
 
 /** Where the signature lives inside a pack (seed 003 §5.4). Excluded from the listing. */
 export const PACK_SIGNATURE_PATH = ".reach/signature";
@@ -48,13 +49,13 @@ export const PACK_SIGNATURE_VERSION = 1;
 export type PackFiles = ReadonlyMap<string, Uint8Array> | Readonly<Record<string, Uint8Array>>;
 
 /** One entry of the pack listing. */
-export const PackFileEntrySchema = strictObject(".reach/signature files[]", {
+export const PackFileEntrySchema = lazySchema(() => strictObject(".reach/signature files[]", {
   path: entryPath(),
   sha256: sha256HexSchema(),
   size: z.int().min(0),
-});
+}));
 /** One entry of the pack listing. */
-export type PackFileEntry = z.output<typeof PackFileEntrySchema>;
+export type PackFileEntry = z.output<ReturnType<typeof PackFileEntrySchema>>;
 
 function ascending(entries: readonly PackFileEntry[]): boolean {
   for (let i = 1; i < entries.length; i++) if (!(entries[i - 1]!.path < entries[i]!.path)) return false;
@@ -62,23 +63,23 @@ function ascending(entries: readonly PackFileEntry[]): boolean {
 }
 
 /** The `.reach/signature` document (version 1). */
-export const PackSignatureDocumentSchema = strictObject(".reach/signature", {
-  algorithm: PackSignatureSchema.shape.algorithm,
-  digest: PackSignatureSchema.shape.digest,
-  signature: PackSignatureSchema.shape.signature,
-  publicKey: PackSignatureSchema.shape.publicKey.unwrap(),
-  signedAt: PackSignatureSchema.shape.signedAt,
+export const PackSignatureDocumentSchema = lazySchema(() => strictObject(".reach/signature", {
+  algorithm: PackSignatureSchema().shape.algorithm,
+  digest: PackSignatureSchema().shape.digest,
+  signature: PackSignatureSchema().shape.signature,
+  publicKey: PackSignatureSchema().shape.publicKey.unwrap(),
+  signedAt: PackSignatureSchema().shape.signedAt,
   type: z.literal(PACK_SIGNATURE_TYPE, { error: `expected "type": "${PACK_SIGNATURE_TYPE}"` }),
   version: z.literal(PACK_SIGNATURE_VERSION, {
     error: `expected "version": ${PACK_SIGNATURE_VERSION}; this reach-wasm reads pack signatures of version 1 only`,
   }),
   packDigest: sha256HexSchema(),
   files: z
-    .array(PackFileEntrySchema)
+    .array(PackFileEntrySchema())
     .refine(ascending, ".reach/signature files: paths must be unique and in ascending order"),
-});
+}));
 /** A `.reach/signature` document. */
-export type PackSignatureDocument = z.output<typeof PackSignatureDocumentSchema>;
+export type PackSignatureDocument = z.output<ReturnType<typeof PackSignatureDocumentSchema>>;
 
 /** What a successful verification found. */
 export type PackVerification = {
@@ -118,7 +119,7 @@ export function packListing(files: PackFiles): PackFileEntry[] {
       throw new TypeError(`"files" value for ${JSON.stringify(path)} expected Uint8Array`);
     }
     if (path === PACK_SIGNATURE_PATH) continue;
-    if (!PackFileEntrySchema.shape.path.safeParse(path).success) {
+    if (!isEntryPath(path)) {
       throw new ReachError(
         "PACK_MALFORMED",
         `pack file path ${JSON.stringify(path)} is not a normalized relative path ('/'-separated, printable ASCII, ` +
@@ -193,7 +194,7 @@ export function packSignatureMessage(digest: string, signedAt?: string): Uint8Ar
  */
 export function signPack(files: PackFiles, privateKey: Uint8Array, signedAt?: string): PackSignatureDocument {
   const publicKey = publicKeyFromPrivateKey(privateKey);
-  if (signedAt !== undefined && !PackSignatureDocumentSchema.shape.signedAt.safeParse(signedAt).success) {
+  if (signedAt !== undefined && !PackSignatureDocumentSchema().shape.signedAt.safeParse(signedAt).success) {
     throw new RangeError(`"signedAt" expected an ISO 8601 UTC time with milliseconds such as 2026-01-01T00:00:00.000Z`);
   }
   const files_ = packListing(files);
@@ -243,7 +244,7 @@ export function parsePackSignature(input: unknown): PackSignatureDocument {
   try {
     if (value instanceof Uint8Array) value = new TextDecoder("utf-8", { fatal: true }).decode(value);
     if (typeof value === "string") value = parseJsonText(value, "PACK_INVALID_SIGNATURE", PACK_SIGNATURE_PATH, hint);
-    return parseDocument(PackSignatureDocumentSchema, value, "PACK_INVALID_SIGNATURE", PACK_SIGNATURE_PATH, hint);
+    return parseDocument(PackSignatureDocumentSchema(), value, "PACK_INVALID_SIGNATURE", PACK_SIGNATURE_PATH, hint);
   } catch (err) {
     if (err instanceof ReachError) throw invalid(err.message, { ...err.details, check: "format" }, err);
     throw invalid(`${PACK_SIGNATURE_PATH} is not UTF-8 text; ${hint}`, { check: "format" }, err);

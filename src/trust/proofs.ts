@@ -35,6 +35,7 @@ import { PlanStepSchema } from "../protocol/plan.ts";
 import { hex32, HEX32_RE, hex64, HEX64_RE, parseDocument, parseJsonText, sha256Hex, strictObject } from "./_schema.ts";
 import type { TrustStore } from "./trust-store.ts";
 import { publicKeyFromPrivateKey, publicKeyProblem, signEd25519, verifyEd25519 } from "./verify.ts";
+import { lazySchema } from "../protocol/_lazy.ts";
 
 /** `type` of the run proof statement. */
 export const RUN_PROOF_TYPE = "reach-wasm/run-proof";
@@ -43,57 +44,57 @@ export const STEP_PROOF_TYPE = "reach-wasm/step-proof";
 /** The proof.json version this code writes and reads. */
 export const PROOF_VERSION = 1;
 
-const digest = sha256Hex();
-const eventIndex = z.int().min(0);
+const digest = lazySchema(() => sha256Hex());
+const eventIndex = lazySchema(() => z.int().min(0));
 
 /** What a run proof attests. */
-export const RunProofStatementSchema = strictObject("run proof", { runHash: digest, capsuleIndexDigest: digest });
+export const RunProofStatementSchema = lazySchema(() => strictObject("run proof", { runHash: digest(), capsuleIndexDigest: digest() }));
 /** What a step proof attests (its `runHash` comes from the run proof). */
-export const StepProofStatementSchema = strictObject("step proof", {
-  stepId: PlanStepSchema.shape.id,
-  firstEventIndex: eventIndex,
-  lastEventIndex: eventIndex,
-  firstEventHash: digest,
-  lastEventHash: digest,
+export const StepProofStatementSchema = lazySchema(() => strictObject("step proof", {
+  stepId: PlanStepSchema().shape.id,
+  firstEventIndex: eventIndex(),
+  lastEventIndex: eventIndex(),
+  firstEventHash: digest(),
+  lastEventHash: digest(),
 }).refine((s) => s.firstEventIndex <= s.lastEventIndex, {
   path: ["lastEventIndex"],
   message: "lastEventIndex must not be below firstEventIndex",
-});
+}));
 
 /** A signed run proof. */
-export const RunProofSchema = strictObject("proof.json run", {
-  ...RunProofStatementSchema.shape,
+export const RunProofSchema = lazySchema(() => strictObject("proof.json run", {
+  ...RunProofStatementSchema().shape,
   signature: hex64("an Ed25519 signature"),
-});
+}));
 /** A signed step proof. */
-export const StepProofSchema = strictObject("proof.json steps[]", {
-  ...StepProofStatementSchema.shape,
+export const StepProofSchema = lazySchema(() => strictObject("proof.json steps[]", {
+  ...StepProofStatementSchema().shape,
   signature: hex64("an Ed25519 signature"),
 }).refine((s) => s.firstEventIndex <= s.lastEventIndex, {
   path: ["lastEventIndex"],
   message: "lastEventIndex must not be below firstEventIndex",
-});
+}));
 
 /** The `proof.json` document (version 1). */
-export const ProofDocumentSchema = strictObject("proof.json", {
+export const ProofDocumentSchema = lazySchema(() => strictObject("proof.json", {
   version: z.literal(PROOF_VERSION, {
     error: `expected "version": ${PROOF_VERSION}; this reach-wasm reads proof.json of version 1 only`,
   }),
   publicKey: hex32("an Ed25519 public key"),
-  run: RunProofSchema,
-  steps: z.array(StepProofSchema),
-});
+  run: RunProofSchema(),
+  steps: z.array(StepProofSchema()),
+}));
 
 /** What a run proof attests. */
-export type RunProofStatement = z.output<typeof RunProofStatementSchema>;
+export type RunProofStatement = z.output<ReturnType<typeof RunProofStatementSchema>>;
 /** What a step proof attests. */
-export type StepProofStatement = z.output<typeof StepProofStatementSchema>;
+export type StepProofStatement = z.output<ReturnType<typeof StepProofStatementSchema>>;
 /** A signed run proof. */
-export type RunProof = z.output<typeof RunProofSchema>;
+export type RunProof = z.output<ReturnType<typeof RunProofSchema>>;
 /** A signed step proof. */
-export type StepProof = z.output<typeof StepProofSchema>;
+export type StepProof = z.output<ReturnType<typeof StepProofSchema>>;
 /** A `proof.json` document. */
-export type ProofDocument = z.output<typeof ProofDocumentSchema>;
+export type ProofDocument = z.output<ReturnType<typeof ProofDocumentSchema>>;
 
 /** The outcome of one check. `name` says what was checked (e.g. `proof.steps[2].signature`). */
 export type ProofCheck = { name: string; ok: boolean; message: string };
@@ -127,7 +128,7 @@ function strictParse<S extends z.ZodType>(schema: S, value: unknown, name: strin
  * @example new TextDecoder().decode(runProofMessage({ runHash: a, capsuleIndexDigest: b }))
  */
 export function runProofMessage(statement: RunProofStatement): Uint8Array {
-  const s = strictParse(RunProofStatementSchema, statement, "statement");
+  const s = strictParse(RunProofStatementSchema(), statement, "statement");
   return canonicalBytes({ type: RUN_PROOF_TYPE, runHash: s.runHash, capsuleIndexDigest: s.capsuleIndexDigest });
 }
 
@@ -143,7 +144,7 @@ export function stepProofMessage(runHash: string, step: StepProofStatement): Uin
   if (typeof runHash !== "string" || !HEX32_RE.test(runHash)) {
     throw new TypeError(`"runHash" expected 64 lowercase hex digits`);
   }
-  const s = strictParse(StepProofStatementSchema, step, "step");
+  const s = strictParse(StepProofStatementSchema(), step, "step");
   return canonicalBytes({ type: STEP_PROOF_TYPE, runHash, ...s });
 }
 
@@ -296,7 +297,7 @@ export function parseProof(input: unknown): ProofDocument {
     }
   }
   if (typeof value === "string") value = parseJsonText(value, "REPLAY_PROOF_INVALID", "proof.json", hint);
-  return parseDocument(ProofDocumentSchema, value, "REPLAY_PROOF_INVALID", "proof.json", hint);
+  return parseDocument(ProofDocumentSchema(), value, "REPLAY_PROOF_INVALID", "proof.json", hint);
 }
 
 /** What to check a proof against, besides its own signatures. */

@@ -19,25 +19,26 @@ import { z } from "zod";
 import { bytesToHex, hexToBytes } from "../canonical/hex.ts";
 import { hex32, HEX32_RE, parseDocument, parseJsonText, strictObject } from "./_schema.ts";
 import { publicKeyProblem } from "./verify.ts";
+import { lazySchema } from "../protocol/_lazy.ts";
 
 /** The trust store version this code writes and reads. */
 export const TRUST_STORE_VERSION = 1;
 
 /** One trusted key. */
-export const TrustedKeySchema = strictObject("trust store keys[]", {
+export const TrustedKeySchema = lazySchema(() => strictObject("trust store keys[]", {
   publicKey: hex32("an Ed25519 public key"),
   name: z
     .string()
     .min(1, { error: "give the key a name (1-256 characters) so that a reviewer knows whose key it is" })
     .max(256),
-});
+}));
 
 /** The trust store document (version 1). */
-export const TrustStoreSchema = strictObject("trust store", {
+export const TrustStoreSchema = lazySchema(() => strictObject("trust store", {
   version: z.literal(TRUST_STORE_VERSION, {
     error: `expected "version": ${TRUST_STORE_VERSION}; this reach-wasm reads trust stores of version 1 only`,
   }),
-  keys: z.array(TrustedKeySchema),
+  keys: z.array(TrustedKeySchema()),
 }).superRefine((doc, ctx) => {
   const seen = new Map<string, number>();
   doc.keys.forEach((key, i) => {
@@ -56,12 +57,12 @@ export const TrustStoreSchema = strictObject("trust store", {
       seen.set(key.publicKey, i);
     }
   });
-});
+}));
 
 /** A trusted key entry. */
-export type TrustedKey = z.output<typeof TrustedKeySchema>;
+export type TrustedKey = z.output<ReturnType<typeof TrustedKeySchema>>;
 /** A trust store document. */
-export type TrustStoreDocument = z.output<typeof TrustStoreSchema>;
+export type TrustStoreDocument = z.output<ReturnType<typeof TrustStoreSchema>>;
 
 const HINT = 'a trust store is {"version": 1, "keys": [{"publicKey": "<64 hex>", "name": "…"}]}';
 
@@ -84,7 +85,7 @@ export class TrustStore {
    * @example new TrustStore({ version: 1, keys: [{ publicKey: hex, name: "ci" }] }).isTrusted(hex) // true
    */
   constructor(value: unknown) {
-    const doc = parseDocument(TrustStoreSchema, value, "PROTO_INVALID_ARGUMENT", "trust store", HINT);
+    const doc = parseDocument(TrustStoreSchema(), value, "PROTO_INVALID_ARGUMENT", "trust store", HINT);
     this.keys = Object.freeze(doc.keys.map((k) => Object.freeze({ publicKey: k.publicKey, name: k.name })));
     this.#names = new Map(doc.keys.map((k) => [k.publicKey, k.name]));
   }

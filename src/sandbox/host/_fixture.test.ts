@@ -51,7 +51,7 @@ export type SetupOptions = {
 
 /** A host over a fresh run: `data` (read) and `out` (readwrite) roots unless told otherwise. */
 export function setup(o: SetupOptions = {}): Setup {
-  const manifest = ManifestSchema.parse({
+  const manifest = ManifestSchema().parse({
     manifestVersion: "1.0.0",
     capabilities: {
       permissions: o.permissions ?? ["filesystem", "network"],

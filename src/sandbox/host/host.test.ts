@@ -65,7 +65,7 @@ describe("host ops: happy paths", () => {
   it("artifact.emit returns a valid, deterministic ArtifactInfo", () => {
     const { host, stage, sink } = setup();
     const info = host.invokeSync("artifact.emit", { name: "report.json", mimeType: "application/json", text: "{}" });
-    expect(ArtifactInfoSchema.parse(info)).toEqual(info);
+    expect(ArtifactInfoSchema().parse(info)).toEqual(info);
     expect(info).toMatchObject({
       name: "report.json", type: "data", mimeType: "application/json", sizeBytes: 2, sha256: sha256Hex("{}"),
       path: `artifacts/${INVOCATION}/report.json`, createdAt: "2026-01-01T00:00:00.000Z",
