@@ -40,6 +40,34 @@ const zodEnglishOnly = {
 };
 
 /**
+ * zod, loaded when a schema is first built rather than at start-up (main.cjs only). Schemas are built on first use
+ * (`src/protocol/_lazy.ts`) and a warm run builds none (`src/engine/document-cache.ts`), yet every module that imports
+ * zod initialises it: ~7 ms of a short run's CPU, its code a third of the code cache. Here `import { z } from "zod"` in
+ * reach-wasm's own sources gets a stand-in whose every property read loads zod (esbuild turns the `require` into the
+ * lazy initialisation of the bundled module). zod is bundled once either way; other packages import it as they are.
+ * @type {import("esbuild").Plugin}
+ */
+const zodOnFirstUse = {
+  name: "zod-on-first-use",
+  setup(b) {
+    const ours = (path) => path.startsWith(join(root, "src/")) || path.startsWith(join(root, "conformance/"));
+    b.onResolve({ filter: /^zod$/ }, (args) => (ours(args.importer) ? { path: "zod", namespace: "zod-on-first-use" } : undefined));
+    b.onLoad({ filter: /.*/, namespace: "zod-on-first-use" }, () => ({
+      contents: `let real;
+const load = () => (real ??= require(${JSON.stringify(join(root, "node_modules/zod/index.js"))}).z);
+export const z = new Proxy({}, {
+  get: (_, key) => load()[key],
+  has: (_, key) => key in load(),
+  ownKeys: () => Reflect.ownKeys(load()),
+  getOwnPropertyDescriptor: (_, key) => ({ ...Reflect.getOwnPropertyDescriptor(load(), key), configurable: true }),
+});`,
+      resolveDir: root,
+      loader: "js",
+    }));
+  },
+};
+
+/**
  * Bundle the CLI into `outdir`.
  * @param {{ outdir: string; minify?: boolean; train?: boolean }} options `train`: make the code cache (a run of packs/hello)
  * @returns {Promise<void>}
@@ -52,7 +80,7 @@ export async function bundleCli({ outdir, minify = true, train = true }) {
   // class sets its `name` itself, and the conformance cases run from conformance-cases.mjs, which keeps names.
   // fflate's browser build: its Node build loads worker_threads at start-up for async APIs the capsule never uses.
   const common = { bundle: true, platform: "node", target: "node20", external, alias: { fflate: "fflate/browser" }, plugins: [zodEnglishOnly], logLevel: "error", legalComments: "none", minify, keepNames: true };
-  const script = { ...common, keepNames: false };
+  const script = { ...common, keepNames: false, plugins: [zodEnglishOnly, zodOnFirstUse] };
   rmSync(join(outdir, "chunks"), { recursive: true, force: true });
   rmSync(join(outdir, "main.cjs.cache"), { force: true });
   mkdirSync(outdir, { recursive: true });
