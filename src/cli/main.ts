@@ -6,6 +6,7 @@
 import process from "node:process";
 import { installNativeSha256 } from "../platform/native-sha256.ts";
 import { setEngineWorkerUrl } from "../platform/engine-thread.ts";
+import { stdioWriter } from "../platform/terminal.ts";
 import { main } from "./cli.ts";
 import { detectTerminal } from "./progress.ts";
 
@@ -26,8 +27,8 @@ const argv = process.argv.slice(2);
 // No top-level await: the CLI bundle runs this entry as a script (with V8's code cache, `scripts/bundle/bundle.mjs`).
 void (argv[0] === "run" ? Promise.resolve() : import("../platform/environment.ts").then((m) => void m.defaultEnvironment()))
   .then(() => main(argv, {
-    stdout: (text) => void process.stdout.write(text),
-    stderr: (text) => void process.stderr.write(text),
+    stdout: stdioWriter(1),
+    stderr: stdioWriter(2),
     terminal: detectTerminal(),
   }))
   .then((code) => void (process.exitCode = code), lastResort);
