@@ -4,7 +4,7 @@
  * as a whole. Runs on Node and on Deno (through `node:` compatibility).
  * @module
  */
-import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { ReachError } from "../protocol/errors.ts";
@@ -97,7 +97,7 @@ export async function writeDirAtomic(dir: string, files: ReadonlyMap<string, Uin
       renameSync(dir, old);
       renameSync(tmp, dir);
       inFlight.delete(tmp);
-      rmSync(old, { recursive: true, force: true });
+      removeTree(old);
       inFlight.delete(old);
     } else {
       renameSync(tmp, dir);
@@ -107,6 +107,24 @@ export async function writeDirAtomic(dir: string, files: ReadonlyMap<string, Uin
     rmSync(tmp, { recursive: true, force: true });
     inFlight.delete(tmp);
     throw new ReachError("PROTO_INVALID_ARGUMENT", `cannot write ${JSON.stringify(dir)}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/**
+ * Remove a directory this process just moved aside (a run's files: a few plain files and folders). Node's recursive
+ * `rmSync` loads and runs its retrying remover, ~1 ms of a short run; this walks the tree once, and falls back to it
+ * on any surprise.
+ */
+function removeTree(dir: string): void {
+  try {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, e.name);
+      if (e.isDirectory()) removeTree(path);
+      else unlinkSync(path);
+    }
+    rmdirSync(dir);
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
