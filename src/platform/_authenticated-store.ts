@@ -9,7 +9,7 @@
  * @module
  */
 import { createHmac } from "node:crypto";
-import { lstat, mkdir, open, readFile } from "node:fs/promises";
+import { createExclusive, lstat, mkdir, readFile } from "./_fs.ts";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { homeDir } from "./config.ts";
@@ -88,12 +88,7 @@ async function macKey(dir: string, keyFile: string): Promise<Uint8Array> {
   if (!exists) {
     const fresh = crypto.getRandomValues(new Uint8Array(32));
     try {
-      const fh = await open(path, "wx", 0o600);
-      try {
-        await fh.writeFile(fresh);
-      } finally {
-        await fh.close();
-      }
+      await createExclusive(path, 0o600, fresh);
       return fresh;
     } catch {
       // another process created it first: read theirs

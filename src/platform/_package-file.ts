@@ -3,7 +3,7 @@
  * `python-engine.ts`). Node and Deno; Deno needs `--allow-read` for the file.
  * @module
  */
-import { readFile } from "node:fs/promises";
+import { readFile } from "./_fs.ts";
 import { createRequire } from "node:module";
 
 /**

@@ -3,7 +3,7 @@
  * `$REACH_WASM_TRUST_STORE`, else `$XDG_CONFIG_HOME/reach-wasm/trust.json`, else `~/.config/reach-wasm/trust.json`.
  * @module
  */
-import { readFile } from "node:fs/promises";
+import { readFile } from "./_fs.ts";
 import { join } from "node:path";
 import process from "node:process";
 

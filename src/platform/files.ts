@@ -3,7 +3,7 @@
  * Node and on Deno (through its `node:` compatibility layer). Nothing here writes to the host.
  * @module
  */
-import { lstat, readFile, readdir, readlink, realpath } from "node:fs/promises";
+import { lstat, readFile, readdir, readlink, realpath } from "./_fs.ts";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { ReachError } from "../protocol/errors.ts";
 

@@ -3,7 +3,7 @@
  * be written, and results never land inside the pack they came from.
  * @module
  */
-import { lstat, open, rm, realpath } from "node:fs/promises";
+import { createExclusive, lstat, rm, realpath } from "./_fs.ts";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import process from "node:process";
 import { ReachError } from "../protocol/errors.ts";
@@ -42,8 +42,7 @@ export async function prepareOutDir(out: string, packPath: string): Promise<stri
   }
   const probe = join(existing, `.reach-write-probe-${process.pid}`);
   try {
-    const fh = await open(probe, "wx", 0o600);
-    await fh.close();
+    await createExclusive(probe, 0o600);
     await rm(probe, { force: true });
   } catch (err) {
     throw new ReachError("PROTO_INVALID_ARGUMENT", `--out ${JSON.stringify(out)} is not writable (${(err as { code?: string }).code ?? (err as Error).message} in ${JSON.stringify(existing)}); choose a directory you can write`, { cause: err });

@@ -3,7 +3,7 @@
  * never name a file outside itself) or a `.tar.gz` archive of one (read with the bounded capsule reader).
  * @module
  */
-import { lstat } from "node:fs/promises";
+import { lstat } from "./_fs.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { readDirTree, readHostFile } from "./files.ts";
 

@@ -4,7 +4,7 @@
  * readable regular file, or a malformed store is a `ReachError` that names the path.
  * @module
  */
-import { lstat } from "node:fs/promises";
+import { lstat } from "./_fs.ts";
 import { defaultTrustStorePath, readTextIfExists } from "./config.ts";
 import process from "node:process";
 import { ReachError } from "../protocol/errors.ts";
