@@ -9,10 +9,12 @@ import { setEngineWorkerUrl } from "../platform/engine-thread.ts";
 import { stdioWriter } from "../platform/terminal.ts";
 import { main } from "./cli.ts";
 import { detectTerminal } from "./progress.ts";
+import { installRealClock } from "../platform/real-clock.ts";
 
 // The engine thread's script: bundled beside this file in dist/cli/ (engine-worker.mjs), or the source file under Deno.
 setEngineWorkerUrl(new URL(import.meta.url.endsWith(".ts") ? "../platform/engine-worker.ts" : "./engine-worker.mjs", import.meta.url));
 installNativeSha256();
+installRealClock();
 // Whatever escapes a command is reported in one line, never as a stack trace (REACH_WASM_DEBUG=1 shows it).
 const lastResort = (err: unknown): void => {
   if (process.env["REACH_WASM_DEBUG"] === "1") console.error(err);

@@ -10,6 +10,7 @@ import type { RunProgress } from "../engine/types.ts";
 import { terminalInfo } from "../platform/terminal.ts";
 import type { TerminalInfo } from "../platform/terminal.ts";
 import type { CliIO } from "./io.ts";
+import { monotonicMs } from "../determinism/real-clock.ts";
 
 /** A progress reporter for one command. */
 export type Progress = {
@@ -86,11 +87,11 @@ const SILENT: Progress = { status() {}, line() {}, run() {}, task: async (_l, fn
 /**
  * A progress reporter for a command.
  * @param io the command's streams (`quiet` silences it; `terminal.stderr` makes it one line in place)
- * @param now the clock for elapsed times (default `performance.now`)
+ * @param now the clock for elapsed times (default the real clock's `monotonicMs`)
  * @returns the reporter; call `done()` when the command ends (a `finally`)
  * @example const progress = createProgress(io); try { … progress.run(p) … } finally { progress.done(); }
  */
-export function createProgress(io: CliIO, now: () => number = () => performance.now()): Progress {
+export function createProgress(io: CliIO, now: () => number = monotonicMs): Progress {
   if (io.quiet === true) return SILENT;
   return io.terminal?.stderr === true ? ttyProgress(io, io.terminal.columns, now) : plainProgress(io, now);
 }

@@ -65,7 +65,7 @@ export type EngineRunRequest = {
   requestId?: string;
   /** Report each hashed event through `onProgress` (`{kind: "event"}`) as it is appended (`run --events`). */
   liveEvents?: boolean;
-  /** The wall clock for the run files' real times (default `performance.timeOrigin + performance.now()`); never hashed. */
+  /** The wall clock for the run files' real times (default the real clock's `epochMs`, `src/determinism/real-clock.ts`); never hashed. */
   wallClock?: () => number;
   /**
    * Stop this invocation at this fuel count (decimal), as aborted by `signal`: for a run started again after an

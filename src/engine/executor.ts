@@ -37,6 +37,7 @@ import type { JsonObject, JsonValue, ModuleIdentity, ToolRunner } from "../sandb
 import type { StepTransaction, Workspace } from "../sandbox/workspace/workspace.ts";
 import type { PackTool } from "./pack.ts";
 import { compileSchema } from "./schema-check.ts";
+import { monotonicMs } from "../determinism/real-clock.ts";
 
 /**
  * Fuel units granted per millisecond of `timeout_ms`. Measured on the 2-core CI machine: a tight WASI loop burns
@@ -167,11 +168,11 @@ export async function executeEnvelope(
   state: ExecutorRunState,
   invocationId: string,
 ): Promise<StepExecution> {
-  const started = performance.now(); // wall clock: evidence only, never hashed
+  const started = monotonicMs(); // wall clock: evidence only, never hashed
   const clock = state.clock.fork();
   const base = { invocationId, toolOutput: null, toolError: null, violation: null, artifacts: [], log: "", fuelUsed: 0n, module: null };
   const finish = (x: Omit<StepExecution, "durationMs" | "result" | "hostCalls" | "clockEndMs">, output?: JsonValue): StepExecution => {
-    const durationMs = Math.max(0, Math.round(performance.now() - started));
+    const durationMs = Math.max(0, Math.round(monotonicMs() - started));
     const metrics = { duration_ms: durationMs, fuel_used: Number(x.fuelUsed) };
     let result: ExecutionResult;
     if (x.stepError === null) result = { envelope_id: envelope.id, status: "success", output, artifacts: [...x.artifacts], metrics };

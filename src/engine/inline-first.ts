@@ -19,6 +19,7 @@
  */
 import type { EngineRun, EngineRunRequest } from "./engine.ts";
 import type { RunProgress } from "./types.ts";
+import { monotonicMs } from "../determinism/real-clock.ts";
 
 /** How long an attempt may hold the thread. */
 export type InlineBudget = {
@@ -59,7 +60,7 @@ export function holdWatch(budget: InlineBudget): { begin(): Hold; over(hold: Hol
   const loop = { at: 0, cpu: 0, users: 0, timer: undefined as ReturnType<typeof setInterval> | undefined };
   const cpu = budget.cpuMs ?? (() => 0);
   const turned = (): void => {
-    loop.at = performance.now();
+    loop.at = monotonicMs();
     loop.cpu = cpu();
   };
   return {
@@ -68,10 +69,10 @@ export function holdWatch(budget: InlineBudget): { begin(): Hold; over(hold: Hol
         turned();
         loop.timer = setInterval(turned, 10);
       }
-      return { at: performance.now(), cpu: cpu() }; // attempts started one after another on a busy loop each get the budget
+      return { at: monotonicMs(), cpu: cpu() }; // attempts started one after another on a busy loop each get the budget
     },
     over: (hold) => {
-      if (performance.now() - Math.max(loop.at, hold.at) <= budget.ms) return false;
+      if (monotonicMs() - Math.max(loop.at, hold.at) <= budget.ms) return false;
       return budget.cpuMs === undefined || cpu() - Math.max(loop.cpu, hold.cpu) > budget.ms;
     },
     end: () => {

@@ -28,6 +28,7 @@ import type { RunProgress, RunRecord, RunRequest, RunStatus } from "./types.ts";
 import { Session } from "./session.ts";
 import type { AbortPoint, ReplayDirectives } from "./run.ts";
 import type { StopPoint } from "../sandbox/fuel/mod.ts";
+import { monotonicMs } from "../determinism/real-clock.ts";
 
 /** Where a replay first differed from the recording. */
 export type Divergence = { eventIndex: number; stepId: string | null; field: string; message: string };
@@ -149,7 +150,7 @@ function invalid(message: string, details: Record<string, unknown> = {}): ReachE
  * ```
  */
 export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment, options: { noExec?: boolean; now?: () => number; onProgress?: (p: RunProgress) => void; parallel?: number } & LoadPackOptions = {}): Promise<ReplayReport> {
-  const now = options.now ?? (() => performance.now());
+  const now = options.now ?? monotonicMs;
   const started = now();
   const expected = capsule.index.runHash;
   if (options.noExec === true) {

@@ -55,6 +55,7 @@ import { runStepJob } from "./step-job.ts";
 import type { StepJobResult, StepPool } from "./step-job.ts";
 import { failedEvidence, recordPlanViolation, skippedEvidence, terminalReason } from "./step-events.ts";
 import type { RunPhase, RunRecord, RunRequest, RunStatus } from "./types.ts";
+import { epochMs } from "../determinism/real-clock.ts";
 
 /** The default virtual epoch (ARCHITECTURE "Determinism"). */
 export const DEFAULT_EPOCH = "1970-01-01T00:00:00.000Z";
@@ -171,7 +172,7 @@ export class Run {
   private constructor(request: RunRequest) {
     const { loaded } = request;
     this.#request = request;
-    this.wallClock = request.wallClock ?? (() => performance.timeOrigin + performance.now());
+    this.wallClock = request.wallClock ?? epochMs;
     this.#real = { createdAt: this.wallClock(), startedAt: null, completedAt: 0 };
     this.input = request.input ?? {};
     this.inputHash = hashCanonical(this.input);

@@ -93,7 +93,7 @@ export type RunRequest = {
   onProgress?: (p: RunProgress) => void;
   /**
    * The wall clock (ms since the Unix epoch) for the real times of the run files' `run.json` and the live event stream;
-   * never hashed (default `performance.timeOrigin + performance.now()`).
+   * never hashed (default the real clock's `epochMs`, `src/determinism/real-clock.ts`).
    */
   wallClock?: () => number;
   /** Report each hashed event through `onProgress` as it is appended (`run --events`). */

@@ -14,6 +14,7 @@
  */
 import { ReachError } from "../protocol/errors.ts";
 import type { FuelMeterOptions, StopReason } from "./fuel/fuel-meter.ts";
+import { monotonicMs } from "../determinism/real-clock.ts";
 
 /** Options of {@link invocationStops}. */
 export type StopOptions = {
@@ -23,7 +24,7 @@ export type StopOptions = {
   interrupted?: () => boolean;
   /** The run's abort signal, for asynchronous waits (default: none). */
   signal?: AbortSignal;
-  /** A wall clock in ms (default `performance.now`); it only decides when to stop, never what is recorded. */
+  /** A wall clock in ms (default the real clock's `monotonicMs`); it only decides when to stop, never what is recorded. */
   now?: () => number;
 };
 
@@ -61,7 +62,7 @@ export function waitStopError(reason: StopReason): ReachError {
  */
 export function invocationStops(options: StopOptions): InvocationStops {
   if (!(options.limitMs > 0)) throw new RangeError(`"limitMs" expected a positive number, got ${options.limitMs}`);
-  const now = options.now ?? (() => performance.now());
+  const now = options.now ?? monotonicMs;
   const controller = new AbortController();
   let startedAt: number | null = null;
   let timer: ReturnType<typeof setTimeout> | undefined;
