@@ -2,29 +2,19 @@
 // against itself on Node and on Deno with byte-identical reports, writes JUnit XML, and fails each deliberately
 // broken adapter (conformance/fixtures/) on exactly the cases its defect touches — no more, no fewer.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ConformanceReport } from "../src/conformance/types.ts";
-import { cliBundle } from "../src/service/_test-service.ts";
+import { withCliBundle } from "../src/service/_test-service.ts";
 
 const root = new URL("../", import.meta.url).pathname;
-const scratch = mkdtempSync(join(tmpdir(), "reach-conformance-test-"));
-let bundle: Awaited<ReturnType<typeof cliBundle>>;
-
-beforeAll(async () => {
-  bundle = await cliBundle();
-}, 120_000);
-afterAll(() => {
-  bundle?.remove();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, main } = withCliBundle("reach-conformance-test-");
 
 type Outcome = { code: number | null; stdout: string; stderr: string };
 function run(cmd: string, args: string[]): Promise<Outcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: root, env: { ...process.env, REACH_WASM_CLI: bundle.main, NO_COLOR: "1" } });
+    const child = spawn(cmd, args, { cwd: root, env: { ...process.env, REACH_WASM_CLI: main(), NO_COLOR: "1" } });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -40,7 +30,7 @@ let nodeReport = "";
 describe("reach-wasm conformance against this installation", () => {
   it("Node: exit 0, all five categories present and passing, black-box and in-process cases; JUnit XML written", async () => {
     const junit = join(scratch, "report.xml");
-    const r = await run(process.execPath, [bundle.main, "conformance", "--json", "--junit", junit]);
+    const r = await run(process.execPath, [main(), "conformance", "--json", "--junit", junit]);
     expect(r.code, r.stderr.split("\n").filter((l) => l.includes("FAIL") || l.startsWith("    ")).join("\n")).toBe(0);
     nodeReport = r.stdout;
     const report = JSON.parse(r.stdout) as ConformanceReport;
@@ -67,7 +57,7 @@ describe("reach-wasm conformance against this installation", () => {
   }, 600_000);
 
   it("a bad invocation is exit 2 with an error document", async () => {
-    const r = await run(process.execPath, [bundle.main, "conformance", "--category", "schema,speed", "--json"]);
+    const r = await run(process.execPath, [main(), "conformance", "--category", "schema,speed", "--json"]);
     expect(r.code).toBe(2);
     expect(JSON.parse(r.stdout)).toMatchObject({ specVersion: "1.0.0", error: { code: "PROTO_INVALID_ARGUMENT" } });
     expect(JSON.parse(r.stdout).error.message).toContain("speed");
@@ -84,7 +74,7 @@ describe("the deliberately broken adapters fail exactly their cases", () => {
   for (const [name, expected] of adapters) {
     it(name, async () => {
       const impl = `node ${join(root, "conformance/fixtures", name, "adapter.mjs")}`;
-      const r = await run(process.execPath, [bundle.main, "conformance", "--impl", impl, "--json"]);
+      const r = await run(process.execPath, [main(), "conformance", "--impl", impl, "--json"]);
       expect(r.code, r.stderr.slice(-2000)).toBe(1);
       const report = JSON.parse(r.stdout) as ConformanceReport;
       expect(report.implementation).toBe(impl);

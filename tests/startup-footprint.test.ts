@@ -3,23 +3,13 @@
 // pack and plan in the validated-document cache), Node's promise file system with its readline modules (~3 ms),
 // and perf_hooks (~1 ms).
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliBundle } from "../src/service/_test-service.ts";
+import { describe, expect, it } from "vitest";
+import { withCliBundle } from "../src/service/_test-service.ts";
 
 const root = new URL("../", import.meta.url).pathname;
-const scratch = mkdtempSync(join(tmpdir(), "reach-footprint-"));
-let bundle: Awaited<ReturnType<typeof cliBundle>>;
-
-beforeAll(async () => {
-  bundle = await cliBundle();
-}, 120_000);
-afterAll(() => {
-  bundle?.remove();
-  rmSync(scratch, { recursive: true, force: true });
-});
+const { scratch, main } = withCliBundle("reach-footprint-");
 
 /** Run the CLI with a preload that writes, at exit, the modules Node loaded and whether zod was initialised. */
 function footprint(args: string[]): { modules: string[]; zod: boolean } {
@@ -29,7 +19,7 @@ function footprint(args: string[]): { modules: string[]; zod: boolean } {
     modules: process.moduleLoadList, zod: globalThis.__zod_globalRegistry !== undefined,
   })));\n`);
   const env = { ...process.env, REACH_WASM_CACHE: join(scratch, "cache") };
-  execFileSync(process.execPath, ["-r", preload, bundle.main, ...args], { cwd: root, env, stdio: ["ignore", "ignore", "pipe"] });
+  execFileSync(process.execPath, ["-r", preload, main(), ...args], { cwd: root, env, stdio: ["ignore", "ignore", "pipe"] });
   return JSON.parse(readFileSync(report, "utf8")) as { modules: string[]; zod: boolean };
 }
 

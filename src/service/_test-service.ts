@@ -4,6 +4,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
 import { writeArchive } from "../capsule/archive.ts";
 import { runEngine } from "../engine/engine.ts";
 import { openRunQueue } from "../platform/job-queue.ts";
@@ -157,6 +158,25 @@ export async function cliBundle(): Promise<{ main: string; remove(): void }> {
   const out = join(root, "node_modules", ".cache", `reach-wasm-test-${process.pid}`);
   await bundleCli({ outdir: out, train: false }); // as `npm run build` bundles it, without the code cache's training run
   return { main: join(out, "main.js"), remove: () => rmSync(out, { recursive: true, force: true }) };
+}
+
+/**
+ * For a test file that spawns the bundled CLI: a scratch folder, and the bundle built in `beforeAll`; both removed in
+ * `afterAll`. Call at the file's top level.
+ * @param prefix the scratch folder's name prefix
+ * @returns the scratch folder and the bundle's bin (valid once `beforeAll` ran)
+ */
+export function withCliBundle(prefix: string): { scratch: string; main: () => string } {
+  const scratch = mkdtempSync(join(tmpdir(), prefix));
+  let bundle: { main: string; remove(): void } | undefined;
+  beforeAll(async () => {
+    bundle = await cliBundle();
+  }, 120_000);
+  afterAll(() => {
+    bundle?.remove();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+  return { scratch, main: () => bundle!.main };
 }
 
 /**
