@@ -75,6 +75,22 @@ describe("pack", () => {
     expect(fromArchive.json!["runHash"]).toBe(fromDir.json!["runHash"]);
   });
 
+  it("trust add creates the store --trust names (as its own error message says to); list shows a missing one empty", async () => {
+    const key = join(scratch, "store-maker.key");
+    await cli("keygen", "--out", key);
+    const store = join(scratch, "new-trust.json");
+    const listed = await cli("trust", "list", "--trust", store, "--json");
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.json!["keys"]).toEqual([]);
+    const added = await cli("trust", "add", `${key}.pub`, "--trust", store, "--json");
+    expect(added.code, added.stderr).toBe(0);
+    expect((JSON.parse(readFileSync(store, "utf8")) as { keys: unknown[] }).keys).toHaveLength(1);
+    // run and verify still refuse a --trust file that does not exist, with the command that makes it
+    const missing = await cli("run", "packs/hello", "--trust", join(scratch, "nope.json"), "--json", "--out", join(scratch, "t0"));
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/does not exist; create it with `reach-wasm trust add KEY\.pub --trust /);
+  });
+
   it("sign + a trust store: the pack runs unrestricted; a changed file is a hard PACK_INVALID_SIGNATURE (exit 2)", async () => {
     const dir = join(scratch, "notes");
     cpSync("packs/notes", dir, { recursive: true });

@@ -61,7 +61,7 @@ async function publicKeyOf(target: string): Promise<string> {
 export async function runTrustCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const args = parse(argv);
   const path = args.trust ?? defaultTrustStorePath();
-  const text = await readTrustStoreText(args.trust);
+  const text = await readTrustStoreText(args.trust, { creating: true }); // add makes the file; list shows it empty
   const store = text === null ? new TrustStore({ version: 1, keys: [] }) : parseTrustStore(text);
   const keys: TrustedKey[] = [...store.keys];
   if (args.sub === "list") {

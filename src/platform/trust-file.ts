@@ -38,15 +38,17 @@ export async function loadTrustStore(explicit?: string): Promise<TrustStore | nu
 /**
  * The trust store's text, or null when the default file does not exist.
  * @param explicit the `--trust` path, if given
+ * @param options `creating`: the caller makes the store (`reach-wasm trust`), so an explicit path may be missing too
  * @returns the text
- * @throws ReachError `PROTO_INVALID_ARGUMENT` when the file is missing (explicit), a directory, or unreadable
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when the file is missing (explicit, unless creating), a directory, or
+ *   unreadable
  * @example
  * ```ts
  * const text = await readTrustStoreText("trust.json");
  * console.log(text === null ? "no store" : text);
  * ```
  */
-export async function readTrustStoreText(explicit?: string): Promise<string | null> {
+export async function readTrustStoreText(explicit?: string, options: { creating?: boolean } = {}): Promise<string | null> {
   const path = explicit ?? defaultTrustStorePath();
   const where = explicit !== undefined ? "--trust" : process.env["REACH_WASM_TRUST_STORE"] !== undefined ? "$REACH_WASM_TRUST_STORE" : "the default trust store";
   const st = await lstat(path).catch(() => null);
@@ -59,6 +61,6 @@ export async function readTrustStoreText(explicit?: string): Promise<string | nu
   } catch (err) {
     throw new ReachError("PROTO_INVALID_ARGUMENT", `${where} ${JSON.stringify(path)} cannot be read (${(err as { code?: string }).code ?? (err as Error).message}); check its permissions`, { cause: err });
   }
-  if (text === null && explicit !== undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `the trust store ${JSON.stringify(path)} does not exist; create it with \`reach-wasm trust add KEY.pub --trust ${path}\``);
+  if (text === null && explicit !== undefined && options.creating !== true) throw new ReachError("PROTO_INVALID_ARGUMENT", `the trust store ${JSON.stringify(path)} does not exist; create it with \`reach-wasm trust add KEY.pub --trust ${path}\``);
   return text;
 }
