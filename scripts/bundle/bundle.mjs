@@ -68,6 +68,44 @@ export const z = new Proxy({}, {
 };
 
 /**
+ * The same for the signature and hash libraries (noble's ed25519 and SHA-2): a run that checks no signature and hashes
+ * natively (`node:crypto`) does not need them, and their initialisation (tables, precomputed points) cost ~1.7 ms of a
+ * short run. Each export becomes a stand-in that loads the module on first use: called, constructed, or read.
+ * @param {string[]} specifiers the packages, as imported by reach-wasm's sources
+ * @returns {Promise<import("esbuild").Plugin>}
+ */
+async function onFirstUse(specifiers) {
+  const exportsOf = new Map();
+  for (const spec of specifiers) exportsOf.set(spec, Object.keys(await import(spec)));
+  const filter = new RegExp(`^(${specifiers.map((x) => x.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|")})$`);
+  return {
+    name: "on-first-use",
+    setup(b) {
+      const ours = (path) => path.startsWith(join(root, "src/")) || path.startsWith(join(root, "conformance/"));
+      b.onResolve({ filter }, (args) => (ours(args.importer) ? { path: args.path, namespace: "on-first-use" } : undefined));
+      b.onLoad({ filter: /.*/, namespace: "on-first-use" }, async (args) => {
+        const real = await b.resolve(args.path, { kind: "require-call", resolveDir: root });
+        const names = exportsOf.get(args.path);
+        return {
+          contents: `let real;
+const load = () => (real ??= require(${JSON.stringify(real.path)}));
+const standIn = (name) => new Proxy(function () {}, {
+  apply: (_, self, args) => Reflect.apply(load()[name], self, args),
+  construct: (_, args) => Reflect.construct(load()[name], args),
+  get: (_, key) => load()[name][key],
+  set: (_, key, value) => ((load()[name][key] = value), true),
+  has: (_, key) => key in load()[name],
+});
+${names.map((n) => `export const ${n} = standIn(${JSON.stringify(n)});`).join("\n")}`,
+          resolveDir: root,
+          loader: "js",
+        };
+      });
+    },
+  };
+}
+
+/**
  * Bundle the CLI into `outdir`.
  * @param {{ outdir: string; minify?: boolean; train?: boolean }} options `train`: make the code cache (a run of packs/hello)
  * @returns {Promise<void>}
@@ -80,7 +118,7 @@ export async function bundleCli({ outdir, minify = true, train = true }) {
   // class sets its `name` itself, and the conformance cases run from conformance-cases.mjs, which keeps names.
   // fflate's browser build: its Node build loads worker_threads at start-up for async APIs the capsule never uses.
   const common = { bundle: true, platform: "node", target: "node20", external, alias: { fflate: "fflate/browser" }, plugins: [zodEnglishOnly], logLevel: "error", legalComments: "none", minify, keepNames: true };
-  const script = { ...common, keepNames: false, plugins: [zodEnglishOnly, zodOnFirstUse] };
+  const script = { ...common, keepNames: false, plugins: [zodEnglishOnly, zodOnFirstUse, await onFirstUse(["@noble/ed25519", "@noble/hashes/sha2.js"])] };
   rmSync(join(outdir, "chunks"), { recursive: true, force: true });
   rmSync(join(outdir, "main.cjs.cache"), { force: true });
   mkdirSync(outdir, { recursive: true });

@@ -20,7 +20,11 @@
 import * as ed from "@noble/ed25519";
 import { sha512 } from "@noble/hashes/sha2.js";
 
-if (ed.hashes.sha512 === undefined) ed.hashes.sha512 = sha512;
+/** The library, its SHA-512 set on first use (not at import: a run that checks no signature need not load it). */
+function edLib(): typeof ed {
+  if (ed.hashes.sha512 === undefined) ed.hashes.sha512 = sha512;
+  return ed;
+}
 
 /** Length of an Ed25519 signature in bytes. */
 export const SIGNATURE_LENGTH = 64;
@@ -50,7 +54,7 @@ function assertBytes(value: unknown, name: string, length?: number): asserts val
  */
 export function publicKeyFromPrivateKey(privateKey: Uint8Array): Uint8Array {
   assertBytes(privateKey, "privateKey", PRIVATE_KEY_LENGTH);
-  return ed.getPublicKey(privateKey);
+  return edLib().getPublicKey(privateKey);
 }
 
 /**
@@ -64,7 +68,7 @@ export function publicKeyFromPrivateKey(privateKey: Uint8Array): Uint8Array {
 export function signEd25519(message: Uint8Array, privateKey: Uint8Array): Uint8Array {
   assertBytes(message, "message");
   assertBytes(privateKey, "privateKey", PRIVATE_KEY_LENGTH);
-  return ed.sign(message, privateKey);
+  return edLib().sign(message, privateKey);
 }
 
 /**
@@ -80,7 +84,7 @@ export function publicKeyProblem(publicKey: Uint8Array): string | undefined {
   if (publicKey.length !== PUBLIC_KEY_LENGTH) return `has ${publicKey.length} bytes, expected ${PUBLIC_KEY_LENGTH}`;
   let point: ed.Point;
   try {
-    point = ed.Point.fromBytes(publicKey, false);
+    point = edLib().Point.fromBytes(publicKey, false);
   } catch {
     return "is not a valid curve point in canonical encoding (RFC 8032 §5.1.3)";
   }
@@ -119,7 +123,7 @@ export function verifyEd25519(signature: Uint8Array, message: Uint8Array, public
   if (s >= L) return false;
   if (publicKeyProblem(publicKey) !== undefined) return false;
   try {
-    return ed.verify(signature, message, publicKey, { zip215: false });
+    return edLib().verify(signature, message, publicKey, { zip215: false });
   } catch {
     return false;
   }
