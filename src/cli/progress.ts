@@ -10,7 +10,7 @@ import type { RunProgress } from "../engine/types.ts";
 import { terminalInfo } from "../platform/terminal.ts";
 import type { TerminalInfo } from "../platform/terminal.ts";
 import type { CliIO } from "./io.ts";
-import { monotonicMs } from "../determinism/real-clock.ts";
+import { monotonicMs } from "../platform/real-clock.ts";
 
 /** A progress reporter for one command. */
 export type Progress = {

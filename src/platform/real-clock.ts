@@ -6,6 +6,9 @@
 import process from "node:process";
 import { setRealClock } from "../determinism/real-clock.ts";
 
+/** The process's monotonic reading (for the CLI's elapsed times). */
+export { monotonicMs } from "../determinism/real-clock.ts";
+
 /**
  * Install it for this process.
  * @example installRealClock();
