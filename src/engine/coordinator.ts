@@ -12,7 +12,7 @@
 import { toReachError } from "../protocol/errors.ts";
 import type { PlanStep } from "../protocol/plan.ts";
 import type { ReplanContext } from "./planner.ts";
-import { Aborted, Run, RESERVED_STEP_PREFIX } from "./run.ts";
+import { Aborted, InfraRefused, Run, RESERVED_STEP_PREFIX } from "./run.ts";
 import { runGeneration } from "./scheduler.ts";
 import type { CompletedStep } from "./scheduler.ts";
 import type { RunRecord, RunRequest } from "./types.ts";
@@ -21,9 +21,11 @@ export { DEFAULT_EPOCH, RESERVED_STEP_PREFIX, runSeed } from "./run.ts";
 
 /**
  * Run a pack to a terminal state. Never throws for anything the pack, plan or tools do: the outcome is in the
- * record. Throws only for caller bugs (a malformed request).
+ * record. Throws only for caller bugs (a malformed request), and for a plan that calls an infrastructure tool outside
+ * `request.infraTools` (the run is not one the caller may have, so it leaves no record).
  * @param request the pack, input and options
  * @returns the run record
+ * @throws ReachError `POLICY_VIOLATION` for an infrastructure tool outside `request.infraTools`
  * @example const record = await runPack({ loaded, input: { text: "hi" }, env });
  */
 export async function runPack(request: RunRequest): Promise<RunRecord> {
@@ -34,6 +36,7 @@ export async function runPack(request: RunRequest): Promise<RunRecord> {
     await walk(run);
     return run.finish(null);
   } catch (err) {
+    if (err instanceof InfraRefused) throw err.error;
     return run.finish(err);
   } finally {
     run.closeThreads();
@@ -46,6 +49,7 @@ async function planAndStart(run: Run): Promise<void> {
   try {
     run.gated = await run.plan();
   } catch (err) {
+    if (err instanceof InfraRefused) throw err;
     if (err instanceof Aborted) {
       run.start(null);
       throw err;
@@ -92,7 +96,7 @@ async function replan(run: Run, step: PlanStep, e: { code: string; message: stri
   try {
     run.gated = await run.plan({ attempt, failure: { stepId: step.id, tool: step.tool, code: e.code, message: e.message }, completed: [...completed], previousPlanId: run.gated!.plan.plan_id });
   } catch (err) {
-    if (err instanceof Aborted) throw err;
+    if (err instanceof Aborted || err instanceof InfraRefused) throw err;
     const pe = toReachError(err, "PLAN_PLANNER_FAILED");
     run.log.append("run.step.failed", { stepId: replanId, result: { status: "error", reason: "replan_rejected" }, error: pe.toDetails() });
     run.failedStep = replanId;

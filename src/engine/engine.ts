@@ -10,6 +10,7 @@ import type { JsonValue } from "../sandbox/types.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 import type { AnnexEvent } from "./annex.ts";
 import { buildRunCapsule, capsuleFileName } from "./capsule.ts";
+import { INFRA_TOOL_NAMES, isInfraTool } from "./infra-tools.ts";
 import { runPack } from "./coordinator.ts";
 import { loadPack, packTrust } from "./pack.ts";
 import type { LoadedPack, PackTrust } from "./pack.ts";
@@ -78,6 +79,15 @@ export type EngineRunRequest = {
    * they are chained onto the run hash and never change it.
    */
   annex?: (run: { runId: string; runHash: string; status: RunStatus }) => readonly AnnexEvent[];
+  /**
+   * The infrastructure tools (`write_memory`, `read_memory`, `write_temp`, `read_lines`, `exec_python`) the run may
+   * call; default every one. A plan that calls another — static, from the planner, or a replan — is refused before
+   * any of it runs: `runEngine` throws `POLICY_VIOLATION` (`violationType` `UNDEFINED_TOOL`, details `infraTool`) and
+   * writes no capsule, since a capsule recording the refusal could not be replayed without the narrowing. A run it
+   * does not refuse is exactly the run without it (same run hash). A session call to another is refused unrecorded.
+   * A federation delegate passes the ones its delegated scope names (seed 003 §6.2).
+   */
+  infraTools?: readonly string[];
 };
 
 /** What a run leaves behind. */
@@ -136,8 +146,9 @@ export async function loadPackFrom(env: EngineEnvironment, source: PackSource): 
  * @param env the platform's engines (QuickJS engine bytes, components)
  * @param request the pack and what to do with it
  * @returns the run: status, run hash, capsule bytes, run files
- * @throws ReachError for a pack or request that cannot run at all (`PACK_*`, `PROTO_*`, `PACK_INVALID_SIGNATURE`);
- *   anything the plan or the tools do ends in the run's status instead
+ * @throws ReachError for a pack or request that cannot run at all (`PACK_*`, `PROTO_*`, `PACK_INVALID_SIGNATURE`), or
+ *   `POLICY_VIOLATION` for a plan calling an infrastructure tool outside `request.infraTools`; anything else the plan
+ *   or the tools do ends in the run's status instead
  * @example
  * ```ts
  * import { defaultEnvironment, readPackFiles } from "../platform/node.ts";
@@ -188,7 +199,16 @@ function runOptions(request: EngineRunRequest): Omit<RunRequest, "loaded" | "env
     ...(request.fetch === undefined ? {} : { fetch: request.fetch }),
     ...(request.onProgress === undefined ? {} : { onProgress: request.onProgress }),
     ...(request.stopAt === undefined ? {} : { resume: resumeOf(request.stopAt) }),
+    ...(request.infraTools === undefined ? {} : { infraTools: infraToolsOf(request.infraTools) }),
   };
+}
+
+/** `infraTools`, checked: infrastructure tool names only. */
+function infraToolsOf(names: readonly string[]): readonly string[] {
+  if (!Array.isArray(names) || names.some((n) => typeof n !== "string" || !isInfraTool(n))) {
+    throw new TypeError(`"infraTools" expected a list of infrastructure tool names (${INFRA_TOOL_NAMES.join(", ")}), got ${JSON.stringify(names)}`);
+  }
+  return Object.freeze([...names]);
 }
 
 /** `stopAt`, checked. */

@@ -44,7 +44,7 @@ import type { GatedPlan } from "./plan-gate.ts";
 import { makePlan, plannerContext, plannerInvocationId } from "./planner.ts";
 import type { ReplanContext } from "./planner.ts";
 import { runRunners } from "./runners.ts";
-import { INFRA_TOOL_NAMES } from "./infra-tools.ts";
+import { INFRA_TOOL_NAMES, infraRefusal } from "./infra-tools.ts";
 import { runBody, runRecord } from "./run-record.ts";
 import { emitStep, prepareStep } from "./run-steps.ts";
 import { classifyIntent, queryOf } from "./intent.ts";
@@ -84,6 +84,17 @@ export type ReplayDirectives = {
    */
   audit?: boolean;
 };
+
+/**
+ * A plan called an infrastructure tool the run may not use (`RunRequest.infraTools`): thrown out of the run, which
+ * then leaves no record (`runPack` throws `error`), because a record of the refusal could not be replayed without the
+ * narrowing.
+ */
+export class InfraRefused extends Error {
+  constructor(readonly error: ReachError) {
+    super(error.message);
+  }
+}
 
 /** One recorded stop: the invocation and its stop point. */
 type RecordedStop = { invocationId: string; reason: StopPoint["reason"]; fuel: number | string };
@@ -263,6 +274,7 @@ export class Run {
    * @param replan the replan state, when replanning
    * @returns the gated plan
    * @throws Aborted when the run was aborted before or while the planner ran
+   * @throws InfraRefused when the plan calls an infrastructure tool the run may not use
    * @throws ReachError `PLAN_*` when the planner fails or the gate refuses the plan
    */
   async plan(replan?: ReplanContext): Promise<GatedPlan> {
@@ -298,6 +310,8 @@ export class Run {
       approvals: { records: this.#request.approvals ?? [], store: this.#request.trustStore ?? null, anyKey: this.#request.replay !== undefined },
       intent: { intent: this.intent, generates: new Map([...loaded.tools].map(([n, t]) => [n, "generates" in t.definition ? (t.definition.generates ?? []) : []])) },
     });
+    const refused = infraRefusal(g.plan.steps, this.#request.infraTools);
+    if (refused !== null) throw new InfraRefused(refused);
     for (const s of g.plan.steps) {
       if (s.id.startsWith(RESERVED_STEP_PREFIX) || this.usedStepIds.has(s.id)) {
         throw new ReachError("PLAN_INVALID", `step id "${s.id}" is ${this.usedStepIds.has(s.id) ? "already used in this run" : `reserved (ids starting "${RESERVED_STEP_PREFIX}")`}; give the step another id`, {

@@ -18,7 +18,7 @@ import type { JsonObject, JsonValue } from "../sandbox/types.ts";
 import { hashCanonical } from "../canonical/jcs.ts";
 import { deepFreeze } from "./pack.ts";
 import type { LoadedPack, PackTool } from "./pack.ts";
-import { infraTool, infraTools } from "./infra-tools.ts";
+import { infraAllowed, infraRefusal, infraTool, infraTools } from "./infra-tools.ts";
 import { Aborted, Run } from "./run.ts";
 import type { StepOutcome } from "./run-steps.ts";
 import type { RunRecord, RunRequest } from "./types.ts";
@@ -87,9 +87,9 @@ export class Session {
     return new Session(run, request.loaded);
   }
 
-  /** The tools a caller may use: the pack's, then the infra tools. */
+  /** The tools a caller may use: the pack's, then the infra tools (those `infraTools` allows). */
   tools(): SessionTool[] {
-    const all: PackTool[] = [...this.#loaded.tools.values(), ...infraTools()];
+    const all: PackTool[] = [...this.#loaded.tools.values(), ...infraTools().filter((t) => infraAllowed(t.name, this.run.request.infraTools))];
     return all.map((t) => ({
       name: t.name,
       description: t.definition.description ?? `${t.definition.kind} tool ${t.name}`,
@@ -128,7 +128,8 @@ export class Session {
    * @param tool the tool name
    * @param args its arguments (a JSON object)
    * @returns the output, or the error and whether it ended the session
-   * @throws ReachError `PROTO_SEQUENCE_ERROR` when the session already ended
+   * @throws ReachError `PROTO_SEQUENCE_ERROR` when the session already ended; `POLICY_VIOLATION` for an
+   *   infrastructure tool outside `infraTools` (refused unrecorded: the session goes on)
    */
   call(tool: string, args: JsonValue): Promise<SessionCall> {
     const next = this.#busy.then(() => this.#call(tool, args));
@@ -141,6 +142,8 @@ export class Session {
       throw new ReachError("PROTO_SEQUENCE_ERROR", `the session run ended ${this.#record.status} (run hash ${this.#record.runHash}); its capsule is written — start a new session`, { details: { runHash: this.#record.runHash, status: this.#record.status } });
     }
     const stepId = `call-${this.#steps.length + 1}`;
+    const refused = infraRefusal([{ id: stepId, tool }], this.run.request.infraTools);
+    if (refused !== null) throw refused;
     const arguments_ = (args !== null && typeof args === "object" && !Array.isArray(args) ? args : {}) as JsonObject;
     const step: PlanStep = deepFreeze({ id: stepId, tool, arguments: arguments_, return_spec: { type: "object" } });
     this.#steps.push(step);

@@ -100,6 +100,12 @@ export type RunRequest = {
   liveEvents?: boolean;
   /** The platform's engines. */
   env: EngineEnvironment;
+  /**
+   * The infrastructure tools (`infra-tools.ts`) the run may call; default every one. A plan (static, planned or
+   * replanned) naming another ends the run before that plan runs, with no record: `runPack` throws the
+   * `POLICY_VIOLATION` (`InfraRefused`, `run.ts`); a session call naming one is refused unrecorded.
+   */
+  infraTools?: readonly string[];
 };
 
 /** The execution header (seed 001 §6–§7: the plan hash lock and what the run was bound to). */
