@@ -12,6 +12,7 @@ import { verifyRunCapsule } from "../engine/verify.ts";
 import type { CapsuleVerification } from "../engine/verify.ts";
 import { chainAnnex } from "../engine/annex.ts";
 import { runEngine } from "../engine/engine.ts";
+import { INFRA_TOOL_NAMES } from "../engine/infra-tools.ts";
 import { toJsonlBytes } from "../ledger/jsonl.ts";
 import type { EngineRun } from "../engine/engine.ts";
 import type { AnnexEvent } from "../engine/annex.ts";
@@ -19,6 +20,9 @@ import type { EngineEnvironment } from "../engine/runners.ts";
 import type { RunStatus } from "../engine/types.ts";
 import type { FetchLike } from "../sandbox/host/http.ts";
 import type { JsonValue } from "../sandbox/types.ts";
+
+/** The engine's infrastructure tools (granted to a delegated run only by name, `scope.ts`). */
+export const INFRA_TOOLS: readonly string[] = INFRA_TOOL_NAMES;
 
 /** What the platform hands the federation node to run packs with. */
 export type EngineHost = {
@@ -43,6 +47,8 @@ export type DelegatedEngineRequest = {
   key: Uint8Array;
   /** The federation annex events, given the finished run. */
   annex: (run: { runId: string; runHash: string; status: RunStatus }) => readonly AnnexEvent[];
+  /** The infrastructure tools the delegated scope names; a plan calling another is refused (`POLICY_VIOLATION`). */
+  infraTools: readonly string[];
 };
 
 /**
@@ -50,8 +56,9 @@ export type DelegatedEngineRequest = {
  * @param host the engine environment and fetch
  * @param req the pack bytes, the request and the federation annex
  * @returns the engine's run (status, run hash, capsule bytes, run files)
- * @throws ReachError `PACK_*` / `PROTO_*` for a pack that cannot run at all
- * @example const run = await runDelegatedPack(host, { archive, input: {}, approve: false, restricted: true, key, annex: () => [] });
+ * @throws ReachError `PACK_*` / `PROTO_*` for a pack that cannot run at all; `POLICY_VIOLATION` (details `infraTool`)
+ *   for a plan calling an infrastructure tool outside `req.infraTools`
+ * @example const run = await runDelegatedPack(host, { archive, input: {}, approve: false, restricted: true, key, annex: () => [], infraTools: [] });
  */
 export async function runDelegatedPack(host: EngineHost, req: DelegatedEngineRequest): Promise<EngineRun> {
   return await runEngine(host.env, {
@@ -65,6 +72,7 @@ export async function runDelegatedPack(host: EngineHost, req: DelegatedEngineReq
     key: req.key,
     ...(host.fetch === undefined ? {} : { fetch: host.fetch }),
     annex: req.annex,
+    infraTools: req.infraTools,
   });
 }
 

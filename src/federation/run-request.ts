@@ -2,7 +2,9 @@
  * A delegated run, on the delegate's side (seed 003 §6.2, §6.3): the request is authenticated (`message.ts`), then
  * the chain is validated at this hop, the pack's signature checked when it is signed, and everything the pack
  * declares must lie within the delegated scope; only then does the engine run it (`engine-adapter.ts`), signing the
- * run proof with this node's key and chaining the federation annex onto the run.
+ * run proof with this node's key and chaining the federation annex onto the run. The engine gets only the
+ * infrastructure tools the scope names (`tool:exec_python`, …): a plan that calls another is refused with
+ * `POLICY_VIOLATION` before any of it runs, and no capsule is returned.
  *
  * Request body (`run.request`): `{pack: <base64 .tar.gz>, input, seed?, approve, restricted, maxSteps?,
  * stepTimeoutMs?, chain: [delegation, …]}`. Reply body (`run.result`): `{runId, runHash, status, capsule: <base64>,
@@ -25,11 +27,11 @@ import { PACK_SIGNATURE_PATH, verifyPackSignature } from "../trust/pack-signatur
 import { delegationAnnex } from "./annex.ts";
 import { MAX_CHAIN_LENGTH, validateChain } from "./chain.ts";
 import type { ChainContext } from "./chain.ts";
-import { runDelegatedPack } from "./engine-adapter.ts";
+import { INFRA_TOOLS, runDelegatedPack } from "./engine-adapter.ts";
 import type { EngineHost } from "./engine-adapter.ts";
 import type { NodeSelf } from "./identity.ts";
 import type { Message } from "./message.ts";
-import { packExcess } from "./scope.ts";
+import { grantedInfraTools, packExcess } from "./scope.ts";
 
 /** The largest pack archive a node accepts (compressed bytes). */
 export const MAX_PACK_ARCHIVE_BYTES = 64 * 1024 * 1024;
@@ -79,6 +81,14 @@ function checkWithinScope(pack: Pack, scope: readonly string[]): void {
   throw policyViolation(VIOLATION[first.slice(0, first.indexOf(":"))] ?? "PERMISSION_DENIED", first, `pack ${pack.id}@${pack.version} declares ${excess.join(", ")}, outside the delegated scope [${scope.join(", ")}]; ask for a delegation that covers it, or remove it from the pack`, { excess, scope: [...scope] });
 }
 
+/** A plan's call of an infrastructure tool the scope does not name, said in the scope's terms; anything else as is. */
+function inScopeTerms(err: unknown, pack: Pack, scope: readonly string[]): unknown {
+  const tool = err instanceof ReachError && err.code === "POLICY_VIOLATION" ? err.details?.["infraTool"] : undefined;
+  if (typeof tool !== "string") return err;
+  const entry = `tool:${tool}`;
+  return policyViolation("UNDEFINED_TOOL", entry, `pack ${pack.id}@${pack.version} plans a call of the infrastructure tool ${tool} (step "${String(err instanceof ReachError ? err.details?.["stepId"] : "")}"), outside the delegated scope [${scope.join(", ")}]; infrastructure tools are granted only by name — ask for a delegation that also names ${entry}. Nothing of that plan ran.`, { excess: [entry], scope: [...scope] });
+}
+
 function parseBody(msg: Message): RunRequestBody & { archive: Uint8Array; seedText?: string } {
   const body = parseOrThrow(RunRequestBodySchema, msg.body, "PROTO_INVALID_MESSAGE", "the run request");
   const archive = decodeBase64(body.pack, "the run request: pack");
@@ -98,8 +108,9 @@ function parseBody(msg: Message): RunRequestBody & { archive: Uint8Array; seedTe
  * @param ctx this node, its clock, registry, revocations and engine
  * @param msg the authenticated request
  * @returns the `run.result` body
- * @throws ReachError `FED_*` for the chain, `POLICY_VIOLATION` for a pack beyond the scope, `PACK_*` for a pack that
- *   cannot run, `PROTO_INVALID_MESSAGE` for a malformed body
+ * @throws ReachError `FED_*` for the chain, `POLICY_VIOLATION` for a pack beyond the scope or a plan calling an
+ *   infrastructure tool the scope does not name, `PACK_*` for a pack that cannot run, `PROTO_INVALID_MESSAGE` for a
+ *   malformed body
  * @example const body = await executeRunRequest(ctx, msg);
  */
 export async function executeRunRequest(ctx: DelegateContext, msg: Message): Promise<Record<string, unknown>> {
@@ -110,6 +121,7 @@ export async function executeRunRequest(ctx: DelegateContext, msg: Message): Pro
   if (signature !== undefined) verifyPackSignature(files, signature);
   checkWithinScope(pack, scope);
   const run = await runDelegatedPack(ctx.host, {
+    infraTools: grantedInfraTools(scope, INFRA_TOOLS),
     archive: req.archive,
     input: (req.input ?? {}) as JsonValue,
     ...(req.seedText === undefined ? {} : { seed: req.seedText }),
@@ -119,6 +131,8 @@ export async function executeRunRequest(ctx: DelegateContext, msg: Message): Pro
     ...(req.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: req.stepTimeoutMs }),
     key: ctx.self.keys.privateKey,
     annex: (r) => delegationAnnex(chain, r, msg.from),
+  }).catch((err: unknown) => {
+    throw inScopeTerms(err, pack, scope);
   });
   const out: Record<string, string> = {};
   for (const [path, bytes] of run.files) out[path] = encodeBase64(bytes);

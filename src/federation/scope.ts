@@ -3,7 +3,7 @@
  *
  * | entry | covers |
  * |---|---|
- * | `tool:NAME` | the declared tool `NAME` (`manifest.capabilities.tools[].name`) |
+ * | `tool:NAME` | the declared tool `NAME` (`manifest.capabilities.tools[].name`), or the built-in infrastructure tool `NAME` (`write_memory`, `read_memory`, `write_temp`, `read_lines`, `exec_python`) |
  * | `resource:URI` | the declared resource `URI`; a `URI` ending in `/` also covers every resource under it |
  * | `permission:NAME` | the declared permission `NAME` (`network`, `filesystem`, `execution`, `env_access`) |
  * | `host:NAME` | the allowed host `NAME` (`manifest.policies.allowedHosts`); `host:*.example.com` covers every subdomain |
@@ -11,6 +11,12 @@
  * Rule 2 ("scope MUST be a subset of the delegator's capabilities") is {@link scopeExcess}: every entry of a child
  * link must be covered by an entry of its parent. A pack runs under a scope only when everything it declares is
  * covered ({@link packExcess}).
+ *
+ * The infrastructure tools every run has without declaring them are granted only by name: a scope without
+ * `tool:exec_python` does not let a delegated plan call `exec_python`, whatever else it grants
+ * ({@link grantedInfraTools}; the delegate runs the engine with the others withheld, so a plan — static, planned or
+ * replanned — that calls one is refused before it runs). Since scopes narrow by entry, a re-delegation can pass an
+ * infrastructure tool on only when its parent names it.
  * @module
  */
 import { TOOL_NAME_RE } from "../protocol/_common.ts";
@@ -135,4 +141,17 @@ export function packDeclarations(pack: Pack): string[] {
  */
 export function packExcess(pack: Pack, scope: readonly string[]): string[] {
   return scopeExcess(packDeclarations(pack), scope);
+}
+
+/**
+ * The infrastructure tools a scope grants: only those it names, `tool:NAME` (seed 003 §6.2 rule 1, "explicitly
+ * granted"); no other entry grants one.
+ * @param scope the delegated scope
+ * @param infraNames the engine's infrastructure tool names
+ * @returns the granted names, in `infraNames` order
+ * @throws never
+ * @example grantedInfraTools(["tool:wordcount", "tool:exec_python"], INFRA_TOOL_NAMES) // ["exec_python"]
+ */
+export function grantedInfraTools(scope: readonly string[], infraNames: readonly string[]): string[] {
+  return infraNames.filter((n) => scope.some((e) => entryCovers(e, `tool:${n}`)));
 }
