@@ -3,10 +3,11 @@
 // are made here with openssl. A→B→C: C runs a pack for A under a re-delegated subset, with the run hash of a local
 // run; a widened scope, an expired link, a forged signature, an unregistered node, a replayed message and a revoked
 // link are each refused with their code and write nothing; a revocation whose push is skipped is honoured by C
-// through its pull within 60 s. Verdicts do not depend on machine speed: the only time bound is the 60 s of the seed.
+// through its pull within 60 s; B's revocation of A's grant does not stop A's from landing at C; a plan calling
+// exec_python runs at C only when the scope names tool:exec_python. Verdicts do not depend on machine speed: the only time bound is the 60 s of the seed.
 import { execFileSync, spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -19,6 +20,8 @@ import type { RunningNode } from "../src/cli/node-serve.ts";
 import { postEnvelope } from "../src/federation/client.ts";
 import { signDelegation } from "../src/federation/delegation.ts";
 import { signMessage } from "../src/federation/message.ts";
+import { signRevocation } from "../src/federation/revocation.ts";
+import { pushRevocations } from "../src/federation/sync.ts";
 import type { Delegation } from "../src/protocol/delegation.ts";
 
 const root = new URL("../", import.meta.url).pathname;
@@ -78,8 +81,8 @@ const tls = { cert: "", key: "" };
 const ca = at("ca.pem");
 
 /** A delegated run from `dir` at C; returns the CLI outcome and whether anything was written. */
-async function runAtC(delegation: string, out: string, dir = dirs.A): Promise<Out & { wrote: boolean }> {
-  const r = await cli("run", join(root, "packs/hello"), "--on", ids.C, "--delegation", delegation, "--dir", dir, "--ca", ca, "--seed", "7", "--input", at("input.json"), "--out", out, "--json");
+async function runAtC(delegation: string, out: string, dir = dirs.A, pack = join(root, "packs/hello")): Promise<Out & { wrote: boolean }> {
+  const r = await cli("run", pack, "--on", ids.C, "--delegation", delegation, "--dir", dir, "--ca", ca, "--seed", "7", "--input", at("input.json"), "--out", out, "--json");
   return { ...r, wrote: existsSync(out) };
 }
 
@@ -185,6 +188,41 @@ describe("three nodes over TLS, C on Deno (seed 003 §6)", () => {
     expect([run.code, errorCode(run), run.wrote]).toEqual([2, "FED_DELEGATION_REVOKED", false]);
   }, 60_000);
 
+  it("on C (Deno), B's revocation of A's delegation neither revokes it nor blocks A's revocation, which lands", async () => {
+    let r = await cli("delegate", "--dir", dirs.A, "--to", ids.C, "--scope", "tool:wordcount", "--expires", "1h", "--out", at("a-to-c-forged.json"));
+    expect(r.code).toBe(0);
+    const d = JSON.parse(readFileSync(at("a-to-c-forged.json"), "utf8")) as Delegation;
+    const b = await nodeState(dirs.B).self();
+    const c = JSON.parse(readFileSync(join(dirs.C, "node.json"), "utf8")) as { nodeId: string; publicKey: string; endpoint: string };
+    const forged = signRevocation({ ...d, delegator: ids.B }, ids.B, b.keys.privateKey, Date.now());
+    const [pushed] = await pushRevocations({ self: b, now: Date.now, fetch: await peerFetch(ca) }, [c], [forged]);
+    expect(pushed).toMatchObject({ ok: true, count: 1 });
+    expect((await runAtC(at("a-to-c-forged.json"), at("out-forged-rev"))).code).toBe(0);
+    r = await cli("revoke", "--dir", dirs.A, at("a-to-c-forged.json"), "--ca", ca, "--json");
+    expect((r.json!["pushed"] as { nodeId: string; count: number }[]).find((p) => p.nodeId === ids.C)?.count).toBe(1);
+    const run = await runAtC(at("a-to-c-forged.json"), at("out-forged-rev-2"));
+    expect([run.code, errorCode(run), run.wrote]).toEqual([2, "FED_DELEGATION_REVOKED", false]);
+  }, 60_000);
+
+  it("on C (Deno), a tool:wordcount delegation cannot run exec_python; tool:wordcount,tool:exec_python can", async () => {
+    const pack = at("hello-python");
+    cpSync(join(root, "packs/hello"), pack, { recursive: true });
+    const plan = JSON.parse(readFileSync(join(pack, "plan.json"), "utf8")) as { scope: { allowed: string[] }; steps: object[] };
+    plan.steps.push({ id: "py", tool: "exec_python", arguments: { code: "result = 6 * 7" }, return_spec: { type: "object" } });
+    plan.scope.allowed.push("exec_python");
+    writeFileSync(join(pack, "plan.json"), JSON.stringify(plan));
+    for (const [scope, file] of [["tool:wordcount", "wc.json"], ["tool:wordcount,tool:exec_python", "wc-py.json"]] as const) {
+      expect((await cli("delegate", "--dir", dirs.A, "--to", ids.C, "--scope", scope, "--expires", "1h", "--out", at(file))).code).toBe(0);
+    }
+    const refused = await runAtC(at("wc.json"), at("out-wc"), dirs.A, pack);
+    expect([refused.code, errorCode(refused), refused.wrote]).toEqual([2, "POLICY_VIOLATION", false]);
+    expect((refused.json!["error"] as { details: { attemptedCapability: string } }).details.attemptedCapability).toBe("tool:exec_python");
+    const granted = await runAtC(at("wc-py.json"), at("out-wc-py"), dirs.A, pack);
+    expect(granted.code, granted.stderr + denoLog).toBe(0);
+    const replay = await cli("replay", String(granted.json!["capsule"]), "--json");
+    expect([replay.code, replay.json!["matches"]]).toEqual([0, true]);
+  }, 120_000);
+
   it("a revocation whose push is lost is honoured by C within 60 s through its pull", async () => {
     let r = await cli("delegate", "--dir", dirs.A, "--to", ids.C, "--scope", "tool:wordcount", "--expires", "1h", "--out", at("a-to-c.json"));
     expect(r.code).toBe(0);
@@ -193,7 +231,7 @@ describe("three nodes over TLS, C on Deno (seed 003 §6)", () => {
     r = await cli("revoke", "--dir", dirs.A, at("a-to-c.json"), "--no-push");
     expect(r.code).toBe(0);
     const id = (JSON.parse(readFileSync(at("a-to-c.json"), "utf8")) as Delegation).delegationId;
-    while (!existsSync(join(dirs.C, "revocations", `${id}.json`)) && performance.now() - t0 < 60_000) await new Promise((s) => setTimeout(s, 100));
+    while (!existsSync(join(dirs.C, "revocations", ids.A, `${id}.json`)) && performance.now() - t0 < 60_000) await new Promise((s) => setTimeout(s, 100));
     const run = await runAtC(at("a-to-c.json"), at("out-after"));
     expect([run.code, errorCode(run), run.wrote]).toEqual([2, "FED_DELEGATION_REVOKED", false]);
     expect(performance.now() - t0).toBeLessThan(60_000);

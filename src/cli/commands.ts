@@ -314,8 +314,10 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: "revoke",
     usage: "reach-wasm revoke --dir DIR DELEGATION_FILE [--no-push] [--ca FILE] [--json]",
-    summary: "revoke a delegation this node granted and push the revocation to every registered peer",
+    summary: "revoke a delegation this node granted (or one granted under it) and push the revocation to every registered peer",
     details: [
+      "Only the delegation's delegator, or the delegator of a link above it in its chain, may revoke it (else",
+      "FED_TRUST_VIOLATION); the links above are found as for --parent (DIR/delegations/, or files beside FILE).",
       "The revocation is signed by this node and kept in DIR/revocations/; it is pushed to every registered peer",
       "(--no-push skips that), and every serving node pulls revocations from its peers at least every 30 s, so the",
       "delegation, and every chain through it, is refused everywhere within 60 s (FED_DELEGATION_REVOKED).",

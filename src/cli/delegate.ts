@@ -5,6 +5,7 @@
  * @module
  */
 import { resolve } from "node:path";
+import { entitledRevokers } from "../federation/chain.ts";
 import { expiryFrom, signDelegation, verifyDelegation } from "../federation/delegation.ts";
 import { signRevocation } from "../federation/revocation.ts";
 import { assertScope, scopeExcess } from "../federation/scope.ts";
@@ -20,12 +21,21 @@ const DELEGATE_USAGE = "reach-wasm delegate --dir DIR --to NODE_ID --scope CAP[,
 const REVOKE_USAGE = "reach-wasm revoke --dir DIR DELEGATION_FILE [--no-push] [--ca FILE] [--json]";
 
 
-async function checkParent(state: NodeState, self: string, parent: Delegation, scope: readonly string[], expiresAt: string): Promise<void> {
+async function checkNotRevoked(state: NodeState, chain: readonly Delegation[]): Promise<void> {
+  const isRevoked = await state.revocationStore.revokedIn(chain);
+  for (const [i, link] of chain.entries()) {
+    const by = entitledRevokers(chain.slice(0, i + 1)).find((node) => isRevoked(link.delegationId, node));
+    if (by !== undefined) throw new ReachError("FED_DELEGATION_REVOKED", `--parent: delegation ${link.delegationId}${i === chain.length - 1 ? "" : ", above it,"} has been revoked by ${by}`);
+  }
+}
+
+async function checkParent(state: NodeState, self: string, chain: readonly Delegation[], scope: readonly string[], expiresAt: string): Promise<void> {
+  const parent = chain[chain.length - 1]!;
   if (parent.delegate !== self) throw new ReachError("FED_TRUST_VIOLATION", `--parent: delegation ${parent.delegationId} was granted to ${parent.delegate}, not to this node (${self}); only its delegate can re-delegate it`);
   const key = (await state.peers()).find((p) => p.nodeId === parent.delegator)?.publicKey;
   if (key === undefined) throw new ReachError("FED_NODE_UNAUTHORIZED", `--parent: its delegator ${parent.delegator} is not registered here; register it with \`reach-wasm node trust\``);
   if (!verifyDelegation(parent, key)) throw new ReachError("FED_SIGNATURE_INVALID", `--parent: delegation ${parent.delegationId} is not signed by its delegator's registered key`);
-  if ((await state.revocations()).some((r) => r.delegationId === parent.delegationId && r.delegator === parent.delegator)) throw new ReachError("FED_DELEGATION_REVOKED", `--parent: delegation ${parent.delegationId} has been revoked`);
+  await checkNotRevoked(state, chain);
   if (Date.parse(parent.expiresAt) <= wallClock()) throw new ReachError("FED_DELEGATION_EXPIRED", `--parent: delegation ${parent.delegationId} expired at ${parent.expiresAt}`);
   const excess = scopeExcess(scope, parent.scope);
   if (excess.length > 0) throw new ReachError("FED_DELEGATION_INVALID", `--scope ${excess.join(", ")} is not within the parent's scope [${parent.scope.join(", ")}]; a re-delegation may only narrow it (seed 003 §6.2 rule 2)`, { details: { excess } });
@@ -54,9 +64,11 @@ export async function runDelegateCommand(argv: readonly string[], io: CliIO): Pr
   const parentFile = o.values.get("--parent");
   let parent: Delegation | undefined;
   if (parentFile !== undefined) {
-    parent = await readDelegationFile(parentFile);
-    await checkParent(state, self.identity.nodeId, parent, scope, expiresAt);
-    for (const d of await chainOf(state, parent, parentFile).catch(() => [parent!])) await state.storeDelegation(d);
+    const leaf = await readDelegationFile(parentFile);
+    const chain = await chainOf(state, leaf, parentFile).catch(() => [leaf]);
+    await checkParent(state, self.identity.nodeId, chain, scope, expiresAt);
+    for (const d of chain) await state.storeDelegation(d);
+    parent = leaf;
   }
   const d = signDelegation({ delegator: self.identity.nodeId, delegate: to, scope, issuedAt: new Date(now).toISOString(), expiresAt, ...(parent === undefined ? {} : { parent: parent.delegationId }) }, self.keys.privateKey);
   const out = required(o, "--out", DELEGATE_USAGE);
@@ -68,11 +80,13 @@ export async function runDelegateCommand(argv: readonly string[], io: CliIO): Pr
 }
 
 /**
- * The `revoke` command: record a signed revocation and push it to every registered peer.
+ * The `revoke` command: record a signed revocation and push it to every registered peer. This node must be the
+ * delegation's delegator or the delegator of a link above it (seed 003 §6.3); the links above are found as for
+ * `delegate --parent`.
  * @param argv arguments after `revoke`
  * @param io output streams
  * @returns 0 once recorded (failed pushes are reported; peers pull within 30 s)
- * @throws ReachError `FED_TRUST_VIOLATION` when this node did not grant the delegation
+ * @throws ReachError `FED_TRUST_VIOLATION` when this node is not entitled to revoke the delegation
  * @example await runRevokeCommand(["--dir", "a", "a-b.json"], io)
  */
 export async function runRevokeCommand(argv: readonly string[], io: CliIO): Promise<number> {
@@ -80,8 +94,10 @@ export async function runRevokeCommand(argv: readonly string[], io: CliIO): Prom
   if (o.positional.length !== 1) throw new ReachError("PROTO_INVALID_ARGUMENT", `revoke needs exactly one DELEGATION_FILE; usage: ${REVOKE_USAGE}`);
   const state = nodeState(required(o, "--dir", REVOKE_USAGE));
   const self = await state.self();
-  const d = await readDelegationFile(o.positional[0]!);
-  const r = signRevocation(d, self.identity.nodeId, self.keys.privateKey, wallClock());
+  const file = o.positional[0]!;
+  const d = await readDelegationFile(file);
+  const above = d.delegator === self.identity.nodeId ? [] : (await chainOf(state, d, file).catch(() => [d])).slice(0, -1);
+  const r = signRevocation(d, self.identity.nodeId, self.keys.privateKey, wallClock(), above);
   const fresh = await state.addRevocation(r);
   io.stderr(`reach-wasm: delegation ${d.delegationId} ${fresh ? "revoked" : "was already revoked"}\n`);
   const peers = o.values.has("--no-push") ? [] : await state.peers();

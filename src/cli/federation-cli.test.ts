@@ -89,7 +89,7 @@ describe("reach-wasm node / delegate / revoke", () => {
     expect(schemaErrors("delegation.schema.json", redelegated)).toBeNull();
   });
 
-  it("revoke records a signed revocation (only the delegator may), and reports peers it could not reach", async () => {
+  it("revoke records a signed revocation (only the delegator, or the delegator of a link above, may), and reports peers it could not reach", async () => {
     const r = await cli("revoke", "--dir", at("a"), at("a-b.json"), "--json");
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as { revocation: { delegationId: string }; pushed: { ok: boolean; error?: { code: string } }[] };
@@ -97,6 +97,18 @@ describe("reach-wasm node / delegate / revoke", () => {
     const list = JSON.parse((await cli("node", "list", "--dir", at("a"), "--json")).stdout) as { revocations: string[] };
     expect(list.revocations).toEqual([out.revocation.delegationId]);
     expect((await cli("revoke", "--dir", at("b"), at("a-b.json"), "--json")).error).toBe("FED_TRUST_VIOLATION");
+    // b-a.json was granted by b under a-b.json: a, the delegator of the link above it, may revoke it too, and the two
+    // revocations are kept apart (by signer)
+    const b = JSON.parse(readFileSync(at("b", "node.json"), "utf8")) as { nodeId: string };
+    const a = JSON.parse(readFileSync(at("a", "node.json"), "utf8")) as { nodeId: string };
+    const above = await cli("revoke", "--dir", at("a"), at("b-a.json"), "--json");
+    expect(above.code, above.stderr).toBe(0);
+    expect((JSON.parse(above.stdout) as { revocation: { delegator: string } }).revocation.delegator).toBe(a.nodeId);
+    expect((await cli("revoke", "--dir", at("b"), at("b-a.json"), "--json")).code).toBe(0);
+    expect(existsSync(at("a", "revocations", a.nodeId, `${(JSON.parse(readFileSync(at("b-a.json"), "utf8")) as { delegationId: string }).delegationId}.json`))).toBe(true);
+    // a holds b-a.json, but it is revoked: a may not re-delegate from it
+    const again = await cli("delegate", "--dir", at("a"), "--to", b.nodeId, "--scope", "resource:workspace:///data/in/", "--expires", "5m", "--parent", at("b-a.json"), "--out", at("a-b2.json"), "--json");
+    expect(again.error).toBe("FED_DELEGATION_REVOKED");
   });
 
   it("node serve refuses plain HTTP off loopback or without --insecure-loopback, and a pull interval over 30 s", async () => {

@@ -12,25 +12,40 @@ import type { NodeSelf } from "./identity.ts";
 import { NonceBook } from "./nonces.ts";
 import { createNodeApp } from "./server.ts";
 import { NodeState } from "./state.ts";
-import type { NodeFiles } from "./state.ts";
+import type { NodeFiles, NodeStateOptions } from "./state.ts";
 
-/** `NodeFiles` over a map. */
-export function memoryFiles(store = new Map<string, Uint8Array>()): NodeFiles & { store: Map<string, Uint8Array> } {
+/** File operations a `memoryFiles` saw, by kind, with the paths read (tests count them). */
+export type FileOps = { read: string[]; write: string[]; list: string[]; remove: string[] };
+
+/** `NodeFiles` over a map; `list` names the entries directly inside a folder (files and sub-folders), as `readdir` does. */
+export function memoryFiles(store = new Map<string, Uint8Array>()): NodeFiles & { store: Map<string, Uint8Array>; ops: FileOps } {
+  const ops: FileOps = { read: [], write: [], list: [], remove: [] };
   return {
     store,
+    ops,
     read: async (p, max) => {
+      ops.read.push(p);
       const b = store.get(p);
       if (b !== undefined && b.length > max) throw new Error(`${p} too large`);
       return b ?? null;
     },
-    write: async (p, bytes) => void store.set(p, bytes.slice()),
-    list: async (dir) => [...store.keys()].filter((k) => k.startsWith(`${dir}/`)).map((k) => k.slice(dir.length + 1)).sort(),
-    remove: async (p) => store.delete(p),
+    write: async (p, bytes) => {
+      ops.write.push(p);
+      store.set(p, bytes.slice());
+    },
+    list: async (dir) => {
+      ops.list.push(dir);
+      return [...new Set([...store.keys()].filter((k) => k.startsWith(`${dir}/`)).map((k) => k.slice(dir.length + 1).split("/")[0]!))].sort();
+    },
+    remove: async (p) => {
+      ops.remove.push(p);
+      return store.delete(p);
+    },
   };
 }
 
 /** A test node: state, identity, its app, and a clock the test controls. */
-export type TestNode = { self: NodeSelf; id: string; state: NodeState; nonces: NonceBook; app: { fetch(r: Request): Response | Promise<Response> }; logs: string[] };
+export type TestNode = { self: NodeSelf; id: string; state: NodeState; files: ReturnType<typeof memoryFiles>; nonces: NonceBook; app: { fetch(r: Request): Response | Promise<Response> }; logs: string[] };
 
 /** The shared clock of a test network (ms); tests move `clock.now`. */
 export type TestClock = { now: number };
@@ -42,17 +57,23 @@ export class TestNetwork {
   /** Endpoints whose requests are dropped (a lost push). */
   readonly blocked = new Set<string>();
 
-  /** Add a node with a fixed key (n = 1, 2, …). */
-  async add(n: number): Promise<TestNode> {
+  /**
+   * Add a node with a fixed key (n = 1, 2, …).
+   * @param n the node's number
+   * @param options its directory's limits
+   * @param store its directory's files (a node restarted over an existing directory)
+   */
+  async add(n: number, options: NodeStateOptions = {}, store?: Map<string, Uint8Array>): Promise<TestNode> {
     const random = new Uint8Array(48).fill(n);
     const self = createNode(`https://node-${n}.test`, random);
-    const state = new NodeState(memoryFiles());
-    await state.init(self);
+    const files = memoryFiles(store);
+    const state = new NodeState(files, options);
+    if (store === undefined) await state.init(self);
     const now = (): number => this.clock.now;
     const nonces = new NonceBook(now);
     const logs: string[] = [];
     const app = createNodeApp({ state, self, now, nonces, host: { env: { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm } }, log: (l) => void logs.push(l) });
-    const node: TestNode = { self, id: self.identity.nodeId, state, nonces, app, logs };
+    const node: TestNode = { self, id: self.identity.nodeId, state, files, nonces, app, logs };
     this.nodes.set(self.identity.endpoint, node);
     return node;
   }

@@ -7,7 +7,7 @@
  * | every link is a schema-valid delegation with a well-formed scope | `FED_DELEGATION_INVALID` |
  * | every delegator is registered here | `FED_NODE_UNAUTHORIZED` |
  * | every link is signed by its delegator's registered key (rule 4) | `FED_SIGNATURE_INVALID` |
- * | no link is revoked (a revoked link breaks every chain through it) | `FED_DELEGATION_REVOKED` |
+ * | no link is revoked by its delegator or by the delegator of a link above it (a revoked link breaks every chain through it) | `FED_DELEGATION_REVOKED` |
  * | no link has expired (rule 3); none is issued more than the clock window ahead | `FED_DELEGATION_EXPIRED` / `FED_DELEGATION_INVALID` |
  * | link *i* names link *i−1* as `parent`, and its delegator is link *i−1*'s delegate | `FED_DELEGATION_INVALID` |
  * | link *i*'s scope ⊆ link *i−1*'s (rule 2) and its expiry ≤ link *i−1*'s | `FED_DELEGATION_INVALID` |
@@ -36,8 +36,8 @@ export type ChainContext = {
   now: number;
   /** The registered public key (padded base64) of a node, this node included; undefined when unregistered. */
   keyOf(nodeId: string): string | undefined;
-  /** Whether a delegation has been revoked by its delegator. */
-  isRevoked(delegationId: string, delegator: string): boolean;
+  /** Whether `by` has revoked a delegation (a revocation by a node not entitled to revoke it is never asked about). */
+  isRevoked(delegationId: string, by: string): boolean;
 };
 
 /** A validated chain. */
@@ -57,9 +57,24 @@ function checkSigned(d: Delegation, i: number, ctx: ChainContext): void {
   }
 }
 
-function checkCurrent(d: Delegation, i: number, ctx: ChainContext): void {
-  if (ctx.isRevoked(d.delegationId, d.delegator)) {
-    throw new ReachError("FED_DELEGATION_REVOKED", `delegation ${d.delegationId} (link ${i}, ${d.delegator} → ${d.delegate}) has been revoked by its delegator; ask for a new delegation`, { details: { link: i, delegationId: d.delegationId } });
+/**
+ * The nodes entitled to revoke the last link of a chain (seed 003 §6.3): its delegator and the delegator of every
+ * link above it — a node that granted a link may withdraw everything granted under it. Nobody else is.
+ * @param chain the chain down to the link, root first (the link itself last)
+ * @returns the entitled node ids, nearest first, each once
+ * @throws never
+ * @example entitledRevokers([ab, bc]) // [b, a]
+ */
+export function entitledRevokers(chain: readonly Pick<Delegation, "delegator">[]): string[] {
+  return [...new Set(chain.map((d) => d.delegator).reverse())];
+}
+
+function checkCurrent(chain: readonly Delegation[], i: number, ctx: ChainContext): void {
+  const d = chain[i]!;
+  const by = entitledRevokers(chain.slice(0, i + 1)).find((node) => ctx.isRevoked(d.delegationId, node));
+  if (by !== undefined) {
+    const who = by === d.delegator ? "its delegator" : `${by}, the delegator of a link above it`;
+    throw new ReachError("FED_DELEGATION_REVOKED", `delegation ${d.delegationId} (link ${i}, ${d.delegator} → ${d.delegate}) has been revoked by ${who}; ask for a new delegation`, { details: { link: i, delegationId: d.delegationId, revokedBy: by } });
   }
   if (Date.parse(d.expiresAt) <= ctx.now) {
     throw new ReachError("FED_DELEGATION_EXPIRED", `delegation ${d.delegationId} (link ${i}) expired at ${d.expiresAt}; ask for a new delegation`, { details: { link: i, delegationId: d.delegationId, expiresAt: d.expiresAt } });
@@ -102,7 +117,7 @@ export function validateChain(links: unknown, ctx: ChainContext): ValidChain {
       if (d.delegator !== ctx.requester) throw refuse("FED_TRUST_VIOLATION", 0, `is granted by ${d.delegator}, but the request comes from ${ctx.requester}: a chain must be rooted at the requesting node`);
       if (d.parent !== undefined) throw refuse("FED_DELEGATION_INVALID", 0, `has a parent (${d.parent}) that is not in the chain; send the whole chain, root first`);
     } else checkHop(d, chain[i - 1]!, i);
-    checkCurrent(d, i, ctx);
+    checkCurrent(chain, i, ctx);
   });
   const last = chain[chain.length - 1]!;
   if (last.delegate !== ctx.executor) {

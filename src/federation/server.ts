@@ -10,8 +10,13 @@
  *   stale, 413 too large, 422 pack).
  * - `GET /federation/v1/node`: this node's public identity (`node.json`), for operators and health checks.
  *
- * The registry and the revocations are read from the node directory on every request, so `node trust`, `node
- * forget` and `revoke` take effect on a running node at once.
+ * The registry is read from the node directory on every request and revocations are looked up by (revoker,
+ * delegation) in it (`revocation-store.ts`), so `node trust`, `node forget` and `revoke` take effect on a running node
+ * at once, and what a message costs does not grow with the revocations kept. A pushed revocation is kept only when its
+ * signer is registered, its signature verifies and, when this node knows the delegation, the signer is entitled to
+ * revoke it (its delegator or the delegator of a link above it); otherwise the whole push is refused with that code
+ * and nothing is kept. One node's revocations are kept up to `NodeState.revocationLimit`; beyond it its pushes are
+ * refused with `POLICY_RATE_LIMIT_EXCEEDED` (HTTP 429) and every other node's still land.
  * @module
  */
 import { Hono } from "hono";
@@ -24,8 +29,9 @@ import type { NodeSelf } from "./identity.ts";
 import { MESSAGES_PATH, NODE_PATH, openMessage, signMessage } from "./message.ts";
 import type { Message, MessageType } from "./message.ts";
 import type { NonceBook } from "./nonces.ts";
-import { isGenuine, MAX_REVOCATIONS_PER_MESSAGE, parseRevocation } from "./revocation.ts";
+import { checkRevocation, MAX_REVOCATIONS_PER_MESSAGE, parseRevocation } from "./revocation.ts";
 import type { Revocation } from "./revocation.ts";
+import { limitError } from "./revocation-store.ts";
 import { executeRunRequest, MAX_PACK_ARCHIVE_BYTES } from "./run-request.ts";
 import type { NodeState } from "./state.ts";
 
@@ -47,28 +53,27 @@ export type NodeServerOptions = {
   log?: (line: string) => void;
 };
 
-/** A node's current view: registry and revocations, read fresh. */
-export type NodeView = { keyOf(nodeId: string): string | undefined; isRevoked(delegationId: string, delegator: string): boolean; revocations: Revocation[] };
+/** A node's current view: the registry, read fresh (revocations are looked up in `state.revocationStore`). */
+export type NodeView = { keyOf(nodeId: string): string | undefined };
 
 /**
- * Read the registry and the revocations of a node directory.
+ * Read the registry of a node directory.
  * @param state the node directory
  * @param self this node (its own key is part of the view)
- * @returns lookups for message and chain checks
+ * @returns the key lookup for message and chain checks
  * @throws ReachError for a damaged `peers.json`
  * @example const view = await nodeView(state, self);
  */
 export async function nodeView(state: NodeState, self: NodeSelf): Promise<NodeView> {
   const keys = new Map((await state.peers()).map((p) => [p.nodeId, p.publicKey]));
   keys.set(self.identity.nodeId, self.identity.publicKey);
-  const revocations = await state.revocations();
-  const revoked = new Set(revocations.map((r) => `${r.delegator}/${r.delegationId}`));
-  return { keyOf: (id) => keys.get(id), isRevoked: (id, delegator) => revoked.has(`${delegator}/${id}`), revocations };
+  return { keyOf: (id) => keys.get(id) };
 }
 
 const STATUS: ReadonlyArray<[RegExp, number]> = [
   [/^FED_(SIGNATURE_MISSING|SIGNATURE_INVALID|NODE_UNAUTHORIZED)$/, 401],
   [/^FED_(MESSAGE_REPLAYED|MESSAGE_STALE)$/, 409],
+  [/^POLICY_RATE_LIMIT_EXCEEDED$/, 429],
   [/^(FED_|POLICY_)/, 403],
   [/^PACK_/, 422],
   [/^PROTO_/, 400],
@@ -92,31 +97,56 @@ async function readJson(c: Context): Promise<unknown> {
   }
 }
 
-async function acceptRevocations(opts: NodeServerOptions, view: NodeView, list: unknown): Promise<{ accepted: number; ignored: number }> {
+/** Check a push whole (signature, entitlement, limits) before keeping any of it. */
+async function checkPush(opts: NodeServerOptions, view: NodeView, list: unknown): Promise<Revocation[]> {
   if (!Array.isArray(list) || list.length > MAX_REVOCATIONS_PER_MESSAGE) throw new ReachError("PROTO_INVALID_MESSAGE", `revocations must be a list of at most ${MAX_REVOCATIONS_PER_MESSAGE}`);
-  let accepted = 0;
+  const store = opts.state.revocationStore;
+  const limit = opts.state.revocationLimit;
+  const fresh = new Map<string, Revocation>();
+  const bySigner = new Map<string, number>();
   for (const [i, raw] of list.entries()) {
     const r = parseRevocation(raw, `revocations[${i}]`);
-    if (isGenuine(r, view.keyOf) && (await opts.state.addRevocation(r))) {
+    const key = `${r.delegator}/${r.delegationId}`;
+    if (fresh.has(key) || (await store.has(r.delegator, r.delegationId))) continue; // kept already: nothing to do
+    const n = (bySigner.get(r.delegator) ?? 0) + 1;
+    if (r.delegator !== opts.self.identity.nodeId) {
+      // before the signature: a signer at its limit costs this node one lookup per revocation, no more
+      const room = await store.room(r.delegator, limit);
+      if (n > room) throw limitError(r.delegator, limit - room, limit);
+    }
+    await checkRevocation(r, view.keyOf, (id) => opts.state.delegation(id));
+    fresh.set(key, r);
+    bySigner.set(r.delegator, n);
+  }
+  return [...fresh.values()];
+}
+
+async function acceptRevocations(opts: NodeServerOptions, view: NodeView, list: unknown): Promise<{ accepted: number; ignored: number }> {
+  const fresh = await checkPush(opts, view, list);
+  const self = opts.self.identity.nodeId;
+  let accepted = 0;
+  for (const r of fresh) {
+    if (await opts.state.revocationStore.add(r, r.delegator === self ? null : opts.state.revocationLimit)) {
       accepted++;
       opts.log?.(`revocation of delegation ${r.delegationId} by ${r.delegator} recorded`);
     }
   }
-  return { accepted, ignored: list.length - accepted };
+  return { accepted, ignored: (list as unknown[]).length - accepted };
 }
 
 async function dispatch(opts: NodeServerOptions, view: NodeView, msg: Message): Promise<[MessageType, Record<string, unknown>]> {
   switch (msg.type) {
     case "run.request": {
       opts.log?.(`run request from ${msg.from}`);
-      const body = await executeRunRequest({ self: opts.self, host: opts.host, now: opts.now(), keyOf: view.keyOf, isRevoked: view.isRevoked }, msg);
+      const isRevoked = await opts.state.revocationStore.revokedIn(msg.body["chain"]);
+      const body = await executeRunRequest({ self: opts.self, host: opts.host, now: opts.now(), keyOf: view.keyOf, isRevoked }, msg);
       opts.log?.(`run ${String(body["runHash"])} ${String(body["status"])} for ${msg.from}`);
       return ["run.result", body];
     }
     case "revocation.push":
       return ["revocation.ack", await acceptRevocations(opts, view, msg.body["revocations"])];
     case "revocation.pull":
-      return ["revocation.list", { revocations: view.revocations.slice(0, MAX_REVOCATIONS_PER_MESSAGE) }];
+      return ["revocation.list", { revocations: await opts.state.revocationStore.list(opts.self.identity.nodeId, MAX_REVOCATIONS_PER_MESSAGE) }];
     default:
       throw new ReachError("PROTO_INVALID_MESSAGE", `a node does not accept "${msg.type}" messages; send run.request, revocation.push or revocation.pull`);
   }

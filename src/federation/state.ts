@@ -9,7 +9,7 @@
  * | `node.key` | the node's private key file (`src/trust/keys.ts`), mode 0600 | `node init` |
  * | `peers.json` | `{"version":1,"peers":[node.json …]}`: the federation registry | `node trust` / `node forget` |
  * | `delegations/<id>.json` | delegations this node granted or re-delegated from, to resolve chains | `delegate` |
- * | `revocations/<delegationId>.json` | signed revocations, own and received | `revoke`, `node serve` |
+ * | `revocations/<revoker>/<delegationId>.json` | signed revocations, own and received, by signer (`revocation-store.ts`) | `revoke`, `node serve` |
  * | `nonces.json` | nonces seen within the clock window | `node serve` |
  * @module
  */
@@ -26,8 +26,9 @@ import { parseNodeIdentity, publicKeyHex } from "./identity.ts";
 import type { NodeSelf } from "./identity.ts";
 import { NonceFileSchema } from "./nonces.ts";
 import type { NonceFile } from "./nonces.ts";
-import { parseRevocation } from "./revocation.ts";
+import { MAX_REVOCATIONS_PER_NODE } from "./revocation.ts";
 import type { Revocation } from "./revocation.ts";
+import { RevocationStore } from "./revocation-store.ts";
 
 /** File access rooted at the node directory (supplied by the CLI; paths are relative and `/`-separated). */
 export type NodeFiles = {
@@ -46,7 +47,13 @@ export const KEY_FILE = "node.key";
 export const PEERS_FILE = "peers.json";
 export const NONCES_FILE = "nonces.json";
 export const DELEGATIONS_DIR = "delegations";
-export const REVOCATIONS_DIR = "revocations";
+export { REVOCATIONS_DIR } from "./revocation-store.ts";
+
+/** Limits of a node directory. */
+export type NodeStateOptions = {
+  /** The most revocations kept signed by one other node (default {@link MAX_REVOCATIONS_PER_NODE}). */
+  maxRevocationsPerNode?: number;
+};
 
 const PeersFileSchema = z.strictObject({ version: z.literal(1), peers: z.array(NodeIdentitySchema()).max(10_000) });
 const SMALL = 1024 * 1024;
@@ -64,10 +71,21 @@ function idFile(dir: string, id: string): string {
 /** The node directory. */
 export class NodeState {
   readonly files: NodeFiles;
+  /** The revocations, indexed by (revoker, delegation). */
+  readonly revocationStore: RevocationStore;
+  /** The most revocations kept signed by one other node. */
+  readonly revocationLimit: number;
 
-  /** @param files file access rooted at the directory */
-  constructor(files: NodeFiles) {
+  /**
+   * @param files file access rooted at the directory
+   * @param options limits
+   */
+  constructor(files: NodeFiles, options: NodeStateOptions = {}) {
     this.files = files;
+    this.revocationStore = new RevocationStore(files);
+    const limit = options.maxRevocationsPerNode ?? MAX_REVOCATIONS_PER_NODE;
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`"maxRevocationsPerNode" expected a positive integer, got ${limit}`);
+    this.revocationLimit = limit;
   }
 
   async #json(path: string, what: string, maxBytes = SMALL): Promise<unknown> {
@@ -163,36 +181,25 @@ export class NodeState {
   }
 
   /**
-   * Every kept revocation (damaged files are skipped: a revocation is only ever added).
+   * Every kept revocation (damaged files are skipped: a revocation is only ever added). Reads them all: for the CLI,
+   * never per message.
    * @returns the revocations
    * @throws never for damaged files
-   * @example const revoked = new Set((await state.revocations()).map((r) => r.delegationId));
+   * @example const ids = (await state.revocations()).map((r) => r.delegationId);
    */
   async revocations(): Promise<Revocation[]> {
-    const out: Revocation[] = [];
-    for (const name of await this.files.list(REVOCATIONS_DIR)) {
-      if (!name.endsWith(".json")) continue;
-      try {
-        out.push(parseRevocation(await this.#json(`${REVOCATIONS_DIR}/${name}`, name), name));
-      } catch {
-        // a half-copied or foreign file: ignore it
-      }
-    }
-    return out;
+    return await this.revocationStore.list(null, Number.MAX_SAFE_INTEGER);
   }
 
   /**
-   * Keep a (verified) revocation.
+   * Keep one of this node's own (signed, entitled) revocations; own revocations are not limited.
    * @param r the revocation
    * @returns true when it was new
    * @throws ReachError `PROTO_INVALID_ARGUMENT` when it cannot be written
    * @example if (await state.addRevocation(r)) log("revoked");
    */
   async addRevocation(r: Revocation): Promise<boolean> {
-    const path = idFile(REVOCATIONS_DIR, r.delegationId);
-    if ((await this.files.read(path, SMALL)) !== null) return false;
-    await this.files.write(path, json(r));
-    return true;
+    return await this.revocationStore.add(r, null);
   }
 
   /**
