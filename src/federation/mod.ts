@@ -18,7 +18,7 @@ export { FEDERATION_PROTOCOL, MESSAGE_TYPES, MESSAGES_PATH, MessageSchema, newNo
 export type { Message, MessageDraft, MessageType, ReceiveContext } from "./message.ts";
 export { NonceBook, NonceFileSchema } from "./nonces.ts";
 export type { NonceFile } from "./nonces.ts";
-export { checkRevocation, DEFAULT_PULL_INTERVAL_MS, isGenuine, MAX_PULL_INTERVAL_MS, MAX_REVOCATIONS_PER_NODE, parseRevocation, REVOCATION_TYPE, RevocationSchema, signRevocation } from "./revocation.ts";
+export { checkRevocation, DEFAULT_PULL_INTERVAL_MS, isGenuine, MAX_PULL_INTERVAL_MS, MAX_RELAYED_PER_NODE, MAX_REVOCATIONS_PER_NODE, parseRevocation, REVOCATION_TYPE, RevocationSchema, signRevocation } from "./revocation.ts";
 export type { Revocation } from "./revocation.ts";
 export { NodeState } from "./state.ts";
 export type { NodeFiles, NodeStateOptions } from "./state.ts";

@@ -8,8 +8,8 @@
  * at most L·(L+1)/2 of them; adding one reads one file and writes one. The names of one revoker's revocations are
  * listed once per process (to count them against {@link MAX_REVOCATIONS_PER_NODE}) and then kept in memory, as are the
  * documents once read (a kept revocation never changes). A pull reply lists the node's own folder again (the CLI's
- * `revoke` writes there while the node serves) and reads nothing it has read before. Nothing re-reads every
- * revocation per message.
+ * `revoke` writes there while the node serves), relays at most {@link MAX_RELAYED_PER_NODE} of each other signer's,
+ * and reads nothing it has read before. Nothing re-reads every revocation per message.
  *
  * Earlier versions kept `revocations/<delegationId>.json`, first one wins. Such files are moved into the new layout on
  * first use (under their signer, where a wrong one is harmless); a damaged one is left alone and ignored, as before.
@@ -23,7 +23,7 @@ import { parseRevocation } from "./revocation.ts";
 import type { Revocation } from "./revocation.ts";
 import type { NodeFiles } from "./state.ts";
 
-export { MAX_REVOCATIONS_PER_NODE } from "./revocation.ts";
+export { MAX_RELAYED_PER_NODE, MAX_REVOCATIONS_PER_NODE } from "./revocation.ts";
 
 /** The folder of revocations inside a node directory. */
 export const REVOCATIONS_DIR = "revocations";
@@ -66,6 +66,7 @@ export class RevocationStore {
   readonly #files: NodeFiles;
   readonly #docs = new Map<string, Revocation>();
   readonly #names = new Map<string, Promise<Set<string>>>();
+  readonly #cursors = new Map<string, number>();
   #migrated: Promise<void> | undefined;
   #serial: Promise<unknown> = Promise.resolve();
 
@@ -147,20 +148,22 @@ export class RevocationStore {
   }
 
   /**
-   * The revocations to hand a peer that pulls: this node's own first (listed afresh), then the others taking turns
-   * by signer, so that one signer's many cannot crowd out the rest.
+   * The revocations to hand a peer that pulls: this node's own first (listed afresh), then the others taking turns by
+   * signer, at most `relayPerNode` of each signer per call — a window that moves on at every call, so that over
+   * successive pulls every kept revocation is relayed while one signer's many never fill a reply.
    * @param self this node's id (null: no folder is listed first)
    * @param max the most to return
+   * @param relayPerNode the most of any other signer's to return (default: no limit)
    * @returns the revocations
    * @throws ReachError when the directory cannot be read
-   * @example await store.list(self.identity.nodeId, MAX_REVOCATIONS_PER_MESSAGE)
+   * @example await store.list(self.identity.nodeId, MAX_REVOCATIONS_PER_MESSAGE, MAX_RELAYED_PER_NODE)
    */
-  async list(self: string | null, max: number): Promise<Revocation[]> {
+  async list(self: string | null, max: number, relayPerNode = Number.MAX_SAFE_INTEGER): Promise<Revocation[]> {
     await this.#migrate();
     const revokers = (await this.#files.list(REVOCATIONS_DIR)).filter((n) => UUID_RE.test(n));
     const own = self !== null && revokers.includes(self) ? idsIn(await this.#files.list(`${REVOCATIONS_DIR}/${self}`)) : [];
     const queues: string[][] = [];
-    for (const r of revokers) if (r !== self) queues.push([...(await this.#namesOf(r))].sort().map((id) => `${r}/${id}`));
+    for (const r of revokers) if (r !== self) queues.push(this.#window(r, [...(await this.#namesOf(r))].sort(), relayPerNode).map((id) => `${r}/${id}`));
     const keys = own.slice(0, max).map((id) => `${self}/${id}`);
     for (let turn = 0; keys.length < max && queues.some((q) => turn < q.length); turn++) {
       for (const q of queues) if (turn < q.length && keys.length < max) keys.push(q[turn]!);
@@ -172,6 +175,14 @@ export class RevocationStore {
       if (r !== undefined) out.push(r);
     }
     return out;
+  }
+
+  /** The next `size` of a signer's sorted ids, from where its last window ended (all of them when they fit). */
+  #window(revoker: string, ids: readonly string[], size: number): string[] {
+    if (ids.length <= size) return [...ids];
+    const start = (this.#cursors.get(revoker) ?? 0) % ids.length;
+    this.#cursors.set(revoker, (start + size) % ids.length);
+    return start + size <= ids.length ? ids.slice(start, start + size) : [...ids.slice(start), ...ids.slice(0, start + size - ids.length)];
   }
 
   async #load(revoker: string, delegationId: string): Promise<Revocation | undefined> {

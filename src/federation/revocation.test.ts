@@ -15,7 +15,8 @@ import { signMessage } from "./message.ts";
 import { signRevocation } from "./revocation.ts";
 import type { Revocation } from "./revocation.ts";
 import { pullRevocations, pushRevocations } from "./sync.ts";
-import { TestNetwork } from "./_test-federation.ts";
+import { RevocationStore } from "./revocation-store.ts";
+import { memoryFiles, TestNetwork } from "./_test-federation.ts";
 import type { TestNode } from "./_test-federation.ts";
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -161,6 +162,26 @@ describe("how many a node keeps, and what a message costs", () => {
     }
     expect(costs[1]).toEqual(costs[0]);
   }, 60_000);
+});
+
+describe("what a pull relays", () => {
+  it("its own revocations first, then at most N of each other signer's per reply, in a window that moves so all are relayed in turn", async () => {
+    const { n, nodes: [a, b, c] } = await mesh(3);
+    const t = n.clock.now;
+    const store = new RevocationStore(memoryFiles());
+    for (let i = 0; i < 5; i++) await store.add(revocationBy(b!, uuidN(i), t), null);
+    await store.add(revocationBy(a!, uuidN(100), t), null);
+    await store.add(revocationBy(c!, uuidN(200), t), null);
+    const replies: string[][] = [];
+    for (let k = 0; k < 3; k++) replies.push((await store.list(c!.id, 100, 2)).map((r) => `${r.delegator === b!.id ? "b" : r.delegator === a!.id ? "a" : "c"}${Number.parseInt(r.delegationId.slice(-4), 16)}`));
+    for (const reply of replies) {
+      expect(reply[0]).toBe("c200");
+      expect(reply.filter((x) => x.startsWith("b"))).toHaveLength(2);
+      expect(reply).toContain("a100");
+    }
+    expect(new Set(replies.flat().filter((x) => x.startsWith("b")))).toEqual(new Set(["b0", "b1", "b2", "b3", "b4"]));
+    expect((await store.list(c!.id, 3, 2)).length).toBe(3);
+  });
 });
 
 describe("an upgraded node", () => {

@@ -37,6 +37,12 @@ export const MAX_REVOCATIONS_PER_MESSAGE = 10_000;
  * revocations are refused with `POLICY_RATE_LIMIT_EXCEEDED`; every other node's still land.
  */
 export const MAX_REVOCATIONS_PER_NODE = 10_000;
+/**
+ * The most revocations signed by one other node that a pull reply relays (a window that moves on at each pull): the
+ * signer itself serves all of its own, so one node's many revocations cannot make every reply, and every node that
+ * pulls it, carry them.
+ */
+export const MAX_RELAYED_PER_NODE = 1_000;
 
 /** A revocation document. */
 export const RevocationSchema = strictObject("revocation", {

@@ -29,7 +29,7 @@ import type { NodeSelf } from "./identity.ts";
 import { MESSAGES_PATH, NODE_PATH, openMessage, signMessage } from "./message.ts";
 import type { Message, MessageType } from "./message.ts";
 import type { NonceBook } from "./nonces.ts";
-import { checkRevocation, MAX_REVOCATIONS_PER_MESSAGE, parseRevocation } from "./revocation.ts";
+import { checkRevocation, MAX_RELAYED_PER_NODE, MAX_REVOCATIONS_PER_MESSAGE, parseRevocation } from "./revocation.ts";
 import type { Revocation } from "./revocation.ts";
 import { limitError } from "./revocation-store.ts";
 import { executeRunRequest, MAX_PACK_ARCHIVE_BYTES } from "./run-request.ts";
@@ -146,7 +146,7 @@ async function dispatch(opts: NodeServerOptions, view: NodeView, msg: Message): 
     case "revocation.push":
       return ["revocation.ack", await acceptRevocations(opts, view, msg.body["revocations"])];
     case "revocation.pull":
-      return ["revocation.list", { revocations: await opts.state.revocationStore.list(opts.self.identity.nodeId, MAX_REVOCATIONS_PER_MESSAGE) }];
+      return ["revocation.list", { revocations: await opts.state.revocationStore.list(opts.self.identity.nodeId, MAX_REVOCATIONS_PER_MESSAGE, MAX_RELAYED_PER_NODE) }];
     default:
       throw new ReachError("PROTO_INVALID_MESSAGE", `a node does not accept "${msg.type}" messages; send run.request, revocation.push or revocation.pull`);
   }
