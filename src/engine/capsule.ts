@@ -31,6 +31,11 @@ export type CapsuleRequest = {
   mode?: "session";
   /** Signed approval records the run was given. */
   approvals?: unknown[];
+  /**
+   * A session run's place in its session (conformance/HASHING.md "Session chains"): its segment number, the run hash
+   * of the run before it, and the memory store it starts from (`[key, canonical value text]`, sorted by key).
+   */
+  session?: { segment: number; previousRunHash: string | null; memory: [string, string][] };
 };
 
 /**

@@ -16,9 +16,10 @@ import { loadPack, packTrust } from "./pack.ts";
 import type { LoadedPack, PackTrust } from "./pack.ts";
 import { runFiles, runResult } from "./run-files.ts";
 import type { EngineEnvironment } from "./runners.ts";
-import type { RunProgress, RunRecord, RunRequest, RunStatus } from "./types.ts";
+import type { RunProgress, RunRecord, RunRequest, RunStatus, SessionChain } from "./types.ts";
 import { Session } from "./session.ts";
-import type { SessionCall, SessionTool, WorkspaceFile } from "./session.ts";
+import { checkSessionChain } from "./session-chain.ts";
+import type { SessionBudget, SessionCall, SessionTool, WorkspaceFile } from "./session.ts";
 
 /** Largest pack accepted (all files together), as a directory or an archive. */
 export const MAX_PACK_BYTES = 256 * 1024 * 1024;
@@ -75,6 +76,12 @@ export type EngineRunRequest = {
    */
   stopAt?: { invocationId: string; fuel: string; signal: string };
   /**
+   * A session run's place in its session's chain of runs (`openSession` only; conformance/HASHING.md "Session
+   * chains"): give `{ segment: 1, previousRunHash: null, memory: [] }` to start a chain, and a finished run's `next`
+   * to continue it. Without it a session run is not part of a chain (as capsules made before chains).
+   */
+  session?: SessionChain;
+  /**
    * Federation events for the capsule's annex (`federation.jsonl`, `src/engine/annex.ts`), given the finished run;
    * they are chained onto the run hash and never change it.
    */
@@ -107,6 +114,8 @@ export type EngineRun = {
   pack: { id: string; version: string; digest: string; trust: PackTrust; restricted: boolean };
   /** Non-fatal findings for stderr. */
   warnings: string[];
+  /** A session run in a chain: the link the session's next run starts from (its workspace and memory as this one ended). */
+  next?: SessionChain;
 };
 
 async function packFiles(source: PackSource): Promise<ReadonlyMap<string, Uint8Array>> {
@@ -200,6 +209,7 @@ function runOptions(request: EngineRunRequest): Omit<RunRequest, "loaded" | "env
     ...(request.onProgress === undefined ? {} : { onProgress: request.onProgress }),
     ...(request.stopAt === undefined ? {} : { resume: resumeOf(request.stopAt) }),
     ...(request.infraTools === undefined ? {} : { infraTools: infraToolsOf(request.infraTools) }),
+    ...(request.session === undefined ? {} : { session: checkSessionChain(request.session) }),
   };
 }
 
@@ -234,6 +244,7 @@ function engineRun(record: RunRecord, loaded: LoadedPack, trust: PackTrust, rest
     result: runResult(record),
     pack: { id: loaded.pack.id, version: loaded.pack.version, digest: loaded.packDigest, trust, restricted },
     warnings: [...record.warnings], // the pack's, then deprecated features the run used (seed 003 §9.2)
+    ...(record.next === undefined ? {} : { next: record.next }),
   };
 }
 
@@ -243,6 +254,8 @@ export type EngineSession = {
   readonly pack: EngineRun["pack"];
   /** The tools a caller may use (the pack's, then the infra tools). */
   tools(): SessionTool[];
+  /** What the run may spend (the pack's `maxToolCalls` and `maxExecutionTime`). */
+  readonly budget: SessionBudget;
   /** One call, checked, executed and recorded as a step (see `session.ts`). */
   call(tool: string, args: JsonValue): Promise<SessionCall>;
   /** The workspace's regular files now (path and size, sorted); read-only. */
@@ -281,6 +294,7 @@ export async function openSession(env: EngineEnvironment, request: EngineRunRequ
   return {
     pack: { id: loaded.pack.id, version: loaded.pack.version, digest: loaded.packDigest, trust, restricted },
     tools: () => session.tools(),
+    budget: session.budget(),
     workspace: () => session.workspaceFiles(),
     readWorkspace: (path) => session.readWorkspaceFile(path),
     call: async (tool, args) => {

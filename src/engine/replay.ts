@@ -26,6 +26,7 @@ import type { LoadPackOptions } from "./pack.ts";
 import type { EngineEnvironment } from "./runners.ts";
 import type { RunProgress, RunRecord, RunRequest, RunStatus } from "./types.ts";
 import { Session } from "./session.ts";
+import { chainOfCapsule } from "./session-chain.ts";
 import type { AbortPoint, ReplayDirectives } from "./run.ts";
 import type { StopPoint } from "../sandbox/fuel/mod.ts";
 import { monotonicMs } from "../determinism/real-clock.ts";
@@ -193,6 +194,7 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
     restricted: request.restricted,
     ...(request.maxSteps === null ? {} : { maxSteps: request.maxSteps }),
     ...(request.stepTimeoutMs === null ? {} : { stepTimeoutMs: request.stepTimeoutMs }),
+    ...(request.session === undefined ? {} : { session: chainOfCapsule(capsule, request.session) }),
     player,
     replay,
     env,
@@ -221,7 +223,9 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
   }
   if (divergence === null) {
     const after = entriesUnder(capsule.entries, AFTER_PREFIX);
-    const mine = record.workspaceFiles;
+    // The replayed workspace as the capsule stores it: regular files, and each link as its target's bytes.
+    const mine = new Map(record.workspaceFiles);
+    for (const [path, target] of record.workspaceLinks ?? []) mine.set(path, new TextEncoder().encode(target));
     const paths = new Set([...after.keys(), ...mine.keys()]);
     for (const p of [...paths].sort()) {
       const x = after.get(p);

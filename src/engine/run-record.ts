@@ -10,6 +10,7 @@ import { parseIsoMillis } from "../determinism/clock.ts";
 import { auditCapabilities, changedPaths } from "../policy/audit.ts";
 import type { ReachError } from "../protocol/errors.ts";
 import type { Run } from "./run.ts";
+import { memoryDigest } from "./session-chain.ts";
 import type { ExecutionHeader, RunRecord, RunStatus } from "./types.ts";
 
 /**
@@ -23,14 +24,17 @@ import type { ExecutionHeader, RunRecord, RunStatus } from "./types.ts";
 export function runBody(run: Run, status: RunStatus, error: ReachError | null): Map<string, Uint8Array> {
   const request = run.request;
   const { loaded } = request;
-  const before = new Map<string, Uint8Array>();
-  for (const [root, files] of Object.entries(loaded.workspaceFiles)) for (const [p, b] of Object.entries(files)) before.set(`${root}/${p}`, b);
+  const carried = request.session?.workspace;
+  const before = new Map<string, Uint8Array>(carried?.files ?? []);
+  if (carried === undefined) for (const [root, files] of Object.entries(loaded.workspaceFiles)) for (const [p, b] of Object.entries(files)) before.set(`${root}/${p}`, b);
   const outputs: Record<string, string> = {};
   for (const [stepId, output] of Object.entries(run.outputs)) outputs[stepId] = hashCanonical(output);
   const result: Record<string, unknown> = { runId: run.runId, status, planHash: run.gated?.planHash ?? null, outputs, artifacts: run.artifacts.artifacts.map((a) => a.info) };
   if (status === "COMPLETED") result["outputHash"] = hashCanonical(run.outputs);
   if (error !== null) result["error"] = error.toDetails();
   if (run.deprecations.length > 0) result["deprecations"] = run.deprecations.map((d) => ({ ...d }));
+  // A session's run commits the memory it ends with, which the next run of the session starts from (HASHING.md).
+  if (request.session !== undefined) result["session"] = { segment: request.session.segment, previousRunHash: request.session.previousRunHash, memoryAfter: memoryDigest(run.memoryEntries()) };
   // seed 003 §4.2 post-execution audit, before the terminal event: hashed with the run through `contents`
   if (request.replay?.audit !== false) {
     run.capabilityAudit = auditCapabilities(loaded.pack.manifest, run.log.events, run.tape.records, changedPaths(run.workspaceBefore, run.workspace.snapshot()));
@@ -44,7 +48,7 @@ export function runBody(run: Run, status: RunStatus, error: ReachError | null): 
     result,
     tape: utf8(run.tape.toJsonl()),
     blobs: run.tape.blobEntries(),
-    workspaceBefore: { files: before, links: new Map() },
+    workspaceBefore: { files: before, links: new Map(carried?.links ?? []) },
     workspaceAfter: run.workspace.contents(),
     artifacts: new Map(run.artifacts.artifacts.map((a) => [a.info.path, a.bytes])),
     ...(request.replay?.runDocument === false ? {} : { tasks: runTasks(run) }),
@@ -98,11 +102,14 @@ function runHeader(run: Run): ExecutionHeader {
  */
 export function runRecord(run: Run, status: RunStatus, error: ReachError | null, body: Map<string, Uint8Array>): RunRecord {
   const after = run.workspace.snapshot();
-  const files = run.workspace.contents().files;
+  const contents = run.workspace.contents();
+  const files = contents.files;
+  const runHash = run.log.runHash();
+  const chain = run.request.session;
   return {
     runId: run.runId,
     status,
-    runHash: run.log.runHash(),
+    runHash,
     error,
     events: run.log.events,
     evidence: run.evidence,
@@ -118,6 +125,7 @@ export function runRecord(run: Run, status: RunStatus, error: ReachError | null,
     workspaceBefore: run.workspaceBefore,
     workspaceAfter: after,
     workspaceFiles: files,
+    workspaceLinks: contents.links,
     warnings: [...run.request.loaded.warnings, ...run.deprecations.map((d) => d.message)],
     ...(run.capabilityAudit === null ? {} : { capabilityAudit: run.capabilityAudit }),
     ...(run.deprecations.length === 0 ? {} : { deprecations: [...run.deprecations] }),
@@ -125,5 +133,6 @@ export function runRecord(run: Run, status: RunStatus, error: ReachError | null,
     requestId: run.requestId,
     realTimes: run.realTimes,
     ...(run.request.replay?.runDocument === false ? { runDocument: false } : {}),
+    ...(chain === undefined ? {} : { next: { segment: chain.segment + 1, previousRunHash: runHash, workspace: contents, memory: run.memoryEntries() } }),
   };
 }

@@ -31,7 +31,6 @@ import type { StopPoint } from "../sandbox/fuel/mod.ts";
 import { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
 import type { JsonObject, JsonValue } from "../sandbox/types.ts";
 import { Workspace } from "../sandbox/workspace/workspace.ts";
-import { snapshotDigest } from "../sandbox/workspace/workspace.ts";
 import type { SnapshotEntry, WorkspaceImage } from "../sandbox/workspace/workspace.ts";
 import { contentsDigest } from "../capsule/run-capsule-core.ts";
 import type { CapsuleRequest } from "./capsule.ts";
@@ -168,6 +167,8 @@ export class Run {
   readonly #state: Pick<ExecutorRunState, "interrupted" | "signal" | "stopPoints" | "watchdogFactor">;
   readonly #clock: VirtualClock;
   readonly #initial: WorkspaceImage;
+  readonly #initialMemory: ReadonlyMap<string, string>;
+  readonly #workspaceBeforeDigest: string;
   #pool: StepPool | null = null;
   #serial: Promise<unknown> = Promise.resolve();
   #workspace: { image: WorkspaceImage; ws: Workspace } | null = null;
@@ -191,7 +192,9 @@ export class Run {
     this.epoch = loaded.pack.run?.epoch ?? DEFAULT_EPOCH;
     this.epochMs = parseIsoMillis(this.epoch);
     this.restricted = request.restricted === true;
-    this.runId = deriveId("reach-wasm/run", loaded.packDigest, this.inputHash, this.seed);
+    const chain = request.session;
+    // A session's later runs each get their own id: it names the run it continues (conformance/HASHING.md).
+    this.runId = chain === undefined || chain.previousRunHash === null ? deriveId("reach-wasm/run", loaded.packDigest, this.inputHash, this.seed) : deriveId("reach-wasm/run", loaded.packDigest, this.inputHash, this.seed, chain.previousRunHash);
     this.requestId = request.requestId ?? deriveId("reach-wasm/request", this.runId);
     this.query = queryOf(this.input, loaded.pack);
     this.intent = classifyIntent(loaded.pack.intents, this.query);
@@ -207,10 +210,14 @@ export class Run {
     // the restricted executor or with sandbox.filesystem "readonly" every declared root is read-only (temp/ stays
     // writable).
     const readOnly = this.policy.restricted || this.policy.filesystemReadonly;
-    const resources = workspaceResources(this.policy, loaded.workspaceFiles).map((r) => (readOnly ? { ...r, access: "read" as const } : r));
-    const workspace = Workspace.fromResources(resources);
+    // A session's later run starts from the workspace the run before it ended with, in place of the pack's seeds.
+    const carried = chain?.workspace;
+    const resources = workspaceResources(this.policy, carried === undefined ? loaded.workspaceFiles : {}).map((r) => (readOnly ? { ...r, access: "read" as const } : r));
+    const workspace = Workspace.fromResources(resources, {}, carried);
     this.#initial = workspace.image();
+    this.#initialMemory = new Map(chain?.memory ?? []);
     this.workspaceBefore = workspace.snapshot();
+    this.#workspaceBeforeDigest = workspace.digest();
     this.requestDoc = {
       input: this.input,
       seed: this.seed,
@@ -220,6 +227,7 @@ export class Run {
       stepTimeoutMs: request.stepTimeoutMs ?? null,
       ...(request.requestId === undefined ? {} : { requestId: request.requestId }),
       ...(request.mode === "session" ? { mode: "session" as const } : {}),
+      ...(chain === undefined ? {} : { session: { segment: chain.segment, previousRunHash: chain.previousRunHash, memory: chain.memory.map(([k, v]) => [k, v] as [string, string]) } }),
       ...(request.approvals === undefined || request.approvals.length === 0 ? {} : { approvals: [...request.approvals] }),
     };
     const filesystem = this.policy.permissions.has("filesystem");
@@ -351,7 +359,7 @@ export class Run {
       epoch: this.epoch,
       capabilities: { restricted: this.restricted, permissions: [...loaded.pack.manifest.capabilities.permissions], tools: [...loaded.tools.keys()] },
       requestHash: hashCanonical(this.requestDoc),
-      workspaceBefore: snapshotDigest(this.workspaceBefore),
+      workspaceBefore: this.#workspaceBeforeDigest,
     };
     if (loaded.pack.intents !== undefined) started["intent"] = this.intent;
     if (gated !== null) {
@@ -377,7 +385,15 @@ export class Run {
     if (this.gen !== null) return this.gen.current;
     let blobBytes = 0;
     for (const b of this.tape.blobs.values()) blobBytes += b.length;
-    return { workspace: this.#initial.state, memory: new Map(), artifacts: { count: 0, bytes: 0 }, fuel: this.fuelSpent, tape: { records: this.tape.records.length, blobBytes } };
+    return { workspace: this.#initial.state, memory: this.#initialMemory, artifacts: { count: 0, bytes: 0 }, fuel: this.fuelSpent, tape: { records: this.tape.records.length, blobBytes } };
+  }
+
+  /**
+   * The memory store as the emitted steps left it: `[key, canonical value text]`, sorted by key (UTF-16 code units).
+   * @returns the entries
+   */
+  memoryEntries(): [string, string][] {
+    return [...this.#ledger().memory].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   }
 
   /** The run's workspace as the emitted steps left it. */

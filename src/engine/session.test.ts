@@ -8,6 +8,7 @@ import { openSession } from "./engine.ts";
 import { replayCapsule } from "./replay.ts";
 import { verifyRunCapsule } from "./verify.ts";
 import { packFromDisk } from "./_test-pack.ts";
+import { memoryDigest, SESSION_START, sessionLink } from "./session-chain.ts";
 import type { EngineRun } from "./engine.ts";
 
 const env = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };
@@ -83,5 +84,55 @@ describe("session runs", () => {
     const run = await session.close();
     expect(run.status).toBe("ABORTED");
     await checkCapsule(run);
+  });
+});
+
+describe("session chains (conformance/HASHING.md)", () => {
+  const enc = new TextEncoder();
+  /** packs/hello with memory://notes/ declared and a read-write out/ folder. */
+  function chainPack(): Map<string, Uint8Array> {
+    const files = packFromDisk("hello");
+    const m = JSON.parse(new TextDecoder().decode(files.get("reach.json")!)) as { manifest: { capabilities: Record<string, unknown>; policies: Record<string, unknown> } };
+    m.manifest.capabilities["resources"] = [{ uri: "memory://notes/", access: "readwrite" }, { uri: "workspace:///out/", access: "readwrite" }];
+    m.manifest.policies["maxToolCalls"] = 2;
+    files.set("reach.json", enc.encode(JSON.stringify(m)));
+    return files;
+  }
+  const A = "a".repeat(64);
+
+  it("a later run starts from the workspace (files and links) and memory it is given, names the run before it (its own run id), and its capsule verifies and replays alone", async () => {
+    const files = chainPack();
+    const first = await openSession(env, { pack: { files }, session: SESSION_START });
+    const workspace = { files: new Map([["temp/a.txt", enc.encode("carried\n")], ["out/deep/b.txt", enc.encode("b")]]), links: new Map([["out/deep/to-a", "../../temp/a.txt"]]) };
+    const second = await openSession(env, { pack: { files }, session: { segment: 2, previousRunHash: A, workspace, memory: [["notes/k", '{"n":1}']] } });
+    expect(await second.call("read_memory", { key: "notes/k" })).toMatchObject({ ok: true, output: { value: { n: 1 } } });
+    expect(await second.call("read_lines", { path: "out/deep/to-a" })).toMatchObject({ ok: true, output: { lines: ["carried"] } });
+    // refused arguments cost nothing in a chain: the budget of 2 calls is not touched
+    expect(await second.call("read_lines", { path: 7 })).toMatchObject({ ok: false, stepId: null, ended: false, spent: { toolCalls: 2 } });
+    const run = await second.close();
+    expect(run.status).toBe("COMPLETED");
+    expect(run.runId).not.toBe((await first.close()).runId);
+    expect(run.next).toMatchObject({ segment: 3, previousRunHash: run.runHash, memory: [["notes/k", '{"n":1}']] });
+    expect([...run.next!.workspace!.links]).toEqual([["out/deep/to-a", "../../temp/a.txt"]]);
+    const capsule = readRunCapsule(run.capsule.bytes);
+    expect(JSON.parse(new TextDecoder().decode(capsule.entries.get("request.json")!))).toMatchObject({ mode: "session", session: { segment: 2, previousRunHash: A, memory: [["notes/k", '{"n":1}']] } });
+    expect(sessionLink(capsule)).toMatchObject({ segment: 2, previousRunHash: A, memoryBefore: memoryDigest([["notes/k", '{"n":1}']]), memoryAfter: memoryDigest([["notes/k", '{"n":1}']]) });
+    expect(new TextDecoder().decode(capsule.entries.get("workspace/before/out/deep/to-a")!)).toBe("../../temp/a.txt");
+    await checkCapsule(run);
+  });
+
+  it("a chain link from outside is checked before anything runs", async () => {
+    const files = chainPack();
+    const bad: unknown[] = [
+      { segment: 0, previousRunHash: null, memory: [] },
+      { segment: 1, previousRunHash: A, memory: [] },
+      { segment: 2, previousRunHash: "nope", memory: [] },
+      { segment: 2, previousRunHash: A, memory: [["notes/b", "1"], ["notes/a", "1"]] },
+      { segment: 2, previousRunHash: A, memory: [["notes/a", "{ \"x\": 1 }"]] },
+      { segment: 2, previousRunHash: A, memory: [], workspace: { files: new Map([["etc/passwd", enc.encode("x")]]), links: new Map() } },
+    ];
+    for (const session of bad) {
+      await expect(openSession(env, { pack: { files }, session: session as typeof SESSION_START })).rejects.toMatchObject({ code: "PROTO_INVALID_ARGUMENT" });
+    }
   });
 });

@@ -9,6 +9,11 @@
  * input schema are answered as errors and the session goes on. `close()` ends it COMPLETED. Either way the capsule
  * records the calls as its plan (`plan.json`, planner `session`) and `request.json` says `mode: "session"`, so
  * `replay` walks the same calls with the same rules and `verify` checks it like any other capsule.
+ *
+ * A run that is part of a session chain (`RunRequest.session`, conformance/HASHING.md "Session chains") refuses
+ * arguments that do not match the tool's input schema before they become a step: the call is answered and nothing is
+ * recorded or counted against the run's budgets (it never ran). Runs without a chain (capsules made before chains)
+ * record such a call as a failed step, and replay them that way.
  * @module
  */
 import { ReachError, policyViolation } from "../protocol/errors.ts";
@@ -16,6 +21,8 @@ import { PLAN_CONTRACT_VERSION } from "../protocol/plan.ts";
 import type { Blueprint, PlanStep } from "../protocol/plan.ts";
 import type { JsonObject, JsonValue } from "../sandbox/types.ts";
 import { hashCanonical } from "../canonical/jcs.ts";
+import { FUEL_PER_MS } from "./executor.ts";
+import { compileSchema } from "./schema-check.ts";
 import { deepFreeze } from "./pack.ts";
 import type { LoadedPack, PackTool } from "./pack.ts";
 import { infraAllowed, infraRefusal, infraTool, infraTools } from "./infra-tools.ts";
@@ -29,14 +36,40 @@ export type SessionTool = { name: string; description: string; inputSchema: Json
 /** A regular file of the session's workspace (MCP resources). */
 export type WorkspaceFile = { path: string; size: number };
 
-/** The answer to one call. */
+/** What a session run may spend (seed 003 §4.1 policies `maxToolCalls` and `maxExecutionTime`, the latter in fuel). */
+export type SessionBudget = { maxToolCalls: number; maxExecutionTimeMs: number };
+
+/** What a session run has spent so far: tool calls, and tool time in ms of fuel ({@link FUEL_PER_MS} units per ms). */
+export type SessionSpent = { toolCalls: number; executionTimeMs: number };
+
+/** The answer to one call (with what the run has spent after it). */
 export type SessionCall =
-  | { ok: true; stepId: string; output: JsonObject }
-  | { ok: false; stepId: string | null; error: ReachError; ended: boolean };
+  | { ok: true; stepId: string; output: JsonObject; spent: SessionSpent }
+  | { ok: false; stepId: string | null; error: ReachError; ended: boolean; spent: SessionSpent };
 
 /** Whether an error ends the session (hard failures do, except arguments that did not match the input schema). */
 function endsSession(error: ReachError): boolean {
   return error.severity === "hard" && error.code !== "PROTO_SCHEMA_VIOLATION";
+}
+
+/** Whether arguments hold a `$input` / `$step` reference (resolved when the step runs, so checked only then). */
+function hasReference(value: JsonValue): boolean {
+  if (value === null || typeof value !== "object") return false;
+  if (Array.isArray(value)) return value.some(hasReference);
+  return Object.hasOwn(value, "$input") || Object.hasOwn(value, "$step") || Object.values(value).some(hasReference);
+}
+
+/**
+ * Why a call's arguments cannot run (they do not match the tool's input schema), checked as the executor would, or
+ * null. Arguments with references are left to the executor.
+ */
+function refusedArguments(tool: string, schema: JsonObject | undefined, args: JsonObject): ReachError | null {
+  if (schema === undefined || hasReference(args)) return null;
+  const check = compileSchema(schema)(args);
+  if (check.ok) return null;
+  return new ReachError("PROTO_SCHEMA_VIOLATION", `the arguments do not match tool "${tool}"'s inputSchema: ${check.problems.join("; ")}; nothing ran (the call is not recorded and costs no budget): fix the arguments and call again`, {
+    details: { tool, problems: check.problems },
+  });
 }
 
 /** The session's calls as a plan (`plan.json` of its capsule). */
@@ -85,6 +118,17 @@ export class Session {
     run.start(null);
     run.phases.push("EXECUTING");
     return new Session(run, request.loaded);
+  }
+
+  /** What the run may spend (the pack's policies). */
+  budget(): SessionBudget {
+    const p = this.#loaded.pack.manifest.policies;
+    return { maxToolCalls: p.maxToolCalls, maxExecutionTimeMs: p.maxExecutionTime };
+  }
+
+  /** What the run has spent so far. */
+  spent(): SessionSpent {
+    return { toolCalls: this.run.toolCalls, executionTimeMs: Number(this.run.fuelSpent / FUEL_PER_MS) };
   }
 
   /** The tools a caller may use: the pack's, then the infra tools (those `infraTools` allows). */
@@ -141,16 +185,20 @@ export class Session {
     if (this.#record !== null) {
       throw new ReachError("PROTO_SEQUENCE_ERROR", `the session run ended ${this.#record.status} (run hash ${this.#record.runHash}); its capsule is written — start a new session`, { details: { runHash: this.#record.runHash, status: this.#record.status } });
     }
-    const stepId = `call-${this.#steps.length + 1}`;
-    const refused = infraRefusal([{ id: stepId, tool }], this.run.request.infraTools);
-    if (refused !== null) throw refused;
     const arguments_ = (args !== null && typeof args === "object" && !Array.isArray(args) ? args : {}) as JsonObject;
+    const definition = (this.#loaded.tools.get(tool) ?? infraTool(tool))?.definition;
+    if (definition !== undefined && this.run.request.session !== undefined) {
+      const refused = refusedArguments(tool, definition.inputSchema as JsonObject | undefined, arguments_);
+      if (refused !== null) return { ok: false, stepId: null, error: refused, ended: false, spent: this.spent() };
+    }
+    const stepId = `call-${this.#steps.length + 1}`;
+    const infraRefused = infraRefusal([{ id: stepId, tool }], this.run.request.infraTools);
+    if (infraRefused !== null) throw infraRefused;
     const step: PlanStep = deepFreeze({ id: stepId, tool, arguments: arguments_, return_spec: { type: "object" } });
     this.#steps.push(step);
-    const known = this.#loaded.tools.has(tool) || infraTool(tool) !== undefined;
     let exec: StepOutcome;
     try {
-      if (!known) {
+      if (definition === undefined) {
         const error = policyViolation("UNDEFINED_TOOL", tool, `tool "${tool}" is not one of this pack's tools nor an infra tool; call tools/list for the tools you may use`);
         this.run.refuse(step, error);
         return this.#end(stepId, error);
@@ -159,17 +207,17 @@ export class Session {
     } catch (err) {
       const error = err instanceof Aborted ? this.run.abortError() : err instanceof ReachError ? err : new ReachError("EXEC_TOOL_FAILED", String(err));
       this.#record = this.#finish(err);
-      return { ok: false, stepId, error, ended: true };
+      return { ok: false, stepId, error, ended: true, spent: this.spent() };
     }
-    if (exec.stepError === null) return { ok: true, stepId, output: exec.toolOutput! };
+    if (exec.stepError === null) return { ok: true, stepId, output: exec.toolOutput!, spent: this.spent() };
     if (endsSession(exec.stepError)) return this.#end(stepId, exec.stepError);
-    return { ok: false, stepId, error: exec.stepError, ended: false };
+    return { ok: false, stepId, error: exec.stepError, ended: false, spent: this.spent() };
   }
 
   #end(stepId: string, error: ReachError): SessionCall {
     this.run.failedStep = stepId;
     this.#record = this.#finish(error);
-    return { ok: false, stepId, error, ended: true };
+    return { ok: false, stepId, error, ended: true, spent: this.spent() };
   }
 
   #finish(err: unknown): RunRecord {

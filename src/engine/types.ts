@@ -78,6 +78,11 @@ export type RunRequest = {
   interrupted?: () => boolean;
   /** `session`: the steps arrive from outside (`session.ts`); recorded in `request.json` so replay walks them alike. */
   mode?: "session";
+  /**
+   * A session run's place in its session's chain of runs (`session.ts`): recorded in `request.json` (so the run hash
+   * commits to it); a run after the first starts from the workspace and memory its previous run ended with.
+   */
+  session?: SessionChain;
   /** Replay: the recorded stops to reproduce (`replay.ts` reads them from the capsule's events). */
   replay?: ReplayDirectives;
   /**
@@ -106,6 +111,23 @@ export type RunRequest = {
    * `POLICY_VIOLATION` (`InfraRefused`, `run.ts`); a session call naming one is refused unrecorded.
    */
   infraTools?: readonly string[];
+};
+
+/**
+ * Where a session run stands in its MCP session (conformance/HASHING.md "Session chains"): the session is a chain of
+ * runs, each a capsule of its own. The first run starts from the pack's workspace and an empty memory store; a run
+ * after a run that ended starts from that run's final workspace (regular files and symbolic links) and memory, and
+ * names its run hash.
+ */
+export type SessionChain = {
+  /** 1 for the session's first run, then 2, 3, … */
+  readonly segment: number;
+  /** The run hash of the run before this one (null for the first). */
+  readonly previousRunHash: string | null;
+  /** The workspace this run starts from (absent for the first run: the pack's own). */
+  readonly workspace?: { readonly files: ReadonlyMap<string, Uint8Array>; readonly links: ReadonlyMap<string, string> };
+  /** The memory store this run starts from: `[key, canonical value text]`, sorted by key (empty for the first run). */
+  readonly memory: readonly (readonly [string, string])[];
 };
 
 /** The execution header (seed 001 §6–§7: the plan hash lock and what the run was bound to). */
@@ -150,6 +172,8 @@ export type RunRecord = {
   workspaceAfter: SnapshotEntry[];
   /** Workspace file contents (after the run) by path. */
   workspaceFiles: Map<string, Uint8Array>;
+  /** The workspace's symbolic links (after the run): path → target. */
+  workspaceLinks?: Map<string, string>;
   warnings: string[];
   /** What the run used of what its pack declared (seed 003 §4.2), also in the capsule's `result.json`. */
   capabilityAudit?: CapabilityAudit;
@@ -163,4 +187,6 @@ export type RunRecord = {
   realTimes: RealTimes;
   /** False when a replay of a capsule made before `run.json` and `TASK_<id>.json` existed left them out. */
   runDocument?: false;
+  /** A session run's link for the run that continues its session: its workspace and memory as it ended. */
+  next?: SessionChain;
 };

@@ -109,6 +109,7 @@ export async function openInlineFirstSession(request: WireRequest, options: { si
   return {
     tools: inline.tools(),
     pack: inline.pack,
+    budget: inline.budget,
     call: (tool, args) => queued(() => call(tool, args)),
     workspace: async () => (thread === null ? inline.workspace() : await (await thread).workspace()),
     readWorkspace: async (path) => (thread === null ? inline.readWorkspace(path) : await (await thread).readWorkspace(path)),

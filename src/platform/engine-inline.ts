@@ -125,6 +125,7 @@ export async function openInlineSession(request: WireRequest, options: { signal?
   return {
     tools: session.tools(),
     pack: session.pack,
+    budget: session.budget,
     call: (tool, args) => session.call(tool, args),
     workspace: () => Promise.resolve(session.workspace()),
     readWorkspace: (path) => Promise.resolve(session.readWorkspace(path)),

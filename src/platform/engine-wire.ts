@@ -6,7 +6,7 @@
  */
 import type { ErrorDetails } from "../protocol/errors.ts";
 import type { EngineRun, EngineRunRequest } from "../engine/engine.ts";
-import type { SessionCall, SessionTool, WorkspaceFile } from "../engine/session.ts";
+import type { SessionBudget, SessionCall, SessionSpent, SessionTool, WorkspaceFile } from "../engine/session.ts";
 import type { RunProgress } from "../engine/types.ts";
 import type { JsonValue } from "../sandbox/types.ts";
 
@@ -25,7 +25,7 @@ export type FromWorker =
   | { kind: "progress"; progress: RunProgress }
   | { kind: "done"; run: WireRun }
   | { kind: "error"; error: ErrorDetails }
-  | { kind: "session"; tools: SessionTool[]; pack: EngineRun["pack"] }
+  | { kind: "session"; tools: SessionTool[]; pack: EngineRun["pack"]; budget: SessionBudget }
   | { kind: "answer"; id: number; answer: WireCall }
   | { kind: "workspace"; id: number; files: WorkspaceFile[] }
   | { kind: "file"; id: number; bytes: Uint8Array | null };
@@ -34,8 +34,8 @@ export type FromWorker =
 export type WireRun = Omit<EngineRun, "error"> & { error: ErrorDetails | null };
 /** A SessionCall as it crosses. */
 export type WireCall =
-  | { ok: true; stepId: string; output: Record<string, JsonValue> }
-  | { ok: false; stepId: string | null; error: ErrorDetails; ended: boolean }
+  | { ok: true; stepId: string; output: Record<string, JsonValue>; spent: SessionSpent }
+  | { ok: false; stepId: string | null; error: ErrorDetails; ended: boolean; spent: SessionSpent }
   | { thrown: ErrorDetails };
 
 /** Messages to the worker. */
@@ -52,6 +52,8 @@ export type ToWorker =
 export type IsolatedSession = {
   readonly tools: SessionTool[];
   readonly pack: EngineRun["pack"];
+  /** What the run may spend. */
+  readonly budget: SessionBudget;
   call(tool: string, args: JsonValue): Promise<SessionCall>;
   /** The workspace's regular files now (path and size, sorted); read-only. */
   workspace(): Promise<WorkspaceFile[]>;

@@ -73,6 +73,33 @@ const INSTALL = Symbol("install");
 const RELEASE = Symbol("release");
 
 /**
+ * A workspace carried over from an earlier run (a session's next run starts from the one before it): regular files and
+ * symbolic links by workspace path, as {@link WorkspaceView.contents} gives them.
+ */
+export type CarriedWorkspace = { readonly files: ReadonlyMap<string, Uint8Array>; readonly links: ReadonlyMap<string, string> };
+
+/**
+ * Place a carried workspace's files, then its links (their folders made first), before the mounts confine the
+ * workspace; every path must lie under a mount (a declared root or `temp`).
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` for a path under no mount; as `write` / `symlink` for the rest
+ */
+function placeCarried(ws: Workspace, mounts: readonly Mount[], carried: CarriedWorkspace): void {
+  const under = (path: string): string => {
+    const p = normalizeWorkspacePath(path, { operation: "workspace.seed" });
+    if (!mounts.some((m) => p.startsWith(`${m.root}/`))) {
+      throw new ReachError("PROTO_INVALID_ARGUMENT", `the carried workspace names ${JSON.stringify(p.slice(0, 200))}, which is under no declared root nor temp/`, { details: { path: p.slice(0, 200) } });
+    }
+    return p;
+  };
+  for (const [path, bytes] of carried.files) ws.write(under(path), bytes);
+  for (const [path, target] of carried.links) {
+    const p = under(path);
+    for (const d of ancestorPaths(p)) if (d !== "" && !ws.exists(d)) ws.mkdir(d);
+    ws.symlink(p, target);
+  }
+}
+
+/**
  * The run's workspace (the committed state). See the module notes for the model.
  * @example
  * const ws = Workspace.fromResources([{ root: "data", access: "read", files: { "in.txt": bytes } }]);
@@ -114,7 +141,7 @@ export class Workspace extends WorkspaceView {
    *   `EXEC_DISK_EXCEEDED`; WorkspaceError when files collide (`ENOTDIR`, `EISDIR`)
    * @example Workspace.fromResources([{ root: "data", access: "read", files: { "a.txt": new Uint8Array([1]) } }])
    */
-  static fromResources(resources: readonly WorkspaceResource[], options: WorkspaceOptions = {}): Workspace {
+  static fromResources(resources: readonly WorkspaceResource[], options: WorkspaceOptions = {}, carried?: CarriedWorkspace): Workspace {
     if (!Array.isArray(resources)) throw new TypeError(`"resources" expected an array`);
     const ws = new Workspace(options);
     const mounts: Mount[] = [{ root: TEMP_ROOT, access: "readwrite" }];
@@ -148,6 +175,7 @@ export class Workspace extends WorkspaceView {
         ws.write(`${root}/${p}`, bytes); // still unconfined here: no access checks, same structure and limits
       }
     }
+    if (carried !== undefined) placeCarried(ws, mounts, carried);
     ws.#config = { ...ws.#config, mounts };
     return ws;
   }
