@@ -5,7 +5,7 @@
 import { ReachError } from "../protocol/errors.ts";
 
 /** The usage line of `reach-wasm mcp`. */
-export const MCP_USAGE = "reach-wasm mcp <pack-dir|pack.tar.gz> [--out DIR] [--key FILE] [--trust FILE] [--unrestricted] [--http HOST:PORT] [--token TOKEN] [--quiet]";
+export const MCP_USAGE = "reach-wasm mcp <pack-dir|pack.tar.gz> [--out DIR] [--key FILE] [--trust FILE] [--unrestricted] [--http HOST:PORT] [--token TOKEN] [--step-timeout MS] [--quiet]";
 
 /** Shortest bearer token accepted. */
 export const MIN_TOKEN_LENGTH = 16;
@@ -21,6 +21,8 @@ export type McpArgs = {
   http: { hostname: string; port: number } | null;
   /** The bearer token (`--token`, else `$REACH_WASM_MCP_TOKEN`); null: none. */
   token: string | null;
+  /** Each call's time limit (ms, counted in fuel; recorded in each run's request); undefined: 30 s. */
+  stepTimeoutMs: number | undefined;
   quiet: boolean;
 };
 
@@ -52,6 +54,12 @@ function tokenOf(token: string, from: string): string {
   return token;
 }
 
+function stepTimeoutOf(text: string): number {
+  const n = Number(text);
+  if (!/^\d{1,7}$/.test(text) || n < 1 || n > 3_600_000) throw bad(`--step-timeout expects milliseconds from 1 to 3600000 (each call's time limit, counted in fuel), got ${JSON.stringify(text)}`);
+  return n;
+}
+
 /**
  * Parse the arguments after `mcp`.
  * @param argv the arguments
@@ -61,7 +69,7 @@ function tokenOf(token: string, from: string): string {
  * @example parseMcpArgs(["packs/hello", "--http", "127.0.0.1:0"], undefined).http // { hostname: "127.0.0.1", port: 0 }
  */
 export function parseMcpArgs(argv: readonly string[], envToken: string | undefined): McpArgs {
-  const out: McpArgs = { pack: "", out: ".reach", key: undefined, trust: undefined, unrestricted: false, http: null, token: null, quiet: false };
+  const out: McpArgs = { pack: "", out: ".reach", key: undefined, trust: undefined, unrestricted: false, http: null, token: null, stepTimeoutMs: undefined, quiet: false };
   let token: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -76,6 +84,7 @@ export function parseMcpArgs(argv: readonly string[], envToken: string | undefin
     else if (a === "--unrestricted") out.unrestricted = true;
     else if (a === "--http") out.http = listenOf(value());
     else if (a === "--token") token = tokenOf(value(), "--token");
+    else if (a === "--step-timeout") out.stepTimeoutMs = stepTimeoutOf(value());
     else if (a === "--quiet" || a === "-q") out.quiet = true;
     else if (a.startsWith("-")) throw bad(`unknown option ${a}`);
     else if (out.pack === "") out.pack = a;

@@ -1,23 +1,28 @@
 /**
- * `reach-wasm mcp <pack> [--out DIR] [--key FILE] [--trust FILE] [--unrestricted] [--http HOST:PORT] [--token TOKEN]`:
- * the pack's tools as an MCP server (`src/mcp/`). One MCP session is one session run. Its calls execute on this
- * thread while each holds it at most {@link INLINE_FIRST_MS}; the first that holds it longer (a tool that computes)
- * moves the session to its own engine thread, where this thread's event loop stays free and a signal acts while a
- * tool computes (`openIsolatedSession` with `inlineFirstMs`: the record is the same either way).
+ * `reach-wasm mcp <pack> [--out DIR] [--key FILE] [--trust FILE] [--unrestricted] [--http HOST:PORT] [--token TOKEN]
+ * [--step-timeout MS]`: the pack's tools as an MCP server (`src/mcp/`). One MCP session is a chain of session runs
+ * (conformance/HASHING.md "Session chains"): a refused call never ends it; a policy violation or a spent budget ends
+ * the current run (its capsule is written at once) and the next call continues in a new run from the same workspace
+ * and memory. Its calls execute on this thread while each holds it at most {@link INLINE_FIRST_MS}; the first that
+ * holds it longer (a tool that computes) moves the run to its own engine thread, where this thread's event loop stays
+ * free and a signal acts while a tool computes (`openIsolatedSession` with `inlineFirstMs`: the record is the same
+ * either way).
  *
- * stdio by default: the session run ends COMPLETED at stdin's end (the client disconnected) and ABORTED at SIGINT or
- * SIGTERM. `--http`: Streamable HTTP at `http://HOST:PORT/mcp`, each MCP session its own run, ended by the client's
- * DELETE or, ABORTED, when a signal stops the server. Every ended run's capsule and run files are written atomically
- * under `--out` (as `run` writes them) the moment it ends, and the capsule's path is printed on stderr. stdout is the
- * protocol's alone. Exit 0 when every session run COMPLETED and was written, 1 otherwise, 2 bad invocation or pack.
+ * stdio by default (messages of at most 4 MiB; a longer one is answered with an error and the server goes on): the
+ * session's last run ends COMPLETED at stdin's end (the client disconnected) and ABORTED at SIGINT or SIGTERM.
+ * `--http`: Streamable HTTP at `http://HOST:PORT/mcp`, each MCP session its own chain, ended by the client's DELETE
+ * or, ABORTED, when a signal stops the server. Every ended run's capsule and run files are written atomically under
+ * `--out` (as `run` writes them) the moment it ends, the capsule's path is printed on stderr, and
+ * `--out/sessions/<first run hash>.json` lists the session's runs in order. stdout is the protocol's alone. Exit 0
+ * when every session run COMPLETED and was written, 1 otherwise, 2 bad invocation or pack.
  * @module
  */
 import { join } from "node:path";
 import process from "node:process";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { EngineRun } from "../engine/engine.ts";
-import { McpHttpHandler, McpSessionRun, MCP_PATH, answerMalformed, createMcpServer } from "../mcp/mod.ts";
-import type { McpEnded, McpEngine, McpRunSink } from "../mcp/mod.ts";
+import { SESSION_START } from "../engine/session-chain.ts";
+import { BoundedStdioTransport, McpHttpHandler, McpSessionRun, MCP_PATH, answerMalformed, createMcpServer } from "../mcp/mod.ts";
+import type { McpEnded, McpEngine, McpRunSink, McpSegment } from "../mcp/mod.ts";
 import { openIsolatedSession } from "../platform/engine-thread.ts";
 import type { IsolatedSession, WireRequest } from "../platform/engine-thread.ts";
 import { readHostFile } from "../platform/files.ts";
@@ -35,16 +40,35 @@ const INFO = { name: "reach-wasm", version: VERSION };
 /** How long one call may hold this thread before its session moves to an engine thread (a hop costs each call ~0.2 ms). */
 const INLINE_FIRST_MS = 50;
 
+/** What the server keeps of each ended run for its exit code (never the capsule's bytes). */
+type Outcome = { status: EngineRun["status"]; written: boolean };
+
 /** Where ended runs go: capsule and run files under `--out`, atomically; the capsule's path on stderr. */
-function runSink(outRoot: string, io: CliIO, outcomes: EngineRun[]): McpRunSink {
+function runSink(outRoot: string, io: CliIO, outcomes: Outcome[]): McpRunSink {
   return async (run) => {
-    outcomes.push(run);
+    const outcome: Outcome = { status: run.status, written: false };
+    outcomes.push(outcome);
     const capsule = join(outRoot, run.capsule.name);
     await writeFileAtomic(capsule, run.capsule.bytes);
     await writeDirAtomic(join(outRoot, "runs", run.runHash), run.files);
+    outcome.written = true;
     const why = run.error === null ? "" : ` (${run.error.code}: ${run.error.message})`;
-    io.stderr(`reach-wasm mcp: session run ${run.status} ${run.runHash}${why}\nreach-wasm mcp: capsule ${capsule}${run.capsule.signed ? " (signed)" : ""}\n`);
+    const chain = run.next === undefined ? "" : ` (run ${run.next.segment - 1} of its MCP session)`;
+    io.stderr(`reach-wasm mcp: session run ${run.status} ${run.runHash}${chain}${why}\nreach-wasm mcp: capsule ${capsule}${run.capsule.signed ? " (signed)" : ""}\n`);
     return capsule;
+  };
+}
+
+/**
+ * The session index: `<out>/sessions/<first run hash>.json`, rewritten atomically after each run of a session ends,
+ * listing its runs in order (segment, run hash, the run it continues, status, capsule).
+ */
+function sessionIndex(outRoot: string): (segments: readonly McpSegment[]) => Promise<void> {
+  return async (segments) => {
+    const first = segments[0]?.runHash;
+    if (first === undefined || first === null) return;
+    const runs = segments.map((s) => ({ segment: s.segment, runHash: s.runHash, previousRunHash: s.previousRunHash, status: s.status, capsule: s.capsule, ...(s.error === null ? {} : { error: { code: s.error.code, message: s.error.message } }) }));
+    await writeFileAtomic(join(outRoot, "sessions", `${first}.json`), new TextEncoder().encode(JSON.stringify({ session: first, runs }, null, 2) + "\n"));
   };
 }
 
@@ -53,15 +77,15 @@ async function wireRequest(args: McpArgs): Promise<WireRequest> {
   const files = await readPackFiles(args.pack);
   const storeText = await readTrustStoreText(args.trust);
   const keyFileText = args.key === undefined ? undefined : new TextDecoder().decode(await readHostFile(args.key, 64 * 1024));
-  return { pack: { files }, trust: { storeText, unrestricted: args.unrestricted }, ...(keyFileText === undefined ? {} : { keyFileText }), network: true };
+  return { pack: { files }, trust: { storeText, unrestricted: args.unrestricted }, ...(keyFileText === undefined ? {} : { keyFileText }), ...(args.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: args.stepTimeoutMs }), network: true };
 }
 
 function untilAborted(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
 }
 
-function exitCode(ended: readonly McpEnded[]): number {
-  return ended.every((e) => e.run?.status === "COMPLETED" && e.capsule !== null) ? 0 : 1;
+function exitCode(ended: readonly McpEnded[], outcomes: readonly Outcome[]): number {
+  return ended.every((e) => e.run !== null || e.error === null) && outcomes.every((o) => o.status === "COMPLETED" && o.written) ? 0 : 1;
 }
 
 function reportFailures(io: CliIO, ended: readonly McpEnded[]): void {
@@ -86,25 +110,35 @@ export async function runMcpCommand(argv: readonly string[], io: CliIO): Promise
   const outRoot = await prepareOutDir(args.out, args.pack);
   const request = await wireRequest(args);
   const signals = abortOnSignals();
-  const outcomes: EngineRun[] = [];
+  const outcomes: Outcome[] = [];
   try {
     const sink = runSink(outRoot, io, outcomes);
-    // The first session is opened before serving: a pack that cannot run is refused at once (exit 2).
-    const first = await openIsolatedSession(request, { signal: signals.signal, inlineFirstMs: INLINE_FIRST_MS });
-    const what = `pack ${first.pack.id} ${first.pack.version} (${first.pack.restricted ? "restricted" : "unrestricted"}; ${first.tools.length} tools)`;
-    const ended = args.http === null ? await serveStdio(first, sink, signals.signal, say, what) : await serveOnHttp(args, request, first, sink, signals.signal, say, what);
+    // The first run is opened before serving: a pack that cannot run is refused at once (exit 2).
+    const first = await openIsolatedSession({ ...request, session: SESSION_START }, { signal: signals.signal, inlineFirstMs: INLINE_FIRST_MS });
+    const what = `pack ${first.pack.id} ${first.pack.version} (${first.pack.restricted ? "restricted" : "unrestricted"}; ${first.tools.length} tools; each run ${first.budget.maxToolCalls} calls, ${first.budget.maxExecutionTimeMs} ms)`;
+    const serving = { request, sink, signal: signals.signal, say, what, onSegment: sessionIndex(outRoot) };
+    const ended = args.http === null ? await serveStdio(first, serving) : await serveOnHttp(args, first, serving);
     reportFailures(io, ended);
-    return exitCode(ended);
+    return exitCode(ended, outcomes);
   } finally {
     signals.dispose();
   }
 }
 
-/** One session over stdin/stdout until stdin ends (COMPLETED) or a signal (ABORTED). */
-async function serveStdio(session: IsolatedSession, sink: McpRunSink, signal: AbortSignal, say: (t: string) => void, what: string): Promise<McpEnded[]> {
-  const run = new McpSessionRun(session, sink);
+/** What both faces serve with. */
+type Serving = { request: WireRequest; sink: McpRunSink; signal: AbortSignal; say: (t: string) => void; what: string; onSegment: (segments: readonly McpSegment[]) => Promise<void> };
+
+/** The engine that opens a session's runs: each on its own engine thread when a call holds this one too long. */
+function runEngineOf(request: WireRequest): McpEngine {
+  return { openSession: (options) => openIsolatedSession({ ...request, session: options.session }, { ...(options.signal === undefined ? {} : { signal: options.signal }), inlineFirstMs: INLINE_FIRST_MS }) };
+}
+
+/** One MCP session over stdin/stdout until stdin ends (its last run COMPLETED) or a signal (ABORTED). */
+async function serveStdio(first: IsolatedSession, s: Serving): Promise<McpEnded[]> {
+  const { signal } = s;
+  const run = new McpSessionRun(first, s.sink, { engine: runEngineOf(s.request), signal, onSegment: s.onSegment });
   const server = createMcpServer(run, INFO);
-  const transport = new StdioServerTransport();
+  const transport = new BoundedStdioTransport({ input: process.stdin, output: process.stdout });
   answerMalformed(transport);
   const eof = new Promise<void>((resolve) => {
     process.stdin.once("end", resolve);
@@ -112,7 +146,7 @@ async function serveStdio(session: IsolatedSession, sink: McpRunSink, signal: Ab
   });
   const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
   await server.connect(transport);
-  say(`serving ${what} over stdio; the session run ends when stdin ends`);
+  s.say(`serving ${s.what} over stdio; the session ends when stdin ends`);
   await Promise.race([eof, closed, untilAborted(signal)]);
   if (!signal.aborted) await run.idle(); // stdin ended: what was asked before is answered, then the run ends
   const ended = await run.end(signal.aborted);
@@ -123,25 +157,25 @@ async function serveStdio(session: IsolatedSession, sink: McpRunSink, signal: Ab
   return [ended];
 }
 
-/** Streamable HTTP until a signal: each MCP session a session run; the first one opened already (the spare). */
-async function serveOnHttp(args: McpArgs, request: WireRequest, first: IsolatedSession, sink: McpRunSink, signal: AbortSignal, say: (t: string) => void, what: string): Promise<McpEnded[]> {
+/** Streamable HTTP until a signal: each MCP session a chain of runs; the first run opened already (the spare). */
+async function serveOnHttp(args: McpArgs, first: IsolatedSession, s: Serving): Promise<McpEnded[]> {
   let spare: IsolatedSession | null = first;
-  const engine: McpEngine = {
+  const engine = runEngineOf(s.request);
+  const shared: McpEngine = {
     openSession: async (options) => {
-      const s = spare;
-      spare = null;
-      return s ?? (await openIsolatedSession(request, { ...options, inlineFirstMs: INLINE_FIRST_MS }));
+      const opened = options.session.segment === 1 ? spare : null;
+      if (opened !== null) spare = null;
+      return opened ?? (await engine.openSession(options));
     },
   };
   const ended: McpEnded[] = [];
   const handler = new McpHttpHandler({
-    engine, sink, info: INFO, token: args.token, loopbackOnly: args.token === null, signal,
-    onSession: (e) => (e.kind === "open" ? say(`session ${e.id} opened`) : (ended.push(e.ended), say(`session ${e.id} ended`))),
+    engine: shared, sink: s.sink, info: INFO, token: args.token, loopbackOnly: args.token === null, signal: s.signal, budget: first.budget, onSegment: s.onSegment,
+    onSession: (e) => (e.kind === "open" ? s.say(`session ${e.id} opened`) : (ended.push(e.ended), s.say(`session ${e.id} ended`))),
   });
-  const listen = args.http!;
-  const server = await serveHttp(handler.fetch, listen);
-  say(`serving ${what} at ${server.url}${MCP_PATH}${args.token === null ? " (loopback clients only)" : " (bearer token required)"}; Ctrl-C stops it`);
-  await untilAborted(signal);
+  const server = await serveHttp(handler.fetch, args.http!);
+  s.say(`serving ${s.what} at ${server.url}${MCP_PATH}${args.token === null ? " (loopback clients only)" : " (bearer token required)"}; Ctrl-C stops it`);
+  await untilAborted(s.signal);
   await handler.close(true);
   await server.close();
   if (spare !== null) await (spare as IsolatedSession).close(true).catch(() => undefined); // never used: no capsule

@@ -13,7 +13,7 @@ export const PIXEL = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0
 
 /**
  * Write the test pack into `dir`: `packs/hello`'s wordcount with `maxToolCalls` raised to `calls`, a JS tool `spin`
- * (`for (;;) {}`), and `workspace/data/{readme.md,pixel.png}` declared read-only.
+ * (`for (;;) {}`), `workspace/data/{readme.md,pixel.png}` declared read-only and `memory://notes/` read-write.
  * @param dir an empty directory
  * @param calls the pack's `maxToolCalls`
  * @returns `dir`
@@ -26,9 +26,9 @@ export function writeMcpPack(dir: string, calls = 64): string {
   manifest.manifest.policies["maxToolCalls"] = calls;
   manifest.manifest.policies["maxExecutionTime"] = 600_000;
   manifest.manifest.capabilities.tools.push({ name: "spin" });
-  manifest.manifest.capabilities.resources = [{ uri: "workspace:///data/", access: "read" }];
+  manifest.manifest.capabilities.resources = [{ uri: "workspace:///data/", access: "read" }, { uri: "memory://notes/", access: "readwrite" }];
   manifest.manifest.capabilities.permissions = ["filesystem"];
-  manifest.tools["spin"] = { kind: "js", module: "tools/spin.js", description: "never returns (a busy loop)" };
+  manifest.tools["spin"] = { kind: "js", module: "tools/spin.js", description: "never returns (a busy loop)", inputSchema: { type: "object", additionalProperties: false }, outputSchema: { type: "object" } };
   writeFileSync(join(dir, "reach.json"), JSON.stringify(manifest, null, 2));
   writeFileSync(join(dir, "tools/spin.js"), "export default () => { for (;;) {} }\n");
   mkdirSync(join(dir, "workspace/data"), { recursive: true });
@@ -39,8 +39,8 @@ export function writeMcpPack(dir: string, calls = 64): string {
 
 /** The infra tools' calls a test makes, with what each answers. */
 export const INFRA_CALLS: readonly { name: string; args: Record<string, unknown>; expect: Record<string, unknown> }[] = [
-  { name: "write_memory", args: { key: "k", value: { n: [1, 2] } }, expect: { ok: true } },
-  { name: "read_memory", args: { key: "k" }, expect: { value: { n: [1, 2] } } },
+  { name: "write_memory", args: { key: "notes/k", value: { n: [1, 2] } }, expect: { ok: true } },
+  { name: "read_memory", args: { key: "notes/k" }, expect: { value: { n: [1, 2] } } },
   { name: "write_temp", args: { name: "notes.txt", content: "alpha\nbeta\ngamma\n" }, expect: { path: "temp/notes.txt" } },
   { name: "read_lines", args: { path: "temp/notes.txt", start: 1, end: 3 }, expect: { lines: ["beta", "gamma"] } },
   { name: "exec_python", args: { code: "result = input * 7", input: 6 }, expect: { result: 42 } },

@@ -12,10 +12,13 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { toReachError } from "../protocol/errors.ts";
+import type { SessionBudget } from "../engine/session.ts";
+import { SESSION_START } from "../engine/session-chain.ts";
+import { JsonRpcSniffer, MAX_MESSAGE_BYTES, MAX_SCANNED_BYTES, oversizedAnswer } from "./limits.ts";
 import { createMcpServer } from "./server.ts";
 import type { McpServerInfo } from "./server.ts";
 import { McpSessionRun } from "./session-run.ts";
-import type { McpEnded, McpEngine, McpRunSink } from "./session-run.ts";
+import type { McpEnded, McpEngine, McpRunSink, McpSegment } from "./session-run.ts";
 
 /** The path MCP is served on. */
 export const MCP_PATH = "/mcp";
@@ -36,11 +39,63 @@ export type McpHttpOptions = {
   signal?: AbortSignal;
   /** Sessions at once (default {@link DEFAULT_MAX_SESSIONS}). */
   maxSessions?: number;
+  /** What each run may spend (for the server's instructions; each MCP session's runs have the pack's budget). */
+  budget?: SessionBudget;
+  /** Told after each run of an MCP session ended (every run of that session so far: a session index). */
+  onSegment?: (segments: readonly McpSegment[]) => void | Promise<void>;
   /** Told when a session opens and when it ended (for stderr). */
   onSession?: (event: { kind: "open"; id: string } | { kind: "end"; id: string; ended: McpEnded }) => void;
 };
 
 type Entry = { id: string | null; transport: WebStandardStreamableHTTPServerTransport; server: Server; run: Promise<McpSessionRun> | null; ending: Promise<McpEnded> | null };
+
+/**
+ * A POST's body read whole when it is at most {@link MAX_MESSAGE_BYTES}, as a request the transport can read again;
+ * else the answer to an oversized message (`limits.ts`), its bytes streamed past a sniffer (at most
+ * {@link MAX_SCANNED_BYTES} are read). A stream that fails is a 400.
+ */
+async function boundedRequest(request: Request): Promise<Request | Response> {
+  const declared = Number(request.headers.get("content-length") ?? "NaN");
+  const reader = request.body?.getReader();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  let sniffer: JsonRpcSniffer | null = null;
+  try {
+    for (;;) {
+      if (reader === undefined) break;
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.length;
+      if (sniffer === null && size > MAX_MESSAGE_BYTES) {
+        sniffer = new JsonRpcSniffer();
+        for (const p of parts) sniffer.push(p);
+        parts.length = 0;
+      }
+      if (sniffer === null) parts.push(value);
+      else sniffer.push(value);
+      if (size > MAX_SCANNED_BYTES) {
+        await reader.cancel().catch(() => undefined);
+        break;
+      }
+    }
+  } catch {
+    return jsonRpcError(400, -32700, "Parse error: the request body could not be read");
+  }
+  if (sniffer === null) {
+    const body = new Uint8Array(size);
+    let at = 0;
+    for (const p of parts) {
+      body.set(p, at);
+      at += p.length;
+    }
+    return new Request(request.url, { method: request.method, headers: request.headers, body });
+  }
+  const complete = size <= MAX_SCANNED_BYTES || declared === size;
+  const answer = oversizedAnswer(sniffer.result(), size, complete);
+  // A request whose id was read gets its error as any answer (200): the client's call fails with it, the session goes on.
+  if (answer !== null && "id" in answer && answer.id !== null) return new Response(JSON.stringify(answer), { status: 200, headers: { "content-type": "application/json" } });
+  return new Response(answer === null ? null : JSON.stringify(answer), { status: answer === null ? 202 : 413, headers: answer === null ? {} : { "content-type": "application/json" } });
+}
 
 function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } }), { status, headers: { "content-type": "application/json", ...headers } });
@@ -103,17 +158,17 @@ export class McpHttpHandler {
     if (new URL(request.url).pathname !== MCP_PATH) return jsonRpcError(404, -32000, `Not Found: MCP is served at ${MCP_PATH}`);
     if (this.#closing) return jsonRpcError(503, -32000, "Service Unavailable: the server is shutting down");
     const id = request.headers.get("mcp-session-id");
-    if (id !== null) {
-      const entry = this.#sessions.get(id);
-      if (entry === undefined) return jsonRpcError(404, -32001, "Session not found: it ended or never existed; initialize a new session");
-      return await entry.transport.handleRequest(request);
-    }
+    const entry = id === null ? undefined : this.#sessions.get(id);
+    if (id !== null && entry === undefined) return jsonRpcError(404, -32001, "Session not found: it ended or never existed; initialize a new session");
+    const bounded = request.method === "POST" ? await boundedRequest(request) : request;
+    if (bounded instanceof Response) return bounded;
+    if (entry !== undefined) return await entry.transport.handleRequest(bounded);
     if (request.method !== "POST") return jsonRpcError(400, -32000, "Bad Request: start a session with a POST of an initialize request");
     const max = this.#options.maxSessions ?? DEFAULT_MAX_SESSIONS;
     if (this.#sessions.size + this.#pending >= max) return jsonRpcError(503, -32000, `Service Unavailable: ${max} sessions are open; end one (DELETE) and try again`);
     this.#pending++;
     try {
-      return await this.#start(request);
+      return await this.#start(bounded);
     } finally {
       this.#pending--;
     }
@@ -151,18 +206,20 @@ export class McpHttpHandler {
     entry.transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: sessionId,
       enableJsonResponse: true,
+      maxRequestBodySize: MAX_MESSAGE_BYTES + 1, // bounded here first (boundedRequest), with an answer for the id
       onsessioninitialized: (id) => {
         entry.id = id;
         entry.run = run;
         this.#sessions.set(id, entry);
         const { engine, sink, signal } = this.#options;
-        opened(engine.openSession(signal === undefined ? {} : { signal }).then((s) => new McpSessionRun(s, sink)));
+        const options = { engine, ...(signal === undefined ? {} : { signal }), ...(this.#options.onSegment === undefined ? {} : { onSegment: this.#options.onSegment }) };
+        opened(engine.openSession({ session: SESSION_START, ...(signal === undefined ? {} : { signal }) }).then((s) => new McpSessionRun(s, sink, options)));
         this.#options.onSession?.({ kind: "open", id });
       },
       onsessionclosed: async () => void (await this.#end(entry, false)),
     });
     entry.transport.onclose = () => void this.#end(entry, this.#options.signal?.aborted === true);
-    entry.server = createMcpServer(run, this.#options.info);
+    entry.server = createMcpServer(run, this.#options.info, { budget: this.#options.budget ?? null });
     run.catch(() => undefined);
     await entry.server.connect(entry.transport);
     const response = await entry.transport.handleRequest(request);

@@ -1,7 +1,7 @@
 // The MCP face in process: the SDK's own Client against createMcpServer (in-memory transport) and against the
-// Streamable HTTP handler (served on loopback). One MCP session = one session run; each call a recorded step; refused
-// calls are isError with the ReachError code; a hard failure ends the run and later calls name its capsule; the
-// workspace is read-only resources; the capsule verifies and replays. (tests/mcp.test.ts spawns the CLI on Node and Deno.)
+// Streamable HTTP handler (served on loopback). Each call a recorded step; refused calls are isError with the
+// ReachError code; the workspace is read-only resources; the capsule verifies and replays. (mistakes.test.ts: the
+// session as a chain of runs; tests/mcp.test.ts spawns the CLI on Node and Deno.)
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,12 +23,18 @@ import { McpHttpHandler, MCP_PATH } from "./http.ts";
 import { createMcpServer } from "./server.ts";
 import { McpSessionRun } from "./session-run.ts";
 import type { McpEngine } from "./session-run.ts";
+import { SESSION_START } from "../engine/session-chain.ts";
 import { INFRA_CALLS, PIXEL, writeMcpPack } from "./_test-mcp.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "reach-mcp-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const files = await readPackFiles(writeMcpPack(join(scratch, "pack"), 12));
-const engine: McpEngine = { openSession: (o) => openIsolatedSession({ pack: { files } }, o) };
+const engine: McpEngine = { openSession: ({ session, signal }) => openIsolatedSession({ pack: { files }, session }, signal === undefined ? {} : { signal }) };
+/** The first run of an MCP session, and the session over it. */
+async function sessionRun(sink: (run: EngineRun) => Promise<string>, signal?: AbortSignal): Promise<McpSessionRun> {
+  const first = await engine.openSession({ session: SESSION_START, ...(signal === undefined ? {} : { signal }) });
+  return new McpSessionRun(first, sink, { engine, ...(signal === undefined ? {} : { signal }) });
+}
 const INFO = { name: "reach-wasm", version: "test" };
 
 /** A sink keeping the runs, answering a made-up location. */
@@ -55,11 +61,13 @@ async function connected(run: McpSessionRun): Promise<Client> {
 const text = (r: object): string => (("content" in r ? (r.content as { text: string }[]) : [])[0]?.text ?? "");
 
 describe("an MCP session is a session run", () => {
-  it("lists the pack's and the infra tools; calls are recorded steps; a schema error is isError and the run goes on; resources; close → COMPLETED, verify and replay", async () => {
+  it("lists the pack's and the infra tools; calls are recorded steps; a schema error is isError, not recorded, and the run goes on; resources; close → COMPLETED, verify and replay", async () => {
     const { runs, sink } = memorySink();
-    const run = new McpSessionRun(await engine.openSession({}), sink);
+    const run = await sessionRun(sink);
     const client = await connected(run);
-    const { tools } = await client.listTools();
+    const listed = await client.listTools();
+    const { tools } = listed;
+    expect(listed._meta?.["reach-wasm/run"]).toEqual({ segment: 1, callsLeft: 12, timeLeftMs: 600_000, budget: { maxToolCalls: 12, maxExecutionTimeMs: 600_000 } });
     expect(tools.map((t) => t.name)).toEqual(["wordcount", "spin", "write_memory", "read_memory", "write_temp", "read_lines", "exec_python"]);
     expect(tools[0]).toMatchObject({ inputSchema: { type: "object", required: ["text"] }, outputSchema: { type: "object", required: ["words", "chars", "lines"] } });
     const counted = await client.callTool({ name: "wordcount", arguments: { text: "one two three" } });
@@ -72,7 +80,7 @@ describe("an MCP session is a session run", () => {
     }
     const bad = await client.callTool({ name: "wordcount", arguments: { txt: "x" } });
     expect(bad.isError).toBe(true);
-    expect(text(bad)).toMatch(/^PROTO_SCHEMA_VIOLATION: .*inputSchema/);
+    expect(text(bad)).toMatch(/^PROTO_SCHEMA_VIOLATION: .*inputSchema.*nothing ran .* fix the arguments/);
     // the same error document as every face's (seed 003 §7.2, upstream error.schema.json)
     expect(ErrorDocumentSchema().parse(bad._meta?.["reach-wasm/error"]).error.code).toBe("PROTO_SCHEMA_VIOLATION");
     expect((await client.callTool({ name: "wordcount", arguments: { text: "still going" } })).structuredContent).toMatchObject({ words: 2 });
@@ -93,47 +101,20 @@ describe("an MCP session is a session run", () => {
     expect(ended).toMatchObject({ capsule: `mem/${runs[0]!.capsule.name}`, error: null });
     expect(runs.map((r) => r.status)).toEqual(["COMPLETED"]);
     const plan = JSON.parse(new TextDecoder().decode(readRunCapsule(runs[0]!.capsule.bytes).entries.get("plan.json")!)) as { steps: { tool: string }[] };
-    expect(plan.steps.map((s) => s.tool)).toEqual(["wordcount", ...INFRA_CALLS.map((c) => c.name), "wordcount", "wordcount"]);
+    expect(plan.steps.map((s) => s.tool)).toEqual(["wordcount", ...INFRA_CALLS.map((c) => c.name), "wordcount"]); // the refused call is not a step
     await checkCapsule(runs[0]!);
     await client.close();
-  });
-
-  it("an undefined tool ends the session run FAILED at once (capsule handed over); later calls name the capsule; resources show the final workspace", async () => {
-    const { runs, sink } = memorySink();
-    const run = new McpSessionRun(await engine.openSession({}), sink);
-    const client = await connected(run);
-    await client.callTool({ name: "write_temp", arguments: { name: "a.txt", content: "kept" } });
-    const denied = await client.callTool({ name: "rm_rf", arguments: {} });
-    expect(denied.isError).toBe(true);
-    expect(text(denied)).toMatch(/^POLICY_VIOLATION: tool "rm_rf" .* ended FAILED \(run hash [0-9a-f]{64}\); its capsule is mem\/[0-9a-f]{64}\.capsule\.tar\.gz$/);
-    expect(runs.map((r) => r.status)).toEqual(["FAILED"]);
-    const later = await client.callTool({ name: "wordcount", arguments: { text: "x" } });
-    expect(later.isError).toBe(true);
-    expect(text(later)).toContain(`its capsule is mem/${runs[0]!.capsule.name}`);
-    expect((await client.readResource({ uri: "workspace:///temp/a.txt" })).contents[0]).toMatchObject({ text: "kept" });
-    expect((await run.end()).run?.runHash).toBe(runs[0]!.runHash); // the first end decides
-    expect(runs).toHaveLength(1);
-    await checkCapsule(runs[0]!);
-    await client.close();
-  });
-
-  it("a spent budget (maxToolCalls) is a refused call that ends the run", async () => {
-    const { runs, sink } = memorySink();
-    const run = new McpSessionRun(await engine.openSession({}), sink);
-    for (let i = 0; i < 12; i++) expect((await run.call("read_memory", { key: `k${i}` })).isError).toBeFalsy();
-    const over = await run.call("read_memory", { key: "k" });
-    expect(text(over)).toMatch(/^POLICY_RATE_LIMIT_EXCEEDED: .* ended FAILED/);
-    expect(runs).toHaveLength(1);
   });
 
   // (a signal inside a call that never returns needs the engine thread: tests/mcp.test.ts)
-  it("an abort ends the session run ABORTED: the next call is refused naming the capsule", async () => {
+  it("an abort ends the MCP session: its run ends ABORTED, the call is refused naming the capsule, and no run follows", async () => {
     const { runs, sink } = memorySink();
     const controller = new AbortController();
-    const run = new McpSessionRun(await engine.openSession({ signal: controller.signal }), sink);
+    const run = await sessionRun(sink, controller.signal);
     await run.call("wordcount", { text: "a" });
     controller.abort("SIGINT");
-    expect(text(await run.call("wordcount", { text: "b" }))).toMatch(/^EXEC_ABORTED: .* ended ABORTED .* its capsule is mem\//);
+    expect(text(await run.call("wordcount", { text: "b" }))).toMatch(/^EXEC_ABORTED: .* ended ABORTED .* its capsule is mem\/.*The server is stopping: no further calls\.$/);
+    expect(text(await run.call("wordcount", { text: "c" }))).toMatch(/^PROTO_SEQUENCE_ERROR: this MCP session has ended/);
     expect((await run.end(true)).run?.status).toBe("ABORTED");
     expect(runs.map((r) => r.status)).toEqual(["ABORTED"]);
     await checkCapsule(runs[0]!);

@@ -5,9 +5,14 @@
  * @module
  */
 export { McpSessionRun } from "./session-run.ts";
-export type { McpEnded, McpEngine, McpEngineSession, McpRunSink } from "./session-run.ts";
+export type { McpEnded, McpEngine, McpEngineSession, McpRunSink, McpSegment, McpSessionOptions } from "./session-run.ts";
 export { answerMalformed, createMcpServer } from "./server.ts";
-export type { McpServerInfo } from "./server.ts";
+export type { McpServerInfo, McpServerOptions } from "./server.ts";
+export { BoundedStdioTransport, LineReader } from "./stdio-transport.ts";
+export type { StdioStreams } from "./stdio-transport.ts";
+export { JsonRpcSniffer, MAX_MESSAGE_BYTES, oversizedAnswer } from "./limits.ts";
+export { instructions } from "./answers.ts";
+export type { EndedRun, RunStanding } from "./answers.ts";
 export { DEFAULT_MAX_SESSIONS, MCP_PATH, McpHttpHandler } from "./http.ts";
 export type { McpHttpOptions } from "./http.ts";
 export { listPage, mimeOf, pathOfUri, readContents, RESOURCE_NOT_FOUND, RESOURCES_PAGE, WORKSPACE_URI, workspaceUri } from "./resources.ts";

@@ -18,22 +18,28 @@ import type { ServerResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { z } from "zod";
 import type { JsonValue } from "../sandbox/types.ts";
+import type { SessionBudget } from "../engine/session.ts";
+import { instructions } from "./answers.ts";
 import type { McpSessionRun } from "./session-run.ts";
 
 /** The server's name and version in `initialize` (the CLI's version). */
 export type McpServerInfo = { name: string; version: string };
+
+/** What the server says in `initialize` besides its name: the runs' budget, for its instructions. */
+export type McpServerOptions = { budget?: SessionBudget | null };
 
 /**
  * An MCP server answering from a session run. The run may still be opening (HTTP opens it at `initialize`): each
  * request waits for it, and a run that could not open answers every request with an error.
  * @param run the session run, or a promise of it
  * @param info the name and version `initialize` reports
+ * @param options the runs' budget, for the instructions (default: the run's own, when it is open already)
  * @returns the server (connect it to a transport)
  * @example
  * const server = createMcpServer(run, { name: "reach-wasm", version: "0.1.0" });
  * await server.connect(transport);
  */
-export function createMcpServer(run: McpSessionRun | Promise<McpSessionRun>, info: McpServerInfo): Server {
+export function createMcpServer(run: McpSessionRun | Promise<McpSessionRun>, info: McpServerInfo, options: McpServerOptions = {}): Server {
   const ready = Promise.resolve(run);
   ready.catch(() => undefined);
   const session = async (): Promise<McpSessionRun> => {
@@ -45,13 +51,9 @@ export function createMcpServer(run: McpSessionRun | Promise<McpSessionRun>, inf
   };
   const server = new Server(info, {
     capabilities: { tools: { listChanged: false }, resources: { listChanged: false, subscribe: false } },
-    instructions:
-      "Every tools/call is one recorded step of a reach-wasm session run: checked against the pack's policy and the tool's " +
-      "input schema, executed in a sandbox, and recorded so that the run can be verified and replayed from its capsule. " +
-      "A refused call is answered with isError and its error code; a policy violation or a spent budget ends the session run. " +
-      "The run's workspace files are resources (workspace:///<path>, read-only).",
+    instructions: instructions(options.budget ?? (run instanceof Promise ? null : run.budget)),
   });
-  onRequest(server, ListToolsRequestSchema, async () => ({ tools: (await session()).tools() }));
+  onRequest(server, ListToolsRequestSchema, async () => (await session()).tools());
   onRequest(server, CallToolRequestSchema, async (request) => (await session()).call(request.params.name, (request.params.arguments ?? {}) as JsonValue));
   onRequest(server, ListResourcesRequestSchema, async (request) => (await session()).listResources(request.params?.cursor));
   onRequest(server, ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
