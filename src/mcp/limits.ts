@@ -127,12 +127,13 @@ export class JsonRpcSniffer {
  * @param sniffed what the sniffer found
  * @param size the bytes read of it (at least)
  * @param complete whether the whole message was read (else `size` is a lower bound)
+ * @param max the limit it is over
  * @returns the answer, or null for a notification
  * @example oversizedAnswer({ id: 3, method: "tools/call" }, 20_000_000, true)
  */
-export function oversizedAnswer(sniffed: Sniffed, size: number, complete: boolean): JSONRPCMessage | null {
+export function oversizedAnswer(sniffed: Sniffed, size: number, complete: boolean, max = MAX_MESSAGE_BYTES): JSONRPCMessage | null {
   const what = `${complete ? "" : "more than "}${size} bytes`;
-  const advice = `this server reads messages of at most ${MAX_MESSAGE_BYTES} bytes; nothing of it ran or was recorded, and the session goes on. Send smaller arguments (split large data across calls, or keep it in the pack's workspace and pass its path)`;
+  const advice = `this server reads messages of at most ${max} bytes; nothing of it ran or was recorded, and the session goes on. Send smaller arguments (split large data across calls, or keep it in the pack's workspace and pass its path)`;
   if (sniffed.id !== undefined && sniffed.id !== null && sniffed.method !== undefined) {
     return { jsonrpc: "2.0", id: sniffed.id, error: { code: ErrorCode.InvalidParams, message: `Request too large: this ${sniffed.method} request is ${what}; ${advice}.` } };
   }

@@ -165,7 +165,7 @@ describe("Streamable HTTP", () => {
     }
   }, 60_000);
 
-  it("without a token: loopback Host/Origin only; malformed JSON-RPC is answered, never fatal; closing the server ends open sessions ABORTED", async () => {
+  it("without a token: loopback Host/Origin only; malformed JSON-RPC and messages over 4 MiB are answered, never fatal; closing the server ends open sessions ABORTED", async () => {
     const t = await start(null);
     try {
       const evil = await post(t.url, JSON.stringify(init), { origin: "http://evil.example" });
@@ -183,6 +183,13 @@ describe("Streamable HTTP", () => {
       const bad = await client.callTool({ name: "wordcount", arguments: { text: 5 } });
       expect(text(bad)).toMatch(/^PROTO_SCHEMA_VIOLATION/);
       expect((await client.callTool({ name: "wordcount", arguments: { text: "ok" } })).structuredContent).toMatchObject({ words: 1 });
+      // a 20 MB argument: answered for its id (the SDK client writes the id last), and the session goes on
+      await expect(client.callTool({ name: "wordcount", arguments: { text: "x ".repeat(10_000_000) } })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/Request too large: this tools\/call request is \d+ bytes; this server reads messages of at most 4194304 bytes/) });
+      expect((await client.callTool({ name: "wordcount", arguments: { text: "still here" } })).structuredContent).toMatchObject({ words: 2 });
+      const anonymous = await post(t.url, JSON.stringify({ pad: "y".repeat(5_000_000) }));
+      expect(anonymous.status).toBe(413);
+      expect(await anonymous.json()).toMatchObject({ id: null, error: { code: -32600, message: expect.stringContaining("its id could not be read") } });
+      expect(t.handler.size).toBe(1);
       await t.handler.close(true);
       expect(t.runs.map((r) => r.status)).toEqual(["ABORTED"]);
       await checkCapsule(t.runs[0]!);

@@ -138,7 +138,7 @@ export class BoundedStdioTransport implements Transport {
   constructor(streams: StdioStreams, maxMessageBytes = MAX_MESSAGE_BYTES) {
     this.#streams = streams;
     this.#reader = new LineReader(maxMessageBytes, (line) => this.#line(line), (sniffer, size) => {
-      const answer = oversizedAnswer(sniffer.result(), size, true);
+      const answer = oversizedAnswer(sniffer.result(), size, true, maxMessageBytes);
       if (answer !== null) void this.send(answer).catch(() => undefined);
     });
   }
