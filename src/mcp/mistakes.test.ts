@@ -19,6 +19,9 @@ import { openIsolatedSession } from "../platform/engine-thread.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
 import { readPythonWasm } from "../platform/python-engine.ts";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { buildRunView } from "../report/model.ts";
+import { renderShow } from "../report/show.ts";
+import { showJson } from "../report/show-json.ts";
 import { createMcpServer } from "./server.ts";
 import { McpSessionRun } from "./session-run.ts";
 import type { McpEngine, McpSegment } from "./session-run.ts";
@@ -101,6 +104,11 @@ describe("an MCP session survives every refusal", () => {
     }
     expect(checkSessionChainLinks(capsules)).toEqual([]);
     expect(sessionLink(capsules[1]!)).toMatchObject({ segment: 2, previousRunHash: runs[0]!.runHash });
+    // a reader follows the session: `show` names the run each capsule continues
+    const view = buildRunView({ origin: "capsule", entries: capsules[1]!.entries, index: capsules[1]!.index });
+    expect(renderShow(view)).toContain(`session run 2 of an MCP session, continuing run ${runs[0]!.runHash}`);
+    expect(showJson(view)["session"]).toEqual({ segment: 2, previousRunHash: runs[0]!.runHash });
+    expect(renderShow(buildRunView({ origin: "capsule", entries: capsules[0]!.entries, index: capsules[0]!.index }))).toContain("session run 1 of an MCP session (its first)");
     // refused calls are not steps: run 1 recorded its 5 calls that ran and the refused budget call
     const plan = JSON.parse(new TextDecoder().decode(capsules[0]!.entries.get("plan.json")!)) as { steps: { tool: string }[] };
     expect(plan.steps.map((s) => s.tool)).toEqual(["write_temp", "write_memory", "wordcount", "read_lines", "spin", "wordcount"]);

@@ -80,6 +80,8 @@ export type RunView = {
   capabilityAudit: Obj | null;
   /** The deprecated features the run used (`result.json` `deprecations`, seed 003 §9.2). */
   deprecations: { id: string; message: string }[];
+  /** A session run's place in its MCP session (`request.json` `session`): its run number and the run it continues. */
+  session: { segment: number; previousRunHash: string | null } | null;
   warnings: string[];
 };
 
@@ -125,8 +127,18 @@ export function buildRunView(source: RunSource): RunView {
     workspace: { before: source.origin === "capsule" ? workspaceOf(entries, "before") : null, after: workspaceOf(entries, "after") },
     proofSigner: source.index?.proof?.attestations?.[0]?.nodeId ?? null,
     ...recordedAudit(entries),
+    session: sessionOf(request),
     warnings,
   };
+}
+
+/** `request.json`'s session link, when it is well formed. */
+function sessionOf(request: Obj | null): RunView["session"] {
+  const session = obj(get(request, "session"));
+  const segment = get(session, "segment");
+  const previous = get(session, "previousRunHash");
+  if (typeof segment !== "number" || !Number.isSafeInteger(segment) || segment < 1) return null;
+  return { segment, previousRunHash: typeof previous === "string" && /^[0-9a-f]{64}$/.test(previous) ? previous : null };
 }
 
 function readEvents(bytes: Uint8Array | undefined, warnings: string[]): RawEvent[] {

@@ -95,6 +95,7 @@ export function showJson(view: RunView, options: { full?: boolean } = {}): Recor
     // seed 003 §4.2, §9.2: as the run record has them (absent in capsules made before them)
     ...(view.capabilityAudit === null ? {} : bounded("capabilityAudit", view.capabilityAudit, full)),
     ...(view.deprecations.length === 0 ? {} : { deprecations: view.deprecations }),
+    ...(view.session === null ? {} : { session: view.session }),
     warnings: view.warnings,
   };
 }

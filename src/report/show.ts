@@ -56,6 +56,7 @@ function headerLines(v: RunView, paint: Paint): string[] {
     `${paint("bold", "run")} ${v.runHash}  ${paint(statusColour(v.status), paint("bold", v.status))}  pack ${pack}  ${paint("dim", `(${v.origin === "capsule" ? "capsule" : "run directory"})`)}`,
     `  run id ${safeText(v.runId ?? "?")}  seed ${safeText(v.seed ?? "?")}  epoch ${safeText(v.epoch ?? "?")}  ${v.restricted === null ? "" : v.restricted ? "restricted executor" : "unrestricted"}`.trimEnd(),
   ];
+  if (v.session !== null) out.push(`  session run ${v.session.segment} of an MCP session${v.session.previousRunHash === null ? " (its first)" : `, continuing run ${v.session.previousRunHash}`}`);
   if (v.phases.length > 0) out.push(`  phases ${v.phases.map((p) => safeText(p)).join(" → ")}`);
   if (v.plan !== null) out.push(`  plan ${safeText(v.plan.id ?? "?")}: ${plural(v.plan.steps.length, "step")}, hash ${shortHash(v.plan.hash)}`);
   out.push(`  ${plural(v.eventCount, "event")}, ${plural(v.steps.length, "step")} run, ${plural(hostCalls, "host call")}, fuel ${groupDigits(totalFuel(v.steps))}`);
