@@ -63,6 +63,29 @@ describe("every pack's reach.json validates against the upstream pack.schema.jso
   });
 });
 
+describe("every tool of every pack is described for an agent (MCP tools/list)", () => {
+  it.each(packs)("%s: a description, an input schema and an output schema, both objects that name their properties", (name) => {
+    const doc = JSON.parse(readFileSync(join(root, "packs", name, "reach.json"), "utf8")) as { tools: Record<string, { description?: string; inputSchema?: Record<string, unknown>; outputSchema?: Record<string, unknown> }> };
+    expect(Object.keys(doc.tools).length).toBeGreaterThan(0);
+    for (const [tool, t] of Object.entries(doc.tools)) {
+      expect(t.description?.length ?? 0, `${tool}: description`).toBeGreaterThan(20);
+      for (const which of ["inputSchema", "outputSchema"] as const) {
+        expect(t[which], `${tool}: ${which}`).toMatchObject({ type: "object", properties: expect.any(Object), required: expect.any(Array) });
+      }
+    }
+  });
+
+  it("packs/notes stats measures the text an agent passes (bytes, characters, lines, words), not its JSON", async () => {
+    const text = "héllo wörld\nsecond line";
+    const r = await cli(["run", "packs/notes", "--unrestricted", "--input", JSON.stringify({ title: "Stats", text }), "--json", "--out", join(scratch, "notes-stats")]);
+    expect(r.code, r.stderr).toBe(0);
+    const events = readFileSync(join(r.json!.out, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string; payload: { result?: Record<string, unknown>; invocationId?: string; stepId?: string } });
+    const invoked = events.find((e) => e.type === "tool.invoked" && e.payload.stepId === "stats")!.payload.invocationId;
+    const stats = events.find((e) => e.type === "tool.completed" && e.payload.invocationId === invoked)!.payload.result;
+    expect(stats).toEqual({ bytes: 25, chars: 23, lines: 2, words: 4, fnv1a: "140d640fb5258dfe" });
+  });
+});
+
 describe("packs/hello", () => {
   it("completes with a runHash, and the same command again prints the same runHash", async () => {
     const out = join(scratch, "hello");

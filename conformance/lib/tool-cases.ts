@@ -143,8 +143,12 @@ export function toolCases(io: ConformanceIO): ConformanceCase[] {
       run: () => twice({ code: wasm("c-sha"), input: {}, seed: "7", files: data, runner: withData }, "success"),
     },
     {
-      name: "tools/wasm rs-stats (Rust std): reads stdin, the clock and a preopened directory, same output and tape twice",
-      run: () => twice({ code: wasm("rs-stats"), input: { text: "a\nb\n" }, seed: "7", files: data, runner: withData }, "success"),
+      name: "tools/wasm rs-stats (Rust std): parses its JSON input on stdin and measures the text (UTF-8, surrogate pairs, a nested decoy), same output and tape twice",
+      run: () => twice({ code: wasm("rs-stats"), input: { a: [1, { text: "no" }], text: "héllo wörld 😀\nline two", z: null }, seed: "7", runner: plain }, "success"),
+    },
+    {
+      name: "tools/wasm rs-stats_fail: input without a string text exits 2 (EXEC_TOOL_FAILED)",
+      run: () => twice({ code: wasm("rs-stats"), input: { text: 5 }, seed: "7", runner: plain }, "error", "EXEC_TOOL_FAILED"),
     },
     {
       name: "tools/wasm hang_fail: runs out of fuel at the same point every time (EXEC_RESOURCE_EXHAUSTED)",
