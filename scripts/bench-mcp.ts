@@ -21,7 +21,9 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { openSession } from "../src/engine/engine.ts";
+import { SESSION_START } from "../src/engine/session-chain.ts";
 import { McpSessionRun, createMcpServer } from "../src/mcp/mod.ts";
+import type { McpEngine } from "../src/mcp/mod.ts";
 import { openIsolatedSession, setEngineWorkerUrl } from "../src/platform/engine-thread.ts";
 import { defaultEnvironment } from "../src/platform/environment.ts";
 import { readPackFiles } from "../src/platform/pack-files.ts";
@@ -112,7 +114,8 @@ async function inProcess(files: Map<string, Uint8Array>): Promise<{ sdk: number;
   const local = await openSession(defaultEnvironment(), { pack: { files } });
   const isolated = await openIsolatedSession({ pack: { files } });
   // As `reach-wasm mcp` opens its sessions: calls on this thread until one holds it (src/cli/mcp.ts).
-  const run = new McpSessionRun(await openIsolatedSession({ pack: { files } }, { inlineFirstMs: 50 }), async () => "");
+  const engine: McpEngine = { openSession: ({ session, signal }) => openIsolatedSession({ pack: { files }, session }, { inlineFirstMs: 50, ...(signal === undefined ? {} : { signal }) }) };
+  const run = new McpSessionRun(await engine.openSession({ session: SESSION_START }), async () => "", { engine });
   const mcp = await inMemory(createMcpServer(run, { name: "bench", version: "1" }));
   try {
     const [s, e, t, m] = await timeCalls(sdk.call, () => local.call("wordcount", ARGS), () => isolated.call("wordcount", ARGS), mcp.call);

@@ -111,7 +111,14 @@ async function replaySession(request: RunRequest, capsule: RunCapsule): Promise<
   } catch {
     throw invalid(`a session capsule needs its calls in ${PLAN_ENTRY}`);
   }
-  const session = Session.open(request);
+  let session: Session;
+  try {
+    session = Session.open(request);
+  } catch (err) {
+    // the carried workspace of a session chain's later run names a path the pack does not declare
+    if (err instanceof ReachError && err.code === "PROTO_INVALID_ARGUMENT") throw invalid(`the session run cannot start from its workspace/before: ${err.message}`);
+    throw err;
+  }
   for (const step of steps) {
     if (session.ended !== null) break;
     await session.call(String(step.tool), step.arguments);

@@ -145,7 +145,13 @@ function json(capsule: RunCapsule, entry: string): Record<string, unknown> {
  * @param capsule the capsule (verify it first: this reads what it commits, it does not check it)
  * @returns the link, or null when the run is not part of a session chain
  * @throws ReachError `REPLAY_CAPSULE_INVALID` when its entries are malformed
- * @example const link = sessionLink(readRunCapsule(bytes)); link?.previousRunHash
+ * @example
+ * ```ts
+ * import { readRunCapsule } from "../capsule/run-capsule.ts";
+ * declare const bytes: Uint8Array; // a session run's capsule
+ * const link = sessionLink(readRunCapsule(bytes));
+ * console.log(link === null ? "not a session run" : `run ${link.segment}, continuing ${link.previousRunHash ?? "nothing"}`);
+ * ```
  */
 export function sessionLink(capsule: RunCapsule): SessionLink | null {
   const session = json(capsule, REQUEST_ENTRY)["session"] as Record<string, unknown> | undefined;
@@ -174,7 +180,13 @@ export function sessionLink(capsule: RunCapsule): SessionLink | null {
  * (Each capsule's own integrity is `verify`'s; its entries under `workspace/` are compared through their digests.)
  * @param capsules the session's capsules, first run first
  * @returns the problems found (empty: the chain holds)
- * @example checkSessionChainLinks([a, b, c]) // []
+ * @example
+ * ```ts
+ * import { readRunCapsule } from "../capsule/run-capsule.ts";
+ * declare const files: Uint8Array[]; // a session's capsules, as `--out/sessions/<first run hash>.json` lists them
+ * const problems = checkSessionChainLinks(files.map((b) => readRunCapsule(b)));
+ * console.log(problems.length === 0 ? "one chain" : problems.join("\n"));
+ * ```
  */
 export function checkSessionChainLinks(capsules: readonly RunCapsule[]): string[] {
   const problems: string[] = [];

@@ -136,7 +136,7 @@ export class Session {
     const all: PackTool[] = [...this.#loaded.tools.values(), ...infraTools().filter((t) => infraAllowed(t.name, this.run.request.infraTools))];
     return all.map((t) => ({
       name: t.name,
-      description: t.definition.description ?? `${t.definition.kind} tool ${t.name}`,
+      description: t.definition.description ?? `The ${t.definition.kind} tool "${t.name}" of pack ${this.#loaded.pack.id} (the pack gives no description; its arguments are described by inputSchema)`,
       inputSchema: (t.definition.inputSchema as JsonObject | undefined) ?? { type: "object" },
       outputSchema: (t.definition.outputSchema as JsonObject | undefined) ?? null,
     }));
