@@ -20,7 +20,7 @@
 // The engine call: runs, sessions, replay and verification.
 export { loadPackFrom, MAX_PACK_BYTES, openSession, runEngine } from "./engine/engine.ts";
 export type { EngineRun, EngineRunRequest, EngineSession, PackSource } from "./engine/engine.ts";
-export type { SessionBudget, SessionCall, SessionSpent, SessionTool } from "./engine/session.ts";
+export type { SessionBudget, SessionCall, SessionScope, SessionSpent, SessionTool } from "./engine/session.ts";
 export { checkSessionChainLinks, SESSION_START, sessionLink } from "./engine/session-chain.ts";
 export type { SessionLink } from "./engine/session-chain.ts";
 export type { SessionChain } from "./engine/types.ts";

@@ -170,7 +170,7 @@ async function serveOnHttp(args: McpArgs, first: IsolatedSession, s: Serving): P
   };
   const ended: McpEnded[] = [];
   const handler = new McpHttpHandler({
-    engine: shared, sink: s.sink, info: INFO, token: args.token, loopbackOnly: args.token === null, signal: s.signal, budget: first.budget, onSegment: s.onSegment,
+    engine: shared, sink: s.sink, info: INFO, token: args.token, loopbackOnly: args.token === null, signal: s.signal, budget: first.budget, scope: first.scope, onSegment: s.onSegment,
     onSession: (e) => (e.kind === "open" ? s.say(`session ${e.id} opened`) : (ended.push(e.ended), s.say(`session ${e.id} ended`))),
   });
   const server = await serveHttp(handler.fetch, args.http!);

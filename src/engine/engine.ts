@@ -19,7 +19,7 @@ import type { EngineEnvironment } from "./runners.ts";
 import type { RunProgress, RunRecord, RunRequest, RunStatus, SessionChain } from "./types.ts";
 import { Session } from "./session.ts";
 import { checkSessionChain } from "./session-chain.ts";
-import type { SessionBudget, SessionCall, SessionTool, WorkspaceFile } from "./session.ts";
+import type { SessionBudget, SessionCall, SessionScope, SessionTool, WorkspaceFile } from "./session.ts";
 
 /** Largest pack accepted (all files together), as a directory or an archive. */
 export const MAX_PACK_BYTES = 256 * 1024 * 1024;
@@ -256,6 +256,8 @@ export type EngineSession = {
   tools(): SessionTool[];
   /** What the run may spend (the pack's `maxToolCalls` and `maxExecutionTime`). */
   readonly budget: SessionBudget;
+  /** What the run's calls may reach (the pack's declared resources). */
+  readonly scope: SessionScope;
   /** One call, checked, executed and recorded as a step (see `session.ts`). */
   call(tool: string, args: JsonValue): Promise<SessionCall>;
   /** The workspace's regular files now (path and size, sorted); read-only. */
@@ -295,6 +297,7 @@ export async function openSession(env: EngineEnvironment, request: EngineRunRequ
     pack: { id: loaded.pack.id, version: loaded.pack.version, digest: loaded.packDigest, trust, restricted },
     tools: () => session.tools(),
     budget: session.budget(),
+    scope: session.scope(),
     workspace: () => session.workspaceFiles(),
     readWorkspace: (path) => session.readWorkspaceFile(path),
     call: async (tool, args) => {

@@ -34,7 +34,7 @@ export type { CapsuleVerification, VerifyCheck } from "./verify.ts";
 export { openSession } from "./engine.ts";
 export type { EngineSession } from "./engine.ts";
 export { Session } from "./session.ts";
-export type { SessionBudget, SessionCall, SessionSpent, SessionTool, WorkspaceFile } from "./session.ts";
+export type { SessionBudget, SessionCall, SessionScope, SessionSpent, SessionTool, WorkspaceFile } from "./session.ts";
 export { checkSessionChain, checkSessionChainLinks, memoryDigest, SESSION_START, sessionLink } from "./session-chain.ts";
 export type { SessionLink } from "./session-chain.ts";
 export { infraTool, infraTools, INFRA_TOOL_NAMES, isInfraTool } from "./infra-tools.ts";

@@ -39,6 +39,17 @@ export type WorkspaceFile = { path: string; size: number };
 /** What a session run may spend (seed 003 §4.1 policies `maxToolCalls` and `maxExecutionTime`, the latter in fuel). */
 export type SessionBudget = { maxToolCalls: number; maxExecutionTimeMs: number };
 
+/**
+ * What a session's calls may reach, as the run enforces the pack's declared resources (seed 003 §4.1): workspace
+ * folders with their access (`temp` always read-write), memory key prefixes (null: any key), and network hosts. For
+ * agents: the server states it, so that a refused path or key can be corrected.
+ */
+export type SessionScope = {
+  workspace: { root: string; access: string }[];
+  memory: { prefix: string; access: string }[] | null;
+  hosts: string[];
+};
+
 /** What a session run has spent so far: tool calls, and tool time in ms of fuel ({@link FUEL_PER_MS} units per ms). */
 export type SessionSpent = { toolCalls: number; executionTimeMs: number };
 
@@ -124,6 +135,19 @@ export class Session {
   budget(): SessionBudget {
     const p = this.#loaded.pack.manifest.policies;
     return { maxToolCalls: p.maxToolCalls, maxExecutionTimeMs: p.maxExecutionTime };
+  }
+
+  /** What the run's calls may reach (the pack's declared resources, as this run enforces them). */
+  scope(): SessionScope {
+    const p = this.run.policy;
+    const readOnly = p.restricted || p.filesystemReadonly;
+    const workspace = p.workspaceRoots.map((r) => ({ root: `${r.root}/`, access: readOnly ? "read" : r.access }));
+    const network = !p.restricted && !p.networkDisabled && p.permissions.has("network");
+    return {
+      workspace: [...workspace, { root: "temp/", access: "readwrite" }],
+      memory: p.memoryGrants === null ? null : p.memoryGrants.map((g) => ({ prefix: g.prefix, access: g.access })),
+      hosts: network ? [...p.allowedHosts] : [],
+    };
   }
 
   /** What the run has spent so far. */

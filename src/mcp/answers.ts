@@ -7,7 +7,7 @@
  * @module
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { SessionBudget, SessionSpent } from "../engine/session.ts";
+import type { SessionBudget, SessionScope, SessionSpent } from "../engine/session.ts";
 import type { RunStatus } from "../engine/types.ts";
 import type { ReachError } from "../protocol/errors.ts";
 import type { JsonObject } from "../sandbox/types.ts";
@@ -23,6 +23,19 @@ export type RunStanding = {
   /** The run's budget (each run of the session gets it whole). */
   budget: SessionBudget;
 };
+
+/**
+ * What a session's calls may reach, in words: "workspace data/ (read), temp/ (readwrite); memory keys under notes/
+ * (readwrite); network: none".
+ * @param scope the scope
+ * @returns the text
+ */
+export function scopeText(scope: SessionScope): string {
+  const ws = scope.workspace.map((w) => `${w.root} (${w.access})`).join(", ");
+  const memory = scope.memory === null ? "any memory key" : scope.memory.length === 0 ? "no memory keys" : `memory keys under ${scope.memory.map((m) => `${m.prefix === "" ? "(any)" : m.prefix} (${m.access})`).join(", ")}`;
+  const net = scope.hosts.length === 0 ? "network: none" : `network hosts: ${scope.hosts.join(", ")}`;
+  return `workspace ${ws}; ${memory}; ${net}`;
+}
 
 /** A session run that ended: how, and where its capsule went. */
 export type EndedRun = { segment: number; runHash: string | null; status: RunStatus | null; capsule: string | null; problem: string | null };
@@ -41,9 +54,10 @@ export function standing(segment: number, budget: SessionBudget, spent: SessionS
 /**
  * The server's `instructions`: how calls are recorded, what a refusal does to the session, and the budget.
  * @param budget what each run may spend, when known
+ * @param scope what the pack lets calls reach, when known
  * @returns the text
  */
-export function instructions(budget: SessionBudget | null): string {
+export function instructions(budget: SessionBudget | null, scope: SessionScope | null = null): string {
   const spend = budget === null
     ? "Each run has the pack's budget of tool calls and tool time (manifest.policies)."
     : `Budget: each run of this session may make ${budget.maxToolCalls} tool calls and use ${budget.maxExecutionTimeMs} ms of tool time (counted in fuel, so the same on every machine).`;
@@ -53,6 +67,7 @@ export function instructions(budget: SessionBudget | null): string {
     "A tool that fails or runs out of time is answered with isError; its effects are rolled back and the run goes on.",
     "A policy violation (a path, memory key or host outside what the pack declares) or a spent budget ends the current run: its capsule is written at once, the call is answered with isError naming it, and your next call continues the session in a new run that starts from the same workspace and memory, with a fresh budget.",
     spend,
+    ...(scope === null ? [] : [`The pack lets calls reach: ${scopeText(scope)}.`]),
     "tools/list's _meta \"reach-wasm/run\" and every tools/call result's _meta \"reach-wasm/run\" say which run you are in and what it may still spend.",
     "The run's workspace files are resources (workspace:///<path>, read-only).",
   ].join(" ");
@@ -95,10 +110,10 @@ function endedNote(ended: EndedRun, budget: SessionBudget, continues: boolean): 
 }
 
 /** Why an error ended its run. */
-function whyEnded(error: ReachError, budget: SessionBudget): string {
+function whyEnded(error: ReachError, budget: SessionBudget, scope: SessionScope | null): string {
   if (error.code === "POLICY_RATE_LIMIT_EXCEEDED") return `This run's budget of ${budget.maxToolCalls} tool calls is spent. `;
   if (error.code === "POLICY_TIMEOUT_EXCEEDED") return `This run's budget of ${budget.maxExecutionTimeMs} ms of tool time is spent. `;
-  if (error.code === "POLICY_VIOLATION") return "A policy violation ends the run it happens in (Reach Protocol §7.2): use only the tools, workspace paths, memory keys and hosts the pack declares. ";
+  if (error.code === "POLICY_VIOLATION") return `A policy violation ends the run it happens in (Reach Protocol §7.2): use only what the pack declares${scope === null ? "" : ` — ${scopeText(scope)}`}. `;
   return "";
 }
 
@@ -110,11 +125,12 @@ function whyEnded(error: ReachError, budget: SessionBudget): string {
  * @param where the run the call went to (for an ended run: the next one, not opened yet)
  * @param ended the run the call ended, if it did
  * @param continues whether the session goes on after it (false when the server is stopping)
+ * @param scope what the pack lets calls reach (named when a policy violation ended the run)
  * @returns the result
  */
-export function errorResult(error: ReachError, where: RunStanding | null, ended: EndedRun | null = null, continues = true): CallToolResult {
+export function errorResult(error: ReachError, where: RunStanding | null, ended: EndedRun | null = null, continues = true, scope: SessionScope | null = null): CallToolResult {
   const budget = where?.budget ?? { maxToolCalls: 0, maxExecutionTimeMs: 0 };
-  const hint = ended === null ? advice(error) : whyEnded(error, budget) + endedNote(ended, budget, continues);
+  const hint = ended === null ? advice(error) : whyEnded(error, budget, scope) + endedNote(ended, budget, continues);
   const text = `${error.code}: ${error.message}${hint === "" ? "" : ` — ${hint}`}`;
   const meta: Record<string, unknown> = { "reach-wasm/error": error.toJSON() };
   if (where !== null) meta["reach-wasm/run"] = where;

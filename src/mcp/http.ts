@@ -12,7 +12,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { toReachError } from "../protocol/errors.ts";
-import type { SessionBudget } from "../engine/session.ts";
+import type { SessionBudget, SessionScope } from "../engine/session.ts";
 import { SESSION_START } from "../engine/session-chain.ts";
 import { JsonRpcSniffer, MAX_MESSAGE_BYTES, MAX_SCANNED_BYTES, oversizedAnswer } from "./limits.ts";
 import { createMcpServer } from "./server.ts";
@@ -41,6 +41,8 @@ export type McpHttpOptions = {
   maxSessions?: number;
   /** What each run may spend (for the server's instructions; each MCP session's runs have the pack's budget). */
   budget?: SessionBudget;
+  /** What the runs' calls may reach (for the server's instructions). */
+  scope?: SessionScope;
   /** Told after each run of an MCP session ended (every run of that session so far: a session index). */
   onSegment?: (segments: readonly McpSegment[]) => void | Promise<void>;
   /** Told when a session opens and when it ended (for stderr). */
@@ -219,7 +221,7 @@ export class McpHttpHandler {
       onsessionclosed: async () => void (await this.#end(entry, false)),
     });
     entry.transport.onclose = () => void this.#end(entry, this.#options.signal?.aborted === true);
-    entry.server = createMcpServer(run, this.#options.info, { budget: this.#options.budget ?? null });
+    entry.server = createMcpServer(run, this.#options.info, { budget: this.#options.budget ?? null, scope: this.#options.scope ?? null });
     run.catch(() => undefined);
     await entry.server.connect(entry.transport);
     const response = await entry.transport.handleRequest(request);

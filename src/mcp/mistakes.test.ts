@@ -45,7 +45,7 @@ describe("an MCP session survives every refusal", () => {
     await createMcpServer(session, { name: "reach-wasm", version: "test" }).connect(a);
     const client = new Client({ name: "agent", version: "1" });
     await client.connect(b);
-    expect((await client.getInstructions()) ?? "").toMatch(/each run of this session may make 5 tool calls and use 600000 ms of tool time/);
+    expect((await client.getInstructions()) ?? "").toMatch(/each run of this session may make 5 tool calls and use 600000 ms of tool time.*The pack lets calls reach: workspace data\/ \(read\), temp\/ \(readwrite\); memory keys under notes\/ \(readwrite\); network: none\./);
     const call = (name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> => client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
     const good = async (name: string, args: Record<string, unknown>, want: Record<string, unknown>): Promise<CallToolResult> => {
       const r = await call(name, args);
@@ -82,7 +82,7 @@ describe("an MCP session survives every refusal", () => {
     await good("read_lines", { path: "temp/notes.txt" }, { lines: ["alpha", "beta"] });
     // a path outside the pack's resources: a policy violation, which ends run 2 (seed 003 §7.2)
     const path = await call("read_lines", { path: "secret/passwd" });
-    expect(text(path)).toMatch(/^POLICY_VIOLATION: .*ends the run it happens in.* Run 2 of this session ended FAILED .*continues the session in run 3/);
+    expect(text(path)).toMatch(/^POLICY_VIOLATION: .*ends the run it happens in \(Reach Protocol §7\.2\): use only what the pack declares — workspace data\/ \(read\), temp\/ \(readwrite\); memory keys under notes\/ \(readwrite\); network: none\. Run 2 of this session ended FAILED .*continues the session in run 3/);
     // run 3
     await good("wordcount", { text: "after the path" }, { words: 3 });
     const key = await call("read_memory", { key: "secret" });

@@ -11,7 +11,7 @@ export type { McpServerInfo, McpServerOptions } from "./server.ts";
 export { BoundedStdioTransport, LineReader } from "./stdio-transport.ts";
 export type { StdioStreams } from "./stdio-transport.ts";
 export { JsonRpcSniffer, MAX_MESSAGE_BYTES, oversizedAnswer } from "./limits.ts";
-export { instructions } from "./answers.ts";
+export { instructions, scopeText } from "./answers.ts";
 export type { EndedRun, RunStanding } from "./answers.ts";
 export { DEFAULT_MAX_SESSIONS, MCP_PATH, McpHttpHandler } from "./http.ts";
 export type { McpHttpOptions } from "./http.ts";

@@ -18,22 +18,22 @@ import type { ServerResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { z } from "zod";
 import type { JsonValue } from "../sandbox/types.ts";
-import type { SessionBudget } from "../engine/session.ts";
+import type { SessionBudget, SessionScope } from "../engine/session.ts";
 import { instructions } from "./answers.ts";
 import type { McpSessionRun } from "./session-run.ts";
 
 /** The server's name and version in `initialize` (the CLI's version). */
 export type McpServerInfo = { name: string; version: string };
 
-/** What the server says in `initialize` besides its name: the runs' budget, for its instructions. */
-export type McpServerOptions = { budget?: SessionBudget | null };
+/** What the server says in `initialize` besides its name: the runs' budget and scope, for its instructions. */
+export type McpServerOptions = { budget?: SessionBudget | null; scope?: SessionScope | null };
 
 /**
  * An MCP server answering from a session run. The run may still be opening (HTTP opens it at `initialize`): each
  * request waits for it, and a run that could not open answers every request with an error.
  * @param run the session run, or a promise of it
  * @param info the name and version `initialize` reports
- * @param options the runs' budget, for the instructions (default: the run's own, when it is open already)
+ * @param options the runs' budget and scope, for the instructions (default: the run's own, when it is open already)
  * @returns the server (connect it to a transport)
  * @example
  * const server = createMcpServer(run, { name: "reach-wasm", version: "0.1.0" });
@@ -51,7 +51,7 @@ export function createMcpServer(run: McpSessionRun | Promise<McpSessionRun>, inf
   };
   const server = new Server(info, {
     capabilities: { tools: { listChanged: false }, resources: { listChanged: false, subscribe: false } },
-    instructions: instructions(options.budget ?? (run instanceof Promise ? null : run.budget)),
+    instructions: instructions(options.budget ?? (run instanceof Promise ? null : run.budget), options.scope ?? (run instanceof Promise ? null : run.scope)),
   });
   onRequest(server, ListToolsRequestSchema, async () => (await session()).tools());
   onRequest(server, CallToolRequestSchema, async (request) => (await session()).call(request.params.name, (request.params.arguments ?? {}) as JsonValue));

@@ -17,7 +17,7 @@
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { CallToolResult, ListResourcesResult, ListToolsResult, ReadResourceResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { EngineRun } from "../engine/engine.ts";
-import type { SessionBudget, SessionCall, SessionSpent, SessionTool, WorkspaceFile } from "../engine/session.ts";
+import type { SessionBudget, SessionCall, SessionScope, SessionSpent, SessionTool, WorkspaceFile } from "../engine/session.ts";
 import { SESSION_START } from "../engine/session-chain.ts";
 import type { RunStatus, SessionChain } from "../engine/types.ts";
 import { ReachError, toReachError } from "../protocol/errors.ts";
@@ -34,6 +34,8 @@ export type McpEngineSession = {
   readonly pack: EngineRun["pack"];
   /** What the run may spend. */
   readonly budget: SessionBudget;
+  /** What the run's calls may reach. */
+  readonly scope: SessionScope;
   /** One call, checked, executed and recorded as a step. */
   call(tool: string, args: JsonValue): Promise<SessionCall>;
   /** The workspace's regular files now (sorted by path). */
@@ -91,6 +93,7 @@ export class McpSessionRun {
   readonly #names: ReadonlySet<string>;
   readonly #pack: EngineRun["pack"];
   readonly #budget: SessionBudget;
+  readonly #scope: SessionScope;
   /** The run taking calls, or null after it ended (the next call opens the next one). */
   #current: McpEngineSession | null;
   /** The chain link the current (or last) run started from. */
@@ -118,6 +121,7 @@ export class McpSessionRun {
     this.#options = options;
     this.#pack = first.pack;
     this.#budget = first.budget;
+    this.#scope = first.scope;
     this.#tools = first.tools.map((t) => ({
       name: t.name,
       description: t.description,
@@ -135,6 +139,11 @@ export class McpSessionRun {
   /** What each run of the session may spend. */
   get budget(): SessionBudget {
     return this.#budget;
+  }
+
+  /** What the session's calls may reach. */
+  get scope(): SessionScope {
+    return this.#scope;
   }
 
   /** Every run of the session that ended so far, first first. */
@@ -221,7 +230,7 @@ export class McpSessionRun {
     if (!answer.ended) return errorResult(answer.error, this.#standing());
     const stopping = this.#stopping || answer.error.code === "EXEC_ABORTED";
     const ended = await this.#closeCurrent(stopping);
-    return errorResult(answer.error, this.#standing(), ended, !stopping);
+    return errorResult(answer.error, this.#standing(), ended, !stopping, this.#scope);
   }
 
   /** The chain link the next run starts from: the last run's `next`, or a new chain when that run was lost. */

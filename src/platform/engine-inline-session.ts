@@ -110,6 +110,7 @@ export async function openInlineFirstSession(request: WireRequest, options: { si
     tools: inline.tools(),
     pack: inline.pack,
     budget: inline.budget,
+    scope: inline.scope,
     call: (tool, args) => queued(() => call(tool, args)),
     workspace: async () => (thread === null ? inline.workspace() : await (await thread).workspace()),
     readWorkspace: async (path) => (thread === null ? inline.readWorkspace(path) : await (await thread).readWorkspace(path)),

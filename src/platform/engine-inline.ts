@@ -126,6 +126,7 @@ export async function openInlineSession(request: WireRequest, options: { signal?
     tools: session.tools(),
     pack: session.pack,
     budget: session.budget,
+    scope: session.scope,
     call: (tool, args) => session.call(tool, args),
     workspace: () => Promise.resolve(session.workspace()),
     readWorkspace: (path) => Promise.resolve(session.readWorkspace(path)),

@@ -14,7 +14,7 @@ import { isErrorCode, ReachError } from "../protocol/errors.ts";
 import { siblingScript } from "./_sibling.ts";
 import type { ErrorDetails } from "../protocol/errors.ts";
 import type { EngineRun } from "../engine/engine.ts";
-import type { SessionBudget, SessionTool } from "../engine/session.ts";
+import type { SessionBudget, SessionScope, SessionTool } from "../engine/session.ts";
 import type { RunProgress } from "../engine/types.ts";
 import { interruptCode } from "./_interrupt.ts";
 import { openInlineSession, runInline, runInlineFirst } from "./engine-inline.ts";
@@ -200,9 +200,9 @@ export async function openIsolatedSession(request: WireRequest, options: { signa
   const replies = new Map<number, (m: FromWorker) => void>();
   let closed: ((run: EngineRun) => void) | null = null;
   let closeFailed: ((e: Error) => void) | null = null;
-  let ready: (m: { tools: SessionTool[]; pack: EngineRun["pack"]; budget: SessionBudget }) => void = () => {};
+  let ready: (m: { tools: SessionTool[]; pack: EngineRun["pack"]; budget: SessionBudget; scope: SessionScope }) => void = () => {};
   let readyFailed: (e: Error) => void = () => {};
-  const opened = new Promise<{ tools: SessionTool[]; pack: EngineRun["pack"]; budget: SessionBudget }>((res, rej) => ((ready = res), (readyFailed = rej)));
+  const opened = new Promise<{ tools: SessionTool[]; pack: EngineRun["pack"]; budget: SessionBudget; scope: SessionScope }>((res, rej) => ((ready = res), (readyFailed = rej)));
   w.port.onMessage((m) => {
     if (m.kind === "session") ready(m);
     else if (m.kind === "answer") answers.get(m.id)?.(m.answer);
@@ -211,7 +211,7 @@ export async function openIsolatedSession(request: WireRequest, options: { signa
     else if (m.kind === "error") (closeFailed ?? readyFailed)(errorFromDetails(m.error));
   });
   w.port.post({ kind: "session", request, interrupt: w.interrupt });
-  const { tools, pack, budget } = await Promise.race([opened, w.failed]).catch((e: unknown) => {
+  const { tools, pack, budget, scope } = await Promise.race([opened, w.failed]).catch((e: unknown) => {
     w.dispose();
     throw e;
   });
@@ -229,6 +229,7 @@ export async function openIsolatedSession(request: WireRequest, options: { signa
     tools,
     pack,
     budget,
+    scope,
     workspace: async () => {
       const m = await ask({ kind: "workspace", id: next++ });
       return m.kind === "workspace" ? m.files : [];

@@ -6,7 +6,7 @@
  */
 import type { ErrorDetails } from "../protocol/errors.ts";
 import type { EngineRun, EngineRunRequest } from "../engine/engine.ts";
-import type { SessionBudget, SessionCall, SessionSpent, SessionTool, WorkspaceFile } from "../engine/session.ts";
+import type { SessionBudget, SessionCall, SessionScope, SessionSpent, SessionTool, WorkspaceFile } from "../engine/session.ts";
 import type { RunProgress } from "../engine/types.ts";
 import type { JsonValue } from "../sandbox/types.ts";
 
@@ -25,7 +25,7 @@ export type FromWorker =
   | { kind: "progress"; progress: RunProgress }
   | { kind: "done"; run: WireRun }
   | { kind: "error"; error: ErrorDetails }
-  | { kind: "session"; tools: SessionTool[]; pack: EngineRun["pack"]; budget: SessionBudget }
+  | { kind: "session"; tools: SessionTool[]; pack: EngineRun["pack"]; budget: SessionBudget; scope: SessionScope }
   | { kind: "answer"; id: number; answer: WireCall }
   | { kind: "workspace"; id: number; files: WorkspaceFile[] }
   | { kind: "file"; id: number; bytes: Uint8Array | null };
@@ -54,6 +54,8 @@ export type IsolatedSession = {
   readonly pack: EngineRun["pack"];
   /** What the run may spend. */
   readonly budget: SessionBudget;
+  /** What the run's calls may reach. */
+  readonly scope: SessionScope;
   call(tool: string, args: JsonValue): Promise<SessionCall>;
   /** The workspace's regular files now (path and size, sorted); read-only. */
   workspace(): Promise<WorkspaceFile[]>;

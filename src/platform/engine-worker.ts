@@ -49,7 +49,7 @@ function serve(ch: Channel): void {
           ch.send({ kind: "done", run: wire(run) }, [run.capsule.bytes.buffer as ArrayBuffer]);
         } else if (m.kind === "session") {
           session = await openSession(env, engineRequest(m.request, m.interrupt, controller, (progress) => ch.send({ kind: "progress", progress })));
-          ch.send({ kind: "session", tools: session.tools(), pack: session.pack, budget: session.budget });
+          ch.send({ kind: "session", tools: session.tools(), pack: session.pack, budget: session.budget, scope: session.scope });
         } else if (m.kind === "call") {
           try {
             const a = await session!.call(m.tool, m.args);
