@@ -76,11 +76,11 @@ export class JsonRpcSniffer {
     } else if (b === 0x7b || b === 0x5b) this.#depth++;
     else if (b === 0x7d || b === 0x5d) {
       this.#depth--;
-      if (this.#depth === 0) this.#endValue(true);
+      if (this.#depth === 0) this.#endValue();
     } else if (top && b === 0x3a && this.#expectKey) {
       this.#expectKey = false;
       this.#capture = this.#keyText === "id" || this.#keyText === "method" ? [] : null;
-    } else if (top && b === 0x2c) this.#endValue(false);
+    } else if (top && b === 0x2c) this.#endValue();
   }
 
   #endKey(): void {
@@ -88,12 +88,13 @@ export class JsonRpcSniffer {
     this.#key = null;
   }
 
-  #endValue(closing: boolean): void {
+  /** A top-level value ended (at its `,` or the closing `}`, the last byte captured). */
+  #endValue(): void {
     const raw = this.#capture;
     this.#capture = null;
     this.#expectKey = true;
     if (raw === null || raw.length > MAX_CAPTURE) return;
-    const text = new TextDecoder().decode(new Uint8Array(raw.slice(0, closing ? raw.length - 1 : raw.length - 1))).trim();
+    const text = new TextDecoder().decode(new Uint8Array(raw.slice(0, -1))).trim();
     if (this.#keyText === "id") this.#id = text;
     else this.#method = text;
   }
