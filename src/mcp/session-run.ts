@@ -175,7 +175,9 @@ export class McpSessionRun {
   call(name: string, args: JsonValue): Promise<CallToolResult> {
     if (!this.#names.has(name)) {
       const shown = JSON.stringify(name.length > 100 ? `${name.slice(0, 100)}…` : name);
-      return Promise.reject(new McpError(ErrorCode.InvalidParams, `Unknown tool: ${shown} is not one of this server's tools (${[...this.#names].join(", ")}); call tools/list and use one of them. Nothing ran, nothing was recorded, no budget was spent.`));
+      const names = [...this.#names];
+      const listed = names.length > 30 ? `${names.slice(0, 30).join(", ")}, … ${names.length - 30} more` : names.join(", ");
+      return Promise.reject(new McpError(ErrorCode.InvalidParams, `Unknown tool: ${shown} is not one of this server's tools (${listed}); call tools/list and use one of them. Nothing ran, nothing was recorded, no budget was spent.`));
     }
     return this.#enqueue(() => this.#call(name, args));
   }
