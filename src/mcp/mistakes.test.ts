@@ -65,6 +65,8 @@ describe("an MCP session survives every refusal", () => {
     expect(bad.isError).toBe(true);
     expect(text(bad)).toMatch(/^PROTO_SCHEMA_VIOLATION: the arguments do not match tool "wordcount"'s inputSchema: .*fix the arguments and call again/);
     expect(runOf(bad)).toMatchObject({ segment: 1, callsLeft: 2 });
+    // a memory key longer than the store takes is refused by the tool's schema too (not a hard failure in the store)
+    expect(text(await call("write_memory", { key: `notes/${"k".repeat(300)}`, value: 1 }))).toMatch(/^PROTO_SCHEMA_VIOLATION: .*key/);
     // a failing tool: isError, rolled back, the run goes on
     const missing = await call("read_lines", { path: "temp/absent.txt" });
     expect(text(missing)).toMatch(/^EXEC_RESOURCE_UNAVAILABLE: .*the run goes on/);

@@ -17,6 +17,7 @@ import { ReachError, toReachError } from "../../protocol/errors.ts";
 import type { FuelMeter } from "../fuel/fuel-meter.ts";
 import { FuelMeter as Meter } from "../fuel/fuel-meter.ts";
 import type { JsonObject, JsonValue, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
+import { MAX_MEMORY_KEY_LENGTH } from "../host/memory-store.ts";
 
 /** The names of the infrastructure tools. */
 export const INFRA_TOOL_NAMES = ["write_memory", "read_memory", "write_temp", "read_lines", "exec_python"] as const;
@@ -34,13 +35,13 @@ export const MAX_LINES = 10_000;
 /** JSON Schemas of the infrastructure tools' arguments and results (tools/list, the plan gate, the executor). */
 export const INFRA_TOOL_SCHEMAS: Readonly<Record<InfraToolName, { description: string; inputSchema: JsonObject; outputSchema: JsonObject }>> = {
   write_memory: {
-    description: "Store a JSON value under a key in the run's memory store (seed 002 infra tool).",
-    inputSchema: { type: "object", properties: { key: { type: "string", minLength: 1, maxLength: 512 }, value: {} }, required: ["key", "value"], additionalProperties: false },
+    description: "Store a JSON value under a key in the run's memory store (seed 002 infra tool); keys of up to 256 printable characters, under a prefix the pack declares (memory://…), values up to 1 MiB of canonical JSON.",
+    inputSchema: { type: "object", properties: { key: { type: "string", minLength: 1, maxLength: MAX_MEMORY_KEY_LENGTH }, value: { description: "any JSON value, at most 1 MiB as canonical JSON" } }, required: ["key", "value"], additionalProperties: false },
     outputSchema: { type: "object", properties: { ok: { const: true } }, required: ["ok"] },
   },
   read_memory: {
     description: "Read the JSON value stored under a key in the run's memory store; value is null when absent.",
-    inputSchema: { type: "object", properties: { key: { type: "string", minLength: 1, maxLength: 512 } }, required: ["key"], additionalProperties: false },
+    inputSchema: { type: "object", properties: { key: { type: "string", minLength: 1, maxLength: MAX_MEMORY_KEY_LENGTH } }, required: ["key"], additionalProperties: false },
     outputSchema: { type: "object", properties: { value: {} }, required: ["value"] },
   },
   write_temp: {
