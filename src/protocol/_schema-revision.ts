@@ -6,4 +6,4 @@
  */
 
 /** 16 hex digits; changes whenever a schema may validate differently. */
-export const SCHEMA_REVISION = "c5d31b6ee89bb7f2";
+export const SCHEMA_REVISION = "b45f60e37b415036";
