@@ -15,7 +15,7 @@ import { verifyRunCapsule } from "./verify.ts";
 import type { VerifyCheck } from "./verify.ts";
 import { readJsonl } from "../ledger/jsonl.ts";
 import { ReachError } from "../protocol/errors.ts";
-import { firstDifference, TapePlayer } from "../record/player.ts";
+import { differencePointer, firstDifference, showValue, TapePlayer } from "../record/player.ts";
 import { readTapeJsonl } from "../record/tape-jsonl.ts";
 import type { JsonValue } from "../sandbox/types.ts";
 import { buildRunCapsule } from "./capsule.ts";
@@ -31,8 +31,24 @@ import type { AbortPoint, ReplayDirectives } from "./run.ts";
 import type { StopPoint } from "../sandbox/fuel/mod.ts";
 import { monotonicMs } from "../determinism/real-clock.ts";
 
-/** Where a replay first differed from the recording. */
-export type Divergence = { eventIndex: number; stepId: string | null; field: string; message: string };
+/**
+ * Where a replay first differed from the recording: the event (index, step), the first differing field of it, the
+ * value each run has there, and, where a tool's arguments or output differ, the JSON pointer of the first differing
+ * value inside them with both values. Values are canonical JSON clipped to 200 characters, with everything a
+ * terminal would act on escaped (`showValue`).
+ */
+export type Divergence = {
+  eventIndex: number;
+  stepId: string | null;
+  field: string;
+  message: string;
+  /** The recorded value at `field`, when the recorded run has one. */
+  recorded?: string;
+  /** The replayed value at `field`, when the replay has one. */
+  replayed?: string;
+  /** Where the step's `arguments` (tool.invoked) or `output` (tool.completed) differ first, and both values there. */
+  value?: { of: "arguments" | "output"; pointer: string; recorded: string; replayed: string };
+};
 
 /** The outcome of a replay. */
 export type ReplayReport = {
@@ -136,6 +152,56 @@ function recordedHasAudit(capsule: RunCapsule): boolean {
   }
 }
 
+/** The value at a dotted field path of an event (`payload.outputHash`, `payload.result.keys[0]`). */
+function fieldValue(e: Ev, field: string): unknown {
+  if (field === "type" || field === "timestamp") return e[field];
+  if (field === "eventHash") return e.eventHash;
+  const at = differencePath(field);
+  let v: unknown = e;
+  for (const seg of at) {
+    if (v === null || typeof v !== "object" || !Object.prototype.hasOwnProperty.call(v, seg)) return undefined;
+    v = (v as Record<string | number, unknown>)[seg];
+  }
+  return v;
+}
+
+/** The segments of a path made by `firstDifference` (`payload.a["b c"][2]`). */
+function differencePath(field: string): (string | number)[] {
+  const out: (string | number)[] = [];
+  const re = /(?:^|\.)([A-Za-z_$][A-Za-z0-9_$]*)|\[("(?:[^"\\]|\\.)*"|\d+)\]/gy;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(field)) !== null) out.push(m[1] ?? (m[2]!.startsWith('"') ? (JSON.parse(m[2]!) as string) : Number(m[2])));
+  return out;
+}
+
+/**
+ * The divergence at event `i`: the first differing field with both values, and for a tool's events the first
+ * differing value inside its arguments or output.
+ */
+function eventDivergence(i: number, stepId: string | null, a: Ev | undefined, b: Ev | undefined, cause: string): Divergence {
+  const where = `event ${i}${stepId === null ? "" : ` (step "${stepId}"${a === undefined ? "" : `, ${a.type}`})`}`;
+  if (a === undefined || b === undefined) {
+    const field = a === undefined ? "(the replay has more events)" : "(the replay has fewer events)";
+    return { eventIndex: i, stepId, field, message: `${where} differs: ${field}: recorded ${a?.type ?? "nothing"}, replayed ${b?.type ?? "nothing"}${cause}` };
+  }
+  const field = a.type !== b.type ? "type" : a.timestamp !== b.timestamp ? "timestamp" : (firstDifference(a.payload, b.payload, "payload") ?? "eventHash");
+  const recordedText = showValue(fieldValue(a, field));
+  const replayedText = showValue(fieldValue(b, field));
+  const of: "arguments" | "output" | null = a.type === b.type && a.type === "tool.invoked" ? "arguments" : a.type === b.type && a.type === "tool.completed" ? "output" : null;
+  const inner = of === null ? null : differencePointer(a.payload[of === "output" ? "result" : "arguments"], b.payload[of === "output" ? "result" : "arguments"]);
+  const value = of === null || inner === null ? undefined : { of, ...inner };
+  const valueText = value === undefined ? "" : `; the ${value.of} differs first at ${value.pointer === "" ? "its root" : value.pointer}: recorded ${value.recorded}, replayed ${value.replayed}`;
+  return {
+    eventIndex: i,
+    stepId,
+    field,
+    message: `${where} differs at ${field}: recorded ${recordedText}, replayed ${replayedText}${valueText}${cause}`,
+    recorded: recordedText,
+    replayed: replayedText,
+    ...(value === undefined ? {} : { value }),
+  };
+}
+
 function invalid(message: string, details: Record<string, unknown> = {}): ReachError {
   return new ReachError("REPLAY_CAPSULE_INVALID", message, { details });
 }
@@ -215,15 +281,8 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
     const a = recorded[i];
     const b = replayed[i];
     if (a !== undefined && b !== undefined && a.eventHash === b.eventHash) continue;
-    const stepId = stepAt(recorded, i);
-    let field: string;
-    if (a === undefined) field = "(the replay has more events)";
-    else if (b === undefined) field = "(the replay has fewer events)";
-    else if (a.type !== b.type) field = "type";
-    else if (a.timestamp !== b.timestamp) field = "timestamp";
-    else field = firstDifference(a.payload, b.payload, "payload") ?? "eventHash";
     const cause = record.error?.code === "REPLAY_DIVERGENCE" ? `; the tool's host calls differ from the tape: ${record.error.message}` : "";
-    divergence = { eventIndex: i, stepId, field, message: `event ${i}${stepId === null ? "" : ` (step "${stepId}")`} differs at ${field}: recorded ${a?.type ?? "nothing"}, replayed ${b?.type ?? "nothing"}${cause}` };
+    divergence = eventDivergence(i, stepAt(recorded, i), a, b, cause);
   }
   if (divergence === null && player.remaining > 0) {
     divergence = { eventIndex: recorded.length, stepId: null, field: "tape", message: `the replay made fewer host calls than recorded (${player.remaining} left on the tape)` };

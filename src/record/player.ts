@@ -24,16 +24,37 @@ export type PlayedCall = {
   outcome: TapeOutcome;
 };
 
-/** Text shown for a value in a divergence: canonical JSON, clipped. */
-function show(value: unknown): string {
+/** Most characters of a value shown in a divergence. */
+const SHOWN_CHARS = 200;
+
+/**
+ * Characters a terminal would act on (C1 controls, DEL, the bidirectional embeddings, overrides and isolates, the
+ * line and paragraph separators) beyond the C0 controls canonical JSON already escapes.
+ */
+const TERMINAL_UNSAFE = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * A value as a divergence shows it: canonical JSON, clipped to 200 characters, with every character a terminal would
+ * act on written as a `\uXXXX` escape (so the text is still JSON up to the clip, and safe to print).
+ * @param value the value (undefined: absent)
+ * @returns the text
+ * @example showValue("a\u009b2J") // '"a\\u009b2J"'
+ */
+export function showValue(value: unknown): string {
   let text: string;
   try {
     text = value === undefined ? "(absent)" : canonicalize(value);
   } catch {
     text = "(not JSON)";
   }
-  return text.length <= 200 ? text : text.slice(0, 200) + "…";
+  if (text.length > SHOWN_CHARS) {
+    const cut = /[\uD800-\uDBFF]/.test(text.charAt(SHOWN_CHARS - 1)) ? SHOWN_CHARS - 1 : SHOWN_CHARS;
+    text = text.slice(0, cut) + "…";
+  }
+  return text.replace(TERMINAL_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
+
+const show = showValue;
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -41,6 +62,30 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 function fieldName(path: string, key: string): string {
   return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+}
+
+/** The first place two JSON values differ, as the keys and indices leading there, or null when they are equal. */
+function differenceAt(a: unknown, b: unknown): (string | number)[] | null {
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+    for (const k of keys) {
+      const inA = Object.prototype.hasOwnProperty.call(a, k);
+      const inB = Object.prototype.hasOwnProperty.call(b, k);
+      if (inA !== inB) return [k];
+      const d = differenceAt(a[k], b[k]);
+      if (d !== null) return [k, ...d];
+    }
+    return null;
+  }
+  if (Array.isArray(a) && Array.isArray(b)) {
+    const n = Math.min(a.length, b.length);
+    for (let i = 0; i < n; i++) {
+      const d = differenceAt(a[i], b[i]);
+      if (d !== null) return [i, ...d];
+    }
+    return a.length === b.length ? null : [n];
+  }
+  return show(a) === show(b) ? null : [];
 }
 
 /**
@@ -53,26 +98,30 @@ function fieldName(path: string, key: string): string {
  * @example firstDifference({ a: 1, b: 2 }, { a: 1, b: 3 }) // "$.b"
  */
 export function firstDifference(a: unknown, b: unknown, path = "$"): string | null {
-  if (isPlainObject(a) && isPlainObject(b)) {
-    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
-    for (const k of keys) {
-      const inA = Object.prototype.hasOwnProperty.call(a, k);
-      const inB = Object.prototype.hasOwnProperty.call(b, k);
-      if (inA !== inB) return fieldName(path, k);
-      const d = firstDifference(a[k], b[k], fieldName(path, k));
-      if (d !== null) return d;
+  const at = differenceAt(a, b);
+  return at === null ? null : at.reduce<string>((p, seg) => (typeof seg === "number" ? `${p}[${seg}]` : fieldName(p, seg)), path);
+}
+
+/**
+ * Where two JSON values first differ, as an RFC 6901 JSON pointer, with the value each holds there.
+ * @param a the recorded value
+ * @param b the replayed value
+ * @returns `{pointer, recorded, replayed}` (values as {@link showValue} shows them), or null when they are equal
+ * @example differencePointer({ keys: ["zeta", "alpha"] }, { keys: ["alpha", "zeta"] }) // { pointer: "/keys/0", recorded: '"zeta"', replayed: '"alpha"' }
+ */
+export function differencePointer(a: unknown, b: unknown): { pointer: string; recorded: string; replayed: string } | null {
+  const at = differenceAt(a, b);
+  if (at === null) return null;
+  const valueAt = (root: unknown): unknown => {
+    let v = root;
+    for (const seg of at) {
+      if (v === null || typeof v !== "object" || !Object.prototype.hasOwnProperty.call(v, seg)) return undefined;
+      v = (v as Record<string | number, unknown>)[seg];
     }
-    return null;
-  }
-  if (Array.isArray(a) && Array.isArray(b)) {
-    const n = Math.min(a.length, b.length);
-    for (let i = 0; i < n; i++) {
-      const d = firstDifference(a[i], b[i], `${path}[${i}]`);
-      if (d !== null) return d;
-    }
-    return a.length === b.length ? null : `${path}[${n}]`;
-  }
-  return show(a) === show(b) ? null : path;
+    return v;
+  };
+  const pointer = at.map((seg) => "/" + String(seg).replace(/~/g, "~0").replace(/\//g, "~1")).join("");
+  return { pointer, recorded: show(valueAt(a)), replayed: show(valueAt(b)) };
 }
 
 /**
