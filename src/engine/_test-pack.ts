@@ -92,3 +92,50 @@ export function planOf(steps: { id: string; tool: string; arguments?: object; re
 export async function runFiles(files: Map<string, Uint8Array>, options: Partial<Omit<RunRequest, "loaded" | "env">> & { input?: JsonValue } = {}): Promise<RunRecord> {
   return runPack({ loaded: await loadPack(files), env: { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm }, ...options });
 }
+
+/** A js tool reporting every own name (depth first), its input's JSON text with -0 told apart, and the memory "seen". */
+export const SEE_JS = `const names = (v) => v === null || typeof v !== "object" ? [] : Array.isArray(v) ? v.flatMap(names) : Object.getOwnPropertyNames(v).flatMap((k) => [k, ...names(v[k])]);
+export default (input, reach) => ({ text: JSON.stringify(input, (k, v) => (Object.is(v, -0) ? "-0" : v)), names: names(input), memory: JSON.stringify(reach.memory.get("seen")) });\n`;
+export const SEE_PY = `import json
+def names(v):
+    out = []
+    todo = [v]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, dict):
+            for k in v:
+                out.append(k)
+            todo.extend(reversed(list(v.values())))
+        elif isinstance(v, list):
+            todo.extend(reversed(v))
+    return out
+def main(input, reach):
+    return {"text": json.dumps(input), "names": names(input), "memory": json.dumps(reach.memory_get("seen"))}
+`;
+
+/**
+ * A pack whose every kind of tool reports exactly what it was handed (conformance/HASHING.md "What a tool sees"): the
+ * input goes to memory, to a js tool (in its arguments and as its whole arguments), a python tool, a wasm tool
+ * (rs-stats: the FNV-1a of its stdin), exec_python, and a js tool that takes two steps' outputs by `$step`.
+ */
+export function observerPack(): Map<string, Uint8Array> {
+  const plan = planOf([
+    { id: "mem", tool: "write_memory", arguments: { key: "seen", value: { $input: "" } } },
+    { id: "js", tool: "see", arguments: { x: { $input: "" }, literal: { zeta: 1, alpha: 2 } } },
+    { id: "whole", tool: "see", arguments: { $input: "" } },
+    { id: "py", tool: "seepy", arguments: { x: { $input: "" } } },
+    { id: "wasm", tool: "stats", arguments: { x: { $input: "" } } },
+    { id: "exec", tool: "exec_python", arguments: { code: "import json\nresult = json.dumps(input)", input: { $input: "" } } },
+    { id: "ref", tool: "see", arguments: { prev: { $step: "js" }, py: { $step: "py", pointer: "/names" } } },
+  ]);
+  (plan["scope"] as { allowed: string[] }).allowed.push("seepy", "stats", "write_memory", "exec_python");
+  const files = jsPack({ tools: { see: SEE_JS }, plan, manifest: { policies: { maxToolCalls: 20 } } });
+  const doc = JSON.parse(new TextDecoder().decode(files.get("reach.json")!));
+  doc.tools.seepy = { kind: "python", module: "tools/seepy.py" };
+  doc.tools.stats = { kind: "wasm", module: "tools/stats.wasm" };
+  doc.manifest.capabilities.tools.push({ name: "seepy" }, { name: "stats" });
+  files.set("reach.json", enc.encode(JSON.stringify(doc)));
+  files.set("tools/seepy.py", enc.encode(SEE_PY));
+  files.set("tools/stats.wasm", new Uint8Array(readFileSync(new URL("../../wasm-tools/build/rs-stats.wasm", import.meta.url).pathname)));
+  return files;
+}

@@ -12,6 +12,7 @@
  * @module
  */
 import { ReachError } from "../protocol/errors.ts";
+import { jsonDepth, MAX_JSON_DEPTH } from "../protocol/json-text.ts";
 import type { JsonObject, JsonValue } from "../sandbox/types.ts";
 
 /** A `{"$step", "pointer"}` reference found in a step's arguments. */
@@ -88,7 +89,23 @@ export function stepReferences(args: JsonObject, stepId: string): StepReference[
   return out;
 }
 
-function resolve(value: JsonValue, input: JsonValue, outputs: Readonly<Record<string, JsonValue>>, where: string): JsonValue {
+/**
+ * Deepest nesting of a step's resolved arguments: twice the depth accepted from outside (`MAX_JSON_DEPTH`), so a plan
+ * can wrap any input, and far enough below canonical JSON's 1000 levels that the `tool.invoked` event stays hashable.
+ */
+export const MAX_ARGUMENT_DEPTH = 2 * MAX_JSON_DEPTH;
+
+/** A step output found by a reference, refused when it would nest the arguments deeper than MAX_ARGUMENT_DEPTH. */
+function placed(found: JsonValue, depth: number, where: string, from: string): JsonValue {
+  if (depth + jsonDepth(found, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH) {
+    throw new ReachError("PROTO_SCHEMA_VIOLATION", `${where}: the output of step "${from}" placed here would nest the arguments deeper than ${MAX_ARGUMENT_DEPTH} levels; point at a shallower part of it`, {
+      details: { from, maxDepth: MAX_ARGUMENT_DEPTH },
+    });
+  }
+  return found;
+}
+
+function resolve(value: JsonValue, input: JsonValue, outputs: Readonly<Record<string, JsonValue>>, where: string, depth = 0): JsonValue {
   if (isInputRef(value)) {
     const pointer = value.$input;
     if (typeof pointer !== "string") throw new ReachError("PLAN_INVALID", `${where}: "$input" must be a JSON pointer string such as "/text"`);
@@ -111,14 +128,11 @@ function resolve(value: JsonValue, input: JsonValue, outputs: Readonly<Record<st
         details: { from: ref.step, pointer: ref.pointer },
       });
     }
-    return found;
+    return placed(found, depth, where, ref.step);
   }
-  if (Array.isArray(value)) return value.map((v, i) => resolve(v, input, outputs, `${where}[${i}]`));
-  if (isObject(value)) {
-    const out: JsonObject = {};
-    for (const [k, v] of Object.entries(value)) out[k] = resolve(v, input, outputs, `${where}.${k}`);
-    return out;
-  }
+  if (Array.isArray(value)) return value.map((v, i) => resolve(v, input, outputs, `${where}[${i}]`, depth + 1));
+  // Built from entries (CreateDataProperty): a "__proto__" member stays a member, `out[k] = v` would set the prototype.
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolve(v, input, outputs, `${where}.${k}`, depth + 1)]));
   return value;
 }
 

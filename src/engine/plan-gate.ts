@@ -86,7 +86,15 @@ export function gatePlan(document: unknown, options: GateOptions): GatedPlan {
 }
 
 function parsePlan(document: unknown): Blueprint {
-  return parseOrThrow(BlueprintSchema(), document, "PLAN_INVALID", "the plan");
+  const plan = parseOrThrow(BlueprintSchema(), document, "PLAN_INVALID", "the plan");
+  // The schema's record drops a "__proto__" member of a step's arguments: keep the arguments the schema accepted as
+  // written, so the tool gets every member the plan gives it (conformance/HASHING.md "What a tool sees").
+  const steps = (document as { steps: { arguments?: unknown }[] }).steps;
+  plan.steps.forEach((step, i) => {
+    const written = steps[i]?.arguments;
+    if (written !== null && typeof written === "object" && Object.prototype.hasOwnProperty.call(written, "__proto__")) step.arguments = written as typeof step.arguments;
+  });
+  return plan;
 }
 
 function gateParsed(parsed: Blueprint, options: GateOptions): GatedPlan {

@@ -59,16 +59,19 @@ export function prepareStep(run: Run, gen: Generation, i: number, generation: nu
   const base = { index: i, step, invocationId, view: view.state, clockStartMs: view.clockStartMs };
   let envelope: ExecutionEnvelope;
   try {
+    const resolved = resolveArguments(step.arguments as JsonObject, run.input, step.id, view.outputs);
     const candidate = {
       id: deriveId("reach-wasm/envelope", run.runId, step.id, String(generation)),
       task_id: step.id,
       tool: step.tool,
-      arguments: resolveArguments(step.arguments as JsonObject, run.input, step.id, view.outputs),
+      arguments: resolved,
       context: { session_id: run.runId, permissions: [...loaded.pack.manifest.capabilities.permissions] },
       timeout_ms: timeout,
     };
     // The schema only when the quick check cannot vouch for the envelope as it is (for the verdict and the message).
-    envelope = isExactEnvelope(candidate) ? candidate : parseOrThrow(ExecutionEnvelopeSchema(), candidate, "PROTO_SCHEMA_VIOLATION", `the envelope of step "${step.id}"`);
+    // The schema's record drops a "__proto__" member; the arguments it accepted are kept as resolved, so the tool gets
+    // every member it was given (conformance/HASHING.md "What a tool sees").
+    envelope = isExactEnvelope(candidate) ? candidate : { ...parseOrThrow(ExecutionEnvelopeSchema(), candidate, "PROTO_SCHEMA_VIOLATION", `the envelope of step "${step.id}"`), arguments: resolved };
   } catch (err) {
     return { ...base, envelope: null, job: null, refusal: toReachError(err, "PROTO_SCHEMA_VIOLATION") };
   }

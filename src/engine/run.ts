@@ -14,6 +14,7 @@
  */
 import { deriveId } from "../canonical/ids.ts";
 import { hashCanonical } from "../canonical/jcs.ts";
+import { sha256Hex } from "../canonical/sha256.ts";
 import { parseIsoMillis, VirtualClock } from "../determinism/clock.ts";
 import { parseSeed } from "../determinism/prng.ts";
 import { EventLog } from "../ledger/event-log.ts";
@@ -23,6 +24,7 @@ import type { CapabilityPolicy } from "../policy/capabilities.ts";
 import type { CapabilityAudit } from "../policy/audit.ts";
 import { planDeprecations } from "../protocol/deprecations.ts";
 import type { DeprecationNotice } from "../protocol/deprecations.ts";
+import { acceptJsonValue } from "../protocol/json-text.ts";
 import { ReachError, toReachError } from "../protocol/errors.ts";
 import type { RunEvidence } from "../protocol/evidence.ts";
 import type { PlanStep } from "../protocol/plan.ts";
@@ -186,8 +188,12 @@ export class Run {
     this.#request = request;
     this.wallClock = request.wallClock ?? epochMs;
     this.#real = { createdAt: this.wallClock(), startedAt: null, completedAt: 0 };
-    this.input = request.input ?? {};
-    this.inputHash = hashCanonical(this.input);
+    // The input as its canonical copy (conformance/HASHING.md "What a tool sees"): what the run hands on — to the
+    // planner, to `$input` references, to tools — is then the same whatever key order or number spelling the caller
+    // used, live and when a replay reads it back from request.json.
+    const input = acceptJsonValue(request.input ?? {}, { what: "the run input", code: "PROTO_INVALID_ARGUMENT" });
+    this.input = input.value;
+    this.inputHash = sha256Hex(input.text);
     this.seed = runSeed(this.inputHash, request.seed);
     this.epoch = loaded.pack.run?.epoch ?? DEFAULT_EPOCH;
     this.epochMs = parseIsoMillis(this.epoch);

@@ -23,6 +23,7 @@ import type { JsonObject, JsonValue } from "../sandbox/types.ts";
 import { hashCanonical } from "../canonical/jcs.ts";
 import { FUEL_PER_MS } from "./executor.ts";
 import { compileSchema } from "./schema-check.ts";
+import { acceptJsonValue } from "../protocol/json-text.ts";
 import { deepFreeze } from "./pack.ts";
 import type { LoadedPack, PackTool } from "./pack.ts";
 import { infraAllowed, infraRefusal, infraTool, infraTools } from "./infra-tools.ts";
@@ -209,7 +210,16 @@ export class Session {
     if (this.#record !== null) {
       throw new ReachError("PROTO_SEQUENCE_ERROR", `the session run ended ${this.#record.status} (run hash ${this.#record.runHash}); its capsule is written — start a new session`, { details: { runHash: this.#record.runHash, status: this.#record.status } });
     }
-    const arguments_ = (args !== null && typeof args === "object" && !Array.isArray(args) ? args : {}) as JsonObject;
+    // The arguments as their canonical copy, as a replay reads them back from plan.json (conformance/HASHING.md
+    // "What a tool sees"); arguments that are not JSON data or nest too deep are refused before anything is recorded.
+    let taken: JsonValue;
+    try {
+      taken = acceptJsonValue(args, { what: `the arguments of the call to "${tool.slice(0, 64)}"`, code: "PROTO_INVALID_ARGUMENT" }).value;
+    } catch (err) {
+      if (err instanceof ReachError) return { ok: false, stepId: null, error: err, ended: false, spent: this.spent() };
+      throw err;
+    }
+    const arguments_ = (taken !== null && typeof taken === "object" && !Array.isArray(taken) ? taken : {}) as JsonObject;
     const definition = (this.#loaded.tools.get(tool) ?? infraTool(tool))?.definition;
     if (definition !== undefined && this.run.request.session !== undefined) {
       const refused = refusedArguments(tool, definition.inputSchema as JsonObject | undefined, arguments_);

@@ -54,7 +54,9 @@ export function createMcpServer(run: McpSessionRun | Promise<McpSessionRun>, inf
     instructions: instructions(options.budget ?? (run instanceof Promise ? null : run.budget), options.scope ?? (run instanceof Promise ? null : run.scope)),
   });
   onRequest(server, ListToolsRequestSchema, async () => (await session()).tools());
-  onRequest(server, CallToolRequestSchema, async (request) => (await session()).call(request.params.name, (request.params.arguments ?? {}) as JsonValue));
+  // The arguments as received, once the schema accepted them: its record would drop a "__proto__" member, which the
+  // tool must see as the capsule records it (conformance/HASHING.md "What a tool sees").
+  onRequest(server, CallToolRequestSchema, async (request, raw) => (await session()).call(request.params.name, ((raw.params as { arguments?: unknown }).arguments ?? {}) as JsonValue));
   onRequest(server, ListResourcesRequestSchema, async (request) => (await session()).listResources(request.params?.cursor));
   onRequest(server, ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
   onRequest(server, ReadResourceRequestSchema, async (request) => (await session()).readResource(request.params.uri));
@@ -67,12 +69,12 @@ type RequestSchema = z.ZodObject<{ method: z.ZodLiteral<string>; params: z.ZodTy
  * A request handler whose parameters are checked here, so that bad ones are `-32602 Invalid params` naming the
  * problem (the SDK's own check of a handler's schema answers `-32603 Internal error`).
  */
-function onRequest<S extends RequestSchema>(server: Server, schema: S, handler: (request: z.output<S>) => ServerResult | Promise<ServerResult>): void {
+function onRequest<S extends RequestSchema>(server: Server, schema: S, handler: (request: z.output<S>, raw: { params?: unknown }) => ServerResult | Promise<ServerResult>): void {
   const method = schema.shape.method.value;
   server.setRequestHandler(schema.extend({ params: z.unknown().optional() }), async (request) => {
     const parsed = schema.safeParse(request);
     if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `invalid ${method} params: ${z.prettifyError(parsed.error).replace(/\n/g, "; ")}`);
-    return await handler(parsed.data);
+    return await handler(parsed.data, request);
   });
 }
 

@@ -39,15 +39,16 @@ import type { OpContext, OpLimits } from "./_ops.ts";
 import { invalid } from "./_assert.ts";
 import { haltsTool } from "../halting.ts";
 
-/** A copy of a JSON object whose keys, at every depth, are in canonical (RFC 8785) order. */
+/**
+ * A copy of a JSON object whose keys, at every depth, are in canonical (RFC 8785) order; built from entries
+ * (CreateDataProperty), so a `"__proto__"` member (a header of that name) stays a member.
+ */
 function keysInOrder<T>(value: T): T {
   if (Array.isArray(value)) return value.map(keysInOrder) as T;
   if (value === null || typeof value !== "object") return value;
   const keys = Object.keys(value);
   sortKeys(keys);
-  const out: Record<string, unknown> = {};
-  for (const k of keys) out[k] = keysInOrder((value as Record<string, unknown>)[k]);
-  return out as T;
+  return Object.fromEntries(keys.map((k) => [k, keysInOrder((value as Record<string, unknown>)[k])])) as T;
 }
 
 /** Fuel charged for each host call (the host's own work, which the tool's metered code does not count). */

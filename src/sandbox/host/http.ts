@@ -181,12 +181,14 @@ export async function performFetch(
         if (err instanceof ReachError) throw err;
         throw unavailable(url, `reading the body failed: ${abort.aborted ? "timed out or aborted" : (err as Error)?.message}`);
       }
-      const out: Record<string, string> = {};
+      const seen = new Map<string, string>();
       res.headers.forEach((value, name) => {
         const k = name.toLowerCase();
-        out[k] = out[k] === undefined ? value : `${out[k]}, ${value}`;
+        const before = seen.get(k);
+        seen.set(k, before === undefined ? value : `${before}, ${value}`);
       });
-      return { status: res.status, url, headers: out, data: bytesToBase64(data) };
+      // From entries (CreateDataProperty): a header named "__proto__" is a member like any other.
+      return { status: res.status, url, headers: Object.fromEntries(seen), data: bytesToBase64(data) };
     }
     await res.body?.cancel().catch(() => undefined);
     if (hop >= limits.maxRedirects) {

@@ -6,6 +6,7 @@
  * @module
  */
 import { z } from "zod";
+import { canonicalize } from "../../canonical/jcs.ts";
 import { parseOrThrow } from "../../protocol/parse.ts";
 import { ReachError } from "../../protocol/errors.ts";
 import type { JsonValue, ToolOutcome } from "../types.ts";
@@ -14,11 +15,24 @@ import type { PythonInvocation, PythonRunner } from "./runner.ts";
 /** Largest snippet, in characters. */
 export const MAX_SNIPPET_CHARS = 1024 * 1024;
 
-/** The request of `exec_python` (validated at the boundary: it comes from a plan). */
+/**
+ * The request of `exec_python` (validated at the boundary: it comes from a plan). `input` is any JSON value, taken
+ * as given: `z.json()` would rebuild it and drop its `"__proto__"` members, so the snippet would not see what was
+ * recorded (conformance/HASHING.md "What a tool sees"); that it is JSON data is checked by canonicalising it.
+ */
 export const ExecPythonRequestSchema = z.strictObject({
   code: z.string().min(1).max(MAX_SNIPPET_CHARS),
-  input: z.json().optional(),
+  input: z.unknown().refine(isJsonData, "must be a JSON value").optional(),
 });
+
+function isJsonData(value: unknown): boolean {
+  try {
+    canonicalize(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** A validated `exec_python` request. */
 export type ExecPythonRequest = z.output<typeof ExecPythonRequestSchema>;
