@@ -71,7 +71,8 @@ describe("pack test", () => {
   });
 
   it.each([
-    ["not JSON", "{", /not UTF-8 JSON/],
+    ["not JSON", "{", /the test case is not valid JSON: the text ends early at line 1, column 2/],
+    ["a name twice", '{"input":{"a":1,"a":2},"expect":{"output":{}}}', /the test case is refused: the name "a" twice in one object at \$\.input\.a/],
     ["an unknown field", { input: {}, expect: { output: {} }, extra: 1 }, /extra|Unrecognized/],
     ["a typo in expect", { input: {}, expect: { outptu: {} } }, /expect/],
     ["an unknown error code", { input: {}, expect: { error: "EXEC_NOPE" } }, /error code/],

@@ -5,6 +5,7 @@
 import { readHostFile } from "../platform/files.ts";
 import { readStdin } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
+import { parseJsonText } from "../protocol/json-text.ts";
 
 /** A JSON value. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -101,7 +102,8 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
  * default `{}`.
  * @param input the `--input` value, or null
  * @returns the parsed JSON
- * @throws ReachError `PROTO_INVALID_ARGUMENT` when it cannot be read or is not UTF-8 JSON
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when it cannot be read, is not UTF-8 JSON, or is JSON the run refuses
+ *   (a name twice in one object, a lone surrogate, a number out of range, nesting deeper than 256: `parseJsonText`)
  * @example const input = await readInput('{"text":"hi"}');
  */
 export async function readInput(input: string | null): Promise<Json> {
@@ -109,9 +111,11 @@ export async function readInput(input: string | null): Promise<Json> {
   const inline = /^\s*[[{"]/.test(input);
   const where = inline ? "given inline" : input === "-" ? "on stdin" : JSON.stringify(input);
   const bytes = inline ? null : input === "-" ? await readStdin() : await readHostFile(input, 64 * 1024 * 1024);
+  let text: string;
   try {
-    return JSON.parse(bytes === null ? input : new TextDecoder("utf-8", { fatal: true }).decode(bytes)) as Json;
-  } catch (err) {
-    throw new ReachError("PROTO_INVALID_ARGUMENT", `run: the input ${where} is not UTF-8 JSON (${(err as Error).message}); pass a JSON document, a file holding one, or - for stdin`);
+    text = bytes === null ? input : new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new ReachError("PROTO_INVALID_ARGUMENT", `run: the input ${where} is not UTF-8; pass a JSON document, a file holding one, or - for stdin`);
   }
+  return parseJsonText(text, { what: `run: the input ${where}`, code: "PROTO_INVALID_ARGUMENT" }) as Json;
 }

@@ -10,6 +10,7 @@ import { readHostFile } from "../platform/files.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
 import { readStdin, writeFileAtomic } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
+import { parseJsonText } from "../protocol/json-text.ts";
 import type { ServiceClient } from "../service/client.ts";
 import type { RunOptions, RunRecord, ServiceEvent } from "../service/schemas.ts";
 import { packDigest } from "../engine/host-api.ts";
@@ -23,9 +24,9 @@ async function readInput(spec: string | undefined): Promise<unknown> {
   const inline = /^\s*[[{]/.test(spec);
   const text = inline ? spec : new TextDecoder("utf-8", { fatal: true }).decode(spec === "-" ? await readStdin() : await readHostFile(spec, 64 * 1024 * 1024));
   try {
-    return JSON.parse(text) as unknown;
+    return parseJsonText(text, { what: `--input ${inline ? "(inline JSON)" : JSON.stringify(spec)}`, code: "PROTO_INVALID_ARGUMENT" });
   } catch (err) {
-    throw usageError(USAGE, `--input ${inline ? "(inline JSON)" : JSON.stringify(spec)} is not JSON (${(err as Error).message})`);
+    throw usageError(USAGE, (err as Error).message);
   }
 }
 

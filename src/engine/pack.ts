@@ -19,6 +19,7 @@ import { sha256Hex } from "../canonical/sha256.ts";
 import { capabilityPolicy } from "../policy/capabilities.ts";
 import type { CapabilityPolicy } from "../policy/capabilities.ts";
 import { ReachError, toReachError } from "../protocol/errors.ts";
+import { parseJsonText } from "../protocol/json-text.ts";
 import { upgradePackDocument } from "../protocol/deprecations.ts";
 import type { DeprecationNotice } from "../protocol/deprecations.ts";
 import { PackSchema, PROTOCOL_SPEC_VERSION } from "../protocol/pack.ts";
@@ -127,11 +128,9 @@ function decodeJson(bytes: Uint8Array, what: string, code: "PACK_MALFORMED" | "P
   } catch {
     throw new ReachError(code, `${what} is not valid UTF-8; save it as UTF-8 JSON`);
   }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw new ReachError(code, `${what} is not valid JSON (${(err as Error).message}); fix the syntax`);
-  }
+  // Strictly (`parseJsonText`): a name twice in one object would make the pack mean one thing to this parser and
+  // another to a reader of the capsule's copy; a "__proto__" member is a member.
+  return parseJsonText(text, { what, code });
 }
 
 /**

@@ -17,8 +17,9 @@
  * @module
  */
 import { z } from "zod";
-import { isErrorCode } from "./errors.ts";
+import { isErrorCode, ReachError } from "./errors.ts";
 import type { ErrorCode } from "./errors.ts";
+import { parseJsonText } from "./json-text.ts";
 import { lazySchema } from "./_lazy.ts";
 
 /** Where a pack keeps its test cases. */
@@ -78,9 +79,10 @@ export function packTestFiles(paths: Iterable<string>): Array<[string, string]> 
 export function parsePackTestCase(bytes: Uint8Array): { ok: true; value: PackTestCase } | { ok: false; problem: string } {
   let doc: unknown;
   try {
-    doc = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    // Strictly, as `run --input` reads an input (conformance/HASHING.md "What a tool sees").
+    doc = parseJsonText(new TextDecoder("utf-8", { fatal: true }).decode(bytes), { what: "the test case", code: "PROTO_INVALID_ARGUMENT" });
   } catch (err) {
-    return { ok: false, problem: `not UTF-8 JSON (${(err as Error).message})` };
+    return { ok: false, problem: err instanceof ReachError ? err.message : `not UTF-8 JSON (${(err as Error).message})` };
   }
   const parsed = PackTestCaseSchema().safeParse(doc);
   if (!parsed.success) {
@@ -88,5 +90,8 @@ export function parsePackTestCase(bytes: Uint8Array): { ok: true; value: PackTes
     const where = issue === undefined || issue.path.length === 0 ? "" : `${issue.path.join(".")}: `;
     return { ok: false, problem: `${where}${issue?.message ?? "invalid"}; a test case is {"input": …, "seed"?: "N", "expect": {"output": …} | {"error": "CODE"}}` };
   }
-  return { ok: true, value: parsed.data as PackTestCase };
+  // The input and the expected output as written: `z.json()` rebuilds them without their "__proto__" members.
+  const written = doc as { input: unknown; expect: { output?: unknown } };
+  const expected = "output" in parsed.data.expect ? { output: written.expect.output } : parsed.data.expect;
+  return { ok: true, value: { ...(parsed.data as PackTestCase), input: written.input, expect: expected } as PackTestCase };
 }

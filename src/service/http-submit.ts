@@ -5,9 +5,9 @@
  * @module
  */
 import type { z } from "zod";
-import { MAX_DEPTH } from "../canonical/jcs.ts";
 import { sha256Hex } from "../canonical/sha256.ts";
 import { ReachError } from "../protocol/errors.ts";
+import { acceptJsonValue, MAX_JSON_DEPTH, parseJsonText } from "../protocol/json-text.ts";
 import type { ServiceContext } from "./context.ts";
 import { inspectPack } from "./engine-adapter.ts";
 import type { PackInspection } from "./engine-adapter.ts";
@@ -33,23 +33,33 @@ export function parseOrRefuse<S extends z.ZodType>(schema: S, value: unknown, wh
   throw refuse(400, "PROTO_SCHEMA_VIOLATION", `${what} is not valid: ${issues.join("; ")}`, { issues });
 }
 
-/** The deepest nesting of a JSON value, counted without recursion (so a hostile document cannot overflow the stack). */
-function depthOf(value: unknown): number {
-  let max = 0;
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, d] = stack.pop()!;
-    if (v === null || typeof v !== "object") continue;
-    if (d > max) max = d;
-    if (max > MAX_DEPTH) return max;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, d + 1]);
+/**
+ * A run request's JSON text, parsed strictly (`parseJsonText`: a name twice in one object, a lone surrogate, a number
+ * out of range are refused; the input inside may nest `MAX_JSON_DEPTH` levels, so the request one more).
+ */
+function requestJson(text: string, what: string): unknown {
+  try {
+    return parseJsonText(text, { what, code: "PROTO_INVALID_MESSAGE", maxDepth: MAX_JSON_DEPTH + 1 });
+  } catch (err) {
+    if (err instanceof ReachError) throw refuse(400, err.code, err.message, err.details);
+    throw err;
   }
-  return max;
 }
 
-/** Refuse a request document nested deeper than a run input may be (the canonical JSON limit, seed 003 §3.3). */
-function checkDepth(value: unknown, what: string): void {
-  if (depthOf(value) > MAX_DEPTH) throw refuse(400, "PROTO_INVALID_MESSAGE", `${what} nests deeper than ${MAX_DEPTH} levels, which no run input may; flatten it`, { maxDepth: MAX_DEPTH });
+/**
+ * The options with the input as the client sent it: the schema's `z.json()` rebuilds it without its `"__proto__"`
+ * members, which the run must keep (conformance/HASHING.md "What a tool sees"); checked as the run will take it.
+ */
+function withInput(options: RunOptions, raw: unknown, what: string): RunOptions {
+  const input = (raw as { input?: unknown }).input;
+  if (input === undefined) return options;
+  try {
+    acceptJsonValue(input, { what: `the input of ${what}`, code: "PROTO_INVALID_MESSAGE" });
+  } catch (err) {
+    if (err instanceof ReachError) throw refuse(400, err.code, err.message, err.details);
+    throw err;
+  }
+  return { ...options, input: input as RunOptions["input"] };
 }
 
 function checkStorable(options: RunOptions): void {
@@ -58,12 +68,7 @@ function checkStorable(options: RunOptions): void {
 }
 
 async function jsonBody(req: Request): Promise<unknown> {
-  const text = await req.text();
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw refuse(400, "PROTO_INVALID_MESSAGE", `the request body is not JSON (${(err as Error).message}); send a JSON object`);
-  }
+  return requestJson(await req.text(), "the request body");
 }
 
 async function formOf(req: Request): Promise<FormData> {
@@ -136,8 +141,8 @@ export async function readSubmission(ctx: ServiceContext, tenant: string, req: R
   const type = (req.headers.get("content-type") ?? "").toLowerCase();
   if (type.startsWith("application/json")) {
     const body = await jsonBody(req);
-    checkDepth(body, "the run request");
-    const { pack: digest, ...options } = parseOrRefuse(SubmitRunSchema, body, "the run request");
+    const { pack: digest, ...parsed } = parseOrRefuse(SubmitRunSchema, body, "the run request");
+    const options = withInput(parsed, body, "the run request");
     checkStorable(options);
     const pack = await registeredPack(ctx, tenant, digest);
     if (pack === null) throw refuse(404, "PACK_NOT_FOUND", `no pack with digest ${digest} is registered for this tenant; register it with POST /packs (or upload it with the run as multipart)`, { digest });
@@ -146,16 +151,8 @@ export async function readSubmission(ctx: ServiceContext, tenant: string, req: R
   if (type.startsWith("multipart/form-data")) {
     const form = await formOf(req);
     const text = form.get("request");
-    let raw: unknown = {};
-    if (typeof text === "string" && text.trim() !== "") {
-      try {
-        raw = JSON.parse(text) as unknown;
-      } catch (err) {
-        throw refuse(400, "PROTO_INVALID_MESSAGE", `the "request" part is not JSON (${(err as Error).message})`);
-      }
-    }
-    checkDepth(raw, 'the "request" part');
-    const options = parseOrRefuse(RunOptionsSchema, raw, 'the "request" part');
+    const raw: unknown = typeof text === "string" && text.trim() !== "" ? requestJson(text, 'the "request" part') : {};
+    const options = withInput(parseOrRefuse(RunOptionsSchema, raw, 'the "request" part'), raw, 'the "request" part');
     checkStorable(options);
     const { pack } = await registerUpload(ctx, tenant, await packPart(form));
     return { pack, options };

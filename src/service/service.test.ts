@@ -97,6 +97,9 @@ describe("run service on PGlite", () => {
     expectRefusal(await call("POST", "/runs", JSON.stringify({ pack: "a".repeat(64), sede: 1 }), "application/json"), 400, "PROTO_SCHEMA_VIOLATION");
     expectRefusal(await call("POST", "/runs", JSON.stringify({ pack: "a".repeat(64), input: { s: "\u0000" } }), "application/json"), 400, "PROTO_INVALID_MESSAGE");
     expectRefusal(await call("POST", "/runs", "x", "text/plain"), 415, "PROTO_INVALID_MESSAGE");
+    // JSON a run would read differently from a reader of its record: a name twice (here spelled two ways), an input nested past 256
+    expectRefusal(await call("POST", "/runs", `{"pack":"${"a".repeat(64)}","input":{"k":1,"\\u006b":2}}`, "application/json"), 400, "PROTO_INVALID_MESSAGE");
+    expectRefusal(await call("POST", "/runs", `{"pack":"${"a".repeat(64)}","input":${"[".repeat(257)}${"]".repeat(257)}}`, "application/json"), 400, "PROTO_INVALID_MESSAGE");
     const deep = "[".repeat(100_000) + "]".repeat(100_000);
     expectRefusal(await call("POST", "/runs", `{"pack":"${"a".repeat(64)}","input":${deep}}`, "application/json"), 400, "PROTO_INVALID_MESSAGE");
     expectRefusal(await call("GET", "/runs?cursor=99999999999999999999"), 400, "PROTO_SCHEMA_VIOLATION");
