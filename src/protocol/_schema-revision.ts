@@ -6,4 +6,4 @@
  */
 
 /** 16 hex digits; changes whenever a schema may validate differently. */
-export const SCHEMA_REVISION = "b45f60e37b415036";
+export const SCHEMA_REVISION = "fe11b548a35cc8b2";

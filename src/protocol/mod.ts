@@ -14,4 +14,5 @@ export * from "./event.ts";
 export * from "./capsule.ts";
 export * from "./delegation.ts";
 export * from "./parse.ts";
+export * from "./json-text.ts";
 export * from "./json-schema.ts";
