@@ -31,7 +31,7 @@ const [node, deno] = cli.runtimes.map(([, cmd]) => cmd) as [string[], string[]];
 
 // The pack on disk, and an environment of the test's own: no trust store, keys or caches of the user's.
 const pack = join(scratch, "pack");
-for (const [path, bytes] of observerPack()) {
+for (const [path, bytes] of await observerPack()) {
   mkdirSync(dirname(join(pack, path)), { recursive: true });
   writeFileSync(join(pack, path), bytes);
 }

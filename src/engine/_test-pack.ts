@@ -2,6 +2,7 @@
  * Test helpers: in-memory packs for engine tests (not part of the build).
  * @module
  */
+import { wat } from "../sandbox/wasi/_test-support.ts";
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
@@ -114,28 +115,69 @@ def main(input, reach):
 `;
 
 /**
+ * A WASI command printing `{"fnv":N}`, the 32-bit FNV-1a of every byte it reads on stdin: a wasm tool that observes its
+ * arguments' exact text (key order, number spelling), as a tool may.
+ */
+export const FNV_WAT = `(module
+  (import "wasi_snapshot_preview1" "fd_read" (func $read (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 64) "{\\"fnv\\":")
+  (data (i32.const 80) "}")
+  (func (export "_start")
+    (local $h i32) (local $n i32) (local $i i32) (local $p i32)
+    (local.set $h (i32.const 0x811c9dc5))
+    (block $eof (loop $more
+      (i32.store (i32.const 0) (i32.const 1024))
+      (i32.store (i32.const 4) (i32.const 4096))
+      (drop (call $read (i32.const 0) (i32.const 0) (i32.const 1) (i32.const 8)))
+      (local.set $n (i32.load (i32.const 8)))
+      (br_if $eof (i32.eqz (local.get $n)))
+      (local.set $i (i32.const 0))
+      (block $done (loop $byte
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $h (i32.mul (i32.xor (local.get $h) (i32.load8_u offset=1024 (local.get $i))) (i32.const 0x01000193)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $byte)))
+      (br $more)))
+    (local.set $p (i32.const 200))
+    (loop $digit
+      (local.set $p (i32.sub (local.get $p) (i32.const 1)))
+      (i32.store8 (local.get $p) (i32.add (i32.const 48) (i32.rem_u (local.get $h) (i32.const 10))))
+      (local.set $h (i32.div_u (local.get $h) (i32.const 10)))
+      (br_if $digit (i32.ne (local.get $h) (i32.const 0))))
+    (i32.store (i32.const 16) (i32.const 64))
+    (i32.store (i32.const 20) (i32.const 7))
+    (i32.store (i32.const 24) (local.get $p))
+    (i32.store (i32.const 28) (i32.sub (i32.const 200) (local.get $p)))
+    (i32.store (i32.const 32) (i32.const 80))
+    (i32.store (i32.const 36) (i32.const 1))
+    (drop (call $write (i32.const 1) (i32.const 16) (i32.const 3) (i32.const 8)))))`;
+
+/**
  * A pack whose every kind of tool reports exactly what it was handed (conformance/HASHING.md "What a tool sees"): the
  * input goes to memory, to a js tool (in its arguments and as its whole arguments), a python tool, a wasm tool
- * (rs-stats: the FNV-1a of its stdin), exec_python, and a js tool that takes two steps' outputs by `$step`.
+ * (`fnv`: the FNV-1a of its stdin's bytes, {@link FNV_WAT}), exec_python, and a js tool that takes two steps' outputs by
+ * `$step`.
  */
-export function observerPack(): Map<string, Uint8Array> {
+export async function observerPack(): Promise<Map<string, Uint8Array>> {
   const plan = planOf([
     { id: "mem", tool: "write_memory", arguments: { key: "seen", value: { $input: "" } } },
     { id: "js", tool: "see", arguments: { x: { $input: "" }, literal: { zeta: 1, alpha: 2 } } },
     { id: "whole", tool: "see", arguments: { $input: "" } },
     { id: "py", tool: "seepy", arguments: { x: { $input: "" } } },
-    { id: "wasm", tool: "stats", arguments: { x: { $input: "" } } },
+    { id: "wasm", tool: "fnv", arguments: { x: { $input: "" } } },
     { id: "exec", tool: "exec_python", arguments: { code: "import json\nresult = json.dumps(input)", input: { $input: "" } } },
     { id: "ref", tool: "see", arguments: { prev: { $step: "js" }, py: { $step: "py", pointer: "/names" } } },
   ]);
-  (plan["scope"] as { allowed: string[] }).allowed.push("seepy", "stats", "write_memory", "exec_python");
+  (plan["scope"] as { allowed: string[] }).allowed.push("seepy", "fnv", "write_memory", "exec_python");
   const files = jsPack({ tools: { see: SEE_JS }, plan, manifest: { policies: { maxToolCalls: 20 } } });
   const doc = JSON.parse(new TextDecoder().decode(files.get("reach.json")!));
   doc.tools.seepy = { kind: "python", module: "tools/seepy.py" };
-  doc.tools.stats = { kind: "wasm", module: "tools/stats.wasm" };
-  doc.manifest.capabilities.tools.push({ name: "seepy" }, { name: "stats" });
+  doc.tools.fnv = { kind: "wasm", module: "tools/fnv.wasm" };
+  doc.manifest.capabilities.tools.push({ name: "seepy" }, { name: "fnv" });
   files.set("reach.json", enc.encode(JSON.stringify(doc)));
   files.set("tools/seepy.py", enc.encode(SEE_PY));
-  files.set("tools/stats.wasm", new Uint8Array(readFileSync(new URL("../../wasm-tools/build/rs-stats.wasm", import.meta.url).pathname)));
+  files.set("tools/fnv.wasm", await wat(FNV_WAT));
   return files;
 }

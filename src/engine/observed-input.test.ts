@@ -14,6 +14,8 @@ import { eventHash, GENESIS_HASH, payloadHash, runHash } from "../ledger/hash-ch
 import type { RecordedEvent } from "../ledger/event-log.ts";
 import { createMcpServer } from "../mcp/server.ts";
 import { McpSessionRun } from "../mcp/session-run.ts";
+import type { McpEngine } from "../mcp/session-run.ts";
+import { SESSION_START } from "./session-chain.ts";
 import { readPythonWasm } from "../platform/python-engine.ts";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
 import { ReachError } from "../protocol/errors.ts";
@@ -36,7 +38,7 @@ const env = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm
 const enc = new TextEncoder();
 const door = { what: "the input", code: "PROTO_INVALID_ARGUMENT" as const };
 
-const loadedPack: Promise<LoadedPack> = loadPack(observerPack());
+const loadedPack: Promise<LoadedPack> = observerPack().then(loadPack);
 
 /** Build, verify and replay a run's capsule; returns it. */
 async function capsuleReplays(record: RunRecord, loaded: LoadedPack): Promise<ReturnType<typeof readRunCapsule>> {
@@ -117,9 +119,12 @@ describe("session calls replay whatever order the client's arguments are in", ()
 
   it("MCP: the SDK client's arguments in its own order; the session capsule verifies and replays", async () => {
     const runs: EngineRun[] = [];
-    const s = await openSession(env, { pack: { files: observerPack() }, trust: { unrestricted: true } });
-    const session = { tools: s.tools(), pack: s.pack, call: (t: string, a: JsonValue) => s.call(t, a), workspace: () => s.workspace(), readWorkspace: (p: string) => s.readWorkspace(p), close: (x?: boolean) => s.close(x) };
-    const run = new McpSessionRun(session, async (r) => (runs.push(r), `mem/${r.capsule.name}`));
+    const engine: McpEngine = { openSession: async ({ session }) => {
+      const s = await openSession(env, { pack: { files: await observerPack() }, trust: { unrestricted: true }, session });
+      return { ...s, tools: s.tools(), call: (t: string, a: JsonValue) => s.call(t, a), workspace: () => s.workspace(), readWorkspace: (p: string) => s.readWorkspace(p), close: (x?: boolean) => s.close(x) };
+    } };
+    const first = await engine.openSession({ session: SESSION_START });
+    const run = new McpSessionRun(first, async (r) => (runs.push(r), `mem/${r.capsule.name}`), { engine });
     const [a, b] = InMemoryTransport.createLinkedPair();
     await createMcpServer(run, { name: "reach-wasm", version: "test" }).connect(a);
     const client = new Client({ name: "test", version: "1" });
