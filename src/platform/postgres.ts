@@ -13,6 +13,7 @@ import process from "node:process";
 import type { PGlite } from "@electric-sql/pglite";
 import type pgTypes from "pg";
 import { ReachError } from "../protocol/errors.ts";
+import { redactSecrets } from "./redact.ts";
 
 /** A row as the driver returns it. */
 export type SqlRow = Record<string, unknown>;
@@ -63,19 +64,13 @@ export async function openDatabase(target: DatabaseTarget): Promise<SqlDatabase>
 }
 
 /**
- * The URL without its password, for messages.
+ * The URL without its credentials, for messages (`redact.ts`: the password, `?password=`, `?sslpassword=`, …).
  * @param url a connection URL
- * @returns the URL with `***` for the password
+ * @returns the URL with `***` for each credential
  * @example redactUrl("postgres://u:secret@h/db") // "postgres://u:***@h/db"
  */
 export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== "") u.password = "***";
-    return u.toString();
-  } catch {
-    return "(unparsable URL)";
-  }
+  return redactSecrets(url);
 }
 
 async function openServer(url: string, poolSize: number): Promise<SqlDatabase> {
@@ -90,7 +85,7 @@ async function openServer(url: string, poolSize: number): Promise<SqlDatabase> {
     (await pool.connect()).release();
   } catch (err) {
     await pool.end().catch(() => {});
-    throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", `cannot connect to PostgreSQL at ${where}: ${(err as Error).message}; check that the server runs and the URL is right`, { cause: err, retryAfter: 1000 });
+    throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", `cannot connect to PostgreSQL at ${where}: ${redactSecrets((err as Error).message)}; check that the server runs and the URL is right`, { cause: err, retryAfter: 1000 });
   }
   const listener = serverListener(pg, url);
   const statement = preparedStatements();
