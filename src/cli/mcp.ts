@@ -21,7 +21,7 @@ import { join } from "node:path";
 import process from "node:process";
 import type { EngineRun } from "../engine/engine.ts";
 import { SESSION_START } from "../engine/session-chain.ts";
-import { BoundedStdioTransport, McpHttpHandler, McpSessionRun, MCP_PATH, answerMalformed, createMcpServer } from "../mcp/mod.ts";
+import { BoundedStdioTransport, DEFAULT_IDLE_TIMEOUT_MS, McpHttpHandler, McpSessionRun, MCP_PATH, answerMalformed, createMcpServer } from "../mcp/mod.ts";
 import type { McpEnded, McpEngine, McpRunSink, McpSegment } from "../mcp/mod.ts";
 import { openIsolatedSession } from "../platform/engine-thread.ts";
 import type { IsolatedSession, WireRequest } from "../platform/engine-thread.ts";
@@ -35,6 +35,7 @@ import type { CliIO } from "./io.ts";
 import { parseMcpArgs } from "./mcp-args.ts";
 import type { McpArgs } from "./mcp-args.ts";
 import { VERSION } from "./version.ts";
+import type { ReachError } from "../protocol/errors.ts";
 
 const INFO = { name: "reach-wasm", version: VERSION };
 /** How long one call may hold this thread before its session moves to an engine thread (a hop costs each call ~0.2 ms). */
@@ -157,6 +158,13 @@ async function serveStdio(first: IsolatedSession, s: Serving): Promise<McpEnded[
   return [ended];
 }
 
+/** A refusal of the HTTP server's guards (Host, Origin, per-client limit) as MCP clients read errors: JSON-RPC. */
+function jsonRpcRefusal(status: number, error: ReachError): Response {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (error.retryAfter !== null) headers["retry-after"] = String(Math.max(1, Math.ceil(error.retryAfter / 1000)));
+  return new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32000, message: `${error.code}: ${error.message}` } }), { status, headers });
+}
+
 /** Streamable HTTP until a signal: each MCP session a chain of runs; the first run opened already (the spare). */
 async function serveOnHttp(args: McpArgs, first: IsolatedSession, s: Serving): Promise<McpEnded[]> {
   let spare: IsolatedSession | null = first;
@@ -170,10 +178,17 @@ async function serveOnHttp(args: McpArgs, first: IsolatedSession, s: Serving): P
   };
   const ended: McpEnded[] = [];
   const handler = new McpHttpHandler({
-    engine: shared, sink: s.sink, info: INFO, token: args.token, loopbackOnly: args.token === null, signal: s.signal, budget: first.budget, scope: first.scope, onSegment: s.onSegment,
-    onSession: (e) => (e.kind === "open" ? s.say(`session ${e.id} opened`) : (ended.push(e.ended), s.say(`session ${e.id} ended`))),
+    engine: shared, sink: s.sink, info: INFO, token: args.token, signal: s.signal, budget: first.budget, scope: first.scope, onSegment: s.onSegment,
+    ...(args.maxSessions === undefined ? {} : { maxSessions: args.maxSessions }),
+    ...(args.maxSessionsPerClient === undefined ? {} : { maxSessionsPerClient: args.maxSessionsPerClient }),
+    ...(args.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: args.idleTimeoutMs }),
+    onSession: (e) => {
+      if (e.kind === "open") return s.say(`session ${e.id} opened (client ${e.client})`);
+      ended.push(e.ended);
+      s.say(`session ${e.id} ${e.expired ? `expired (no request for ${Math.round((args.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS) / 1000)} s)` : "ended"}`);
+    },
   });
-  const server = await serveHttp(handler.fetch, args.http!);
+  const server = await serveHttp(handler.fetch, { ...args.http!, allowedHosts: args.allowedHosts, allowedOrigins: args.allowedOrigins, refusal: jsonRpcRefusal });
   s.say(`serving ${s.what} at ${server.url}${MCP_PATH}${args.token === null ? " (loopback clients only)" : " (bearer token required)"}; Ctrl-C stops it`);
   await untilAborted(s.signal);
   await handler.close(true);

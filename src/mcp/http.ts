@@ -3,14 +3,18 @@
  * session (the transport's `Mcp-Session-Id`) is its own session run, opened at `initialize` on its own engine thread
  * and ended — its capsule handed to the sink — when the client deletes the session or the server closes.
  *
- * Guards, checked on every request before the transport sees it: the bearer token when one is configured
- * (`Authorization: Bearer …`, compared in constant time; 401 otherwise); without a token the server listens on loopback
- * only, and a `Host` or `Origin` that is not a loopback name is refused (403: a web page that rebinds its DNS name to
- * 127.0.0.1 cannot drive the tools). At most `maxSessions` sessions at once (503 beyond).
+ * Guards: `Host`, `Origin` and the per-client request limit are the HTTP server's (`serveHttp`, for every face: a web
+ * page that rebinds its DNS name to 127.0.0.1, or any page on another origin, cannot drive the tools). Here, on every
+ * request before the transport sees it: the bearer token when one is configured (`Authorization: Bearer …`, compared
+ * in constant time; 401 otherwise). Sessions: at most `maxSessions` at once (503 beyond) and `maxSessionsPerClient`
+ * of one client (429 beyond, by the client's address); a session without a request for `idleTimeoutMs` (measured on
+ * the real clock, never recorded) expires — its session run ends and its capsule is written exactly as if the client
+ * had deleted the session — so that no number of idle clients keeps others out.
  * @module
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { ClientInfo } from "../platform/http-server.ts";
 import { toReachError } from "../protocol/errors.ts";
 import type { SessionBudget, SessionScope } from "../engine/session.ts";
 import { SESSION_START } from "../engine/session-chain.ts";
@@ -26,6 +30,12 @@ export const MCP_PATH = "/mcp";
 /** Sessions at once, by default. */
 export const DEFAULT_MAX_SESSIONS = 16;
 
+/** Sessions of one client (by address) at once, by default. */
+export const DEFAULT_MAX_SESSIONS_PER_CLIENT = 4;
+
+/** How long a session may go without a request before it expires, by default: 10 minutes. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 10 * 60_000;
+
 /** How the HTTP face is set up. */
 export type McpHttpOptions = {
   engine: McpEngine;
@@ -33,8 +43,6 @@ export type McpHttpOptions = {
   info: McpServerInfo;
   /** The bearer token every request must carry; null: none (the CLI allows that on loopback only). */
   token: string | null;
-  /** Refuse a `Host` or `Origin` that is not a loopback name (set when listening on loopback without a token). */
-  loopbackOnly: boolean;
   /** Aborts every session run (a signal). */
   signal?: AbortSignal;
   /** Sessions at once (default {@link DEFAULT_MAX_SESSIONS}). */
@@ -45,11 +53,29 @@ export type McpHttpOptions = {
   scope?: SessionScope;
   /** Told after each run of an MCP session ended (every run of that session so far: a session index). */
   onSegment?: (segments: readonly McpSegment[]) => void | Promise<void>;
-  /** Told when a session opens and when it ended (for stderr). */
-  onSession?: (event: { kind: "open"; id: string } | { kind: "end"; id: string; ended: McpEnded }) => void;
+  /** Sessions of one client at once (default {@link DEFAULT_MAX_SESSIONS_PER_CLIENT}). */
+  maxSessionsPerClient?: number;
+  /** A session without a request for this long expires (default {@link DEFAULT_IDLE_TIMEOUT_MS}). */
+  idleTimeoutMs?: number;
+  /** The clock idleness is measured on, in ms (default `performance.now`; tests pass their own). */
+  now?: () => number;
+  /** Told when a session opens and when it ended (for stderr); `expired` when it ended for being idle. */
+  onSession?: (event: { kind: "open"; id: string; client: string } | { kind: "end"; id: string; ended: McpEnded; expired: boolean }) => void;
 };
 
-type Entry = { id: string | null; transport: WebStandardStreamableHTTPServerTransport; server: Server; run: Promise<McpSessionRun> | null; ending: Promise<McpEnded> | null };
+type Entry = {
+  id: string | null;
+  client: string;
+  transport: WebStandardStreamableHTTPServerTransport;
+  server: Server;
+  run: Promise<McpSessionRun> | null;
+  ending: Promise<McpEnded> | null;
+  /** When the last request on the session started or ended. */
+  lastActive: number;
+  /** Requests on the session being answered now (a held event stream is not one). */
+  busy: number;
+  expired: boolean;
+};
 
 /**
  * A POST's body read whole when it is at most {@link MAX_MESSAGE_BYTES}, as a request the transport can read again;
@@ -112,14 +138,6 @@ function sameToken(given: string, expected: string): boolean {
   return diff === 0;
 }
 
-const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
-
-/** Whether a `Host` value (`name[:port]`) names this machine's loopback interface. */
-function loopbackHost(host: string): boolean {
-  const name = (host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.replace(/:\d+$/, "")).toLowerCase();
-  return LOOPBACK_NAMES.has(name) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
-}
-
 function sessionId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -128,7 +146,7 @@ function sessionId(): string {
 /**
  * The Streamable HTTP face: a `fetch` handler and the sessions behind it.
  * @example
- * const mcp = new McpHttpHandler({ engine, sink, info, token: null, loopbackOnly: true });
+ * const mcp = new McpHttpHandler({ engine, sink, info, token: null });
  * const server = await serveHttp(mcp.fetch, { hostname: "127.0.0.1", port: 0 });
  * // … later: every session ends, its capsule is written
  * await mcp.close(false); await server.close();
@@ -136,12 +154,16 @@ function sessionId(): string {
 export class McpHttpHandler {
   readonly #options: McpHttpOptions;
   readonly #sessions = new Map<string, Entry>();
-  #pending = 0;
+  /** Sessions being opened, by client. */
+  readonly #pending = new Map<string, number>();
+  readonly #now: () => number;
   #closing = false;
+  #sweeper: ReturnType<typeof setInterval> | null = null;
 
-  /** @param options engine, sink, token and guards */
+  /** @param options engine, sink, token, limits and clock */
   constructor(options: McpHttpOptions) {
     this.#options = options;
+    this.#now = options.now ?? (() => performance.now());
   }
 
   /** Sessions open now. */
@@ -149,62 +171,118 @@ export class McpHttpHandler {
     return this.#sessions.size;
   }
 
+  get #idleMs(): number {
+    return this.#options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  }
+
   /**
    * Answer one HTTP request (pass to `serveHttp`).
    * @param request the request
+   * @param client who sent it (from `serveHttp`; absent: one local client)
    * @returns the response
    */
-  readonly fetch = async (request: Request): Promise<Response> => {
-    const refused = this.#guard(request);
+  readonly fetch = async (request: Request, client?: ClientInfo): Promise<Response> => {
+    const refused = this.#authorize(request);
     if (refused !== null) return refused;
     if (new URL(request.url).pathname !== MCP_PATH) return jsonRpcError(404, -32000, `Not Found: MCP is served at ${MCP_PATH}`);
     if (this.#closing) return jsonRpcError(503, -32000, "Service Unavailable: the server is shutting down");
     const id = request.headers.get("mcp-session-id");
     const entry = id === null ? undefined : this.#sessions.get(id);
-    if (id !== null && entry === undefined) return jsonRpcError(404, -32001, "Session not found: it ended or never existed; initialize a new session");
+    if (id !== null && (entry === undefined || entry.expired)) return jsonRpcError(404, -32001, "Session not found: it ended, expired or never existed; initialize a new session");
     const bounded = request.method === "POST" ? await boundedRequest(request) : request;
     if (bounded instanceof Response) return bounded;
-    if (entry !== undefined) return await entry.transport.handleRequest(bounded);
+    if (entry !== undefined) return await this.#handle(entry, bounded);
     if (request.method !== "POST") return jsonRpcError(400, -32000, "Bad Request: start a session with a POST of an initialize request");
-    const max = this.#options.maxSessions ?? DEFAULT_MAX_SESSIONS;
-    if (this.#sessions.size + this.#pending >= max) return jsonRpcError(503, -32000, `Service Unavailable: ${max} sessions are open; end one (DELETE) and try again`);
-    this.#pending++;
+    await this.expireIdle();
+    const key = client?.key ?? "local";
+    const refusal = this.#roomFor(key);
+    if (refusal !== null) return refusal;
+    this.#pending.set(key, (this.#pending.get(key) ?? 0) + 1);
     try {
-      return await this.#start(bounded);
+      return await this.#start(bounded, key);
     } finally {
-      this.#pending--;
+      const left = (this.#pending.get(key) ?? 1) - 1;
+      if (left <= 0) this.#pending.delete(key);
+      else this.#pending.set(key, left);
     }
   };
 
-  #guard(request: Request): Response | null {
-    const { token, loopbackOnly } = this.#options;
-    if (token !== null) {
-      const auth = request.headers.get("authorization") ?? "";
-      const given = /^Bearer +(.+)$/i.exec(auth)?.[1] ?? null;
-      if (given === null || !sameToken(given.trim(), token)) {
-        return jsonRpcError(401, -32000, "Unauthorized: send the server's token as Authorization: Bearer <token>", { "www-authenticate": 'Bearer realm="reach-wasm mcp"' });
-      }
+  /** A request on an open session: it is busy (never idle) until the answer is ready. */
+  async #handle(entry: Entry, request: Request): Promise<Response> {
+    const counts = request.method !== "GET"; // a GET holds an event stream open: the client waits, it is not active
+    entry.lastActive = this.#now();
+    if (counts) entry.busy++;
+    try {
+      return await entry.transport.handleRequest(request);
+    } finally {
+      if (counts) entry.busy--;
+      entry.lastActive = this.#now();
     }
-    if (loopbackOnly) {
-      const host = request.headers.get("host");
-      const origin = request.headers.get("origin");
-      let originHost: string | null = null;
-      try {
-        originHost = origin === null || origin === "null" ? null : new URL(origin).host;
-      } catch {
-        originHost = "invalid";
-      }
-      if ((host !== null && !loopbackHost(host)) || (originHost !== null && !loopbackHost(originHost))) {
-        return jsonRpcError(403, -32000, "Forbidden: this server answers loopback clients only (Host and Origin must be localhost or 127.0.0.1); configure a token to serve others");
-      }
+  }
+
+  /** Null when a session of `key` may open now; else the refusal (503 all taken, 429 this client's share taken). */
+  #roomFor(key: string): Response | null {
+    const max = this.#options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+    const perClient = this.#options.maxSessionsPerClient ?? DEFAULT_MAX_SESSIONS_PER_CLIENT;
+    let pending = 0;
+    for (const n of this.#pending.values()) pending += n;
+    const idle = Math.ceil(this.#idleMs / 1000);
+    const retry = { "retry-after": String(Math.min(idle, 60)) };
+    if (this.#sessions.size + pending >= max) return jsonRpcError(503, -32000, `Service Unavailable: ${max} sessions are open; end one (DELETE), or wait: a session idle for ${idle} s expires`, retry);
+    let mine = this.#pending.get(key) ?? 0;
+    for (const e of this.#sessions.values()) if (e.client === key) mine++;
+    if (mine >= perClient) return jsonRpcError(429, -32000, `Too Many Requests: this client has ${perClient} sessions open, as many as one client may; end one (DELETE) first`, retry);
+    return null;
+  }
+
+  /** The bearer token, when one is configured. */
+  #authorize(request: Request): Response | null {
+    const { token } = this.#options;
+    if (token === null) return null;
+    const auth = request.headers.get("authorization") ?? "";
+    const given = /^Bearer +(.+)$/i.exec(auth)?.[1] ?? null;
+    if (given === null || !sameToken(given.trim(), token)) {
+      return jsonRpcError(401, -32000, "Unauthorized: send the server's token as Authorization: Bearer <token>", { "www-authenticate": 'Bearer realm="reach-wasm mcp"' });
     }
     return null;
   }
 
-  async #start(request: Request): Promise<Response> {
+  /**
+   * End every session that has had no request for the idle timeout (its capsule is written, as for a DELETE). Called
+   * on a timer while sessions are open, and before a session is opened.
+   * @returns how many sessions expired
+   */
+  async expireIdle(): Promise<number> {
+    const now = this.#now();
+    const idle = [...this.#sessions.values()].filter((e) => e.ending === null && e.busy === 0 && now - e.lastActive >= this.#idleMs);
+    for (const e of idle) e.expired = true;
+    await Promise.all(idle.map(async (e) => {
+      await this.#end(e, false);
+      await e.server.close().catch(() => undefined); // its event stream, if one is held, ends too
+    }));
+    return idle.length;
+  }
+
+  #watchIdle(): void {
+    if (this.#sweeper !== null || this.#closing) return;
+    const every = Math.max(10, Math.min(30_000, Math.floor(this.#idleMs / 4)));
+    this.#sweeper = setInterval(() => {
+      if (this.#sessions.size === 0) this.#unwatch();
+      else void this.expireIdle();
+    }, every);
+    const t = this.#sweeper as unknown as { unref?: () => void };
+    if (typeof t === "object" && typeof t.unref === "function") t.unref();
+  }
+
+  #unwatch(): void {
+    if (this.#sweeper !== null) clearInterval(this.#sweeper);
+    this.#sweeper = null;
+  }
+
+  async #start(request: Request, client: string): Promise<Response> {
     let opened: (run: Promise<McpSessionRun>) => void = () => {};
     const run = new Promise<McpSessionRun>((resolve, reject) => (opened = (p) => void p.then(resolve, reject)));
-    const entry: Entry = { id: null, transport: null!, server: null!, run: null, ending: null };
+    const entry: Entry = { id: null, client, transport: null!, server: null!, run: null, ending: null, lastActive: this.#now(), busy: 1, expired: false };
     entry.transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: sessionId,
       enableJsonResponse: true,
@@ -216,7 +294,8 @@ export class McpHttpHandler {
         const { engine, sink, signal } = this.#options;
         const options = { engine, ...(signal === undefined ? {} : { signal }), ...(this.#options.onSegment === undefined ? {} : { onSegment: this.#options.onSegment }) };
         opened(engine.openSession({ session: SESSION_START, ...(signal === undefined ? {} : { signal }) }).then((s) => new McpSessionRun(s, sink, options)));
-        this.#options.onSession?.({ kind: "open", id });
+        this.#options.onSession?.({ kind: "open", id, client });
+        this.#watchIdle();
       },
       onsessionclosed: async () => void (await this.#end(entry, false)),
     });
@@ -224,9 +303,14 @@ export class McpHttpHandler {
     entry.server = createMcpServer(run, this.#options.info, { budget: this.#options.budget ?? null, scope: this.#options.scope ?? null });
     run.catch(() => undefined);
     await entry.server.connect(entry.transport);
-    const response = await entry.transport.handleRequest(request);
-    if (entry.id === null) await entry.server.close(); // not an initialize: nothing to keep
-    return response;
+    try {
+      const response = await entry.transport.handleRequest(request);
+      if (entry.id === null) await entry.server.close(); // not an initialize: nothing to keep
+      return response;
+    } finally {
+      entry.busy--;
+      entry.lastActive = this.#now();
+    }
   }
 
   #end(entry: Entry, aborted: boolean): Promise<McpEnded> {
@@ -246,7 +330,7 @@ export class McpHttpHandler {
       }
       if (entry.id !== null) {
         this.#sessions.delete(entry.id);
-        this.#options.onSession?.({ kind: "end", id: entry.id, ended });
+        this.#options.onSession?.({ kind: "end", id: entry.id, ended, expired: entry.expired });
       }
       return ended;
     })();
@@ -260,6 +344,7 @@ export class McpHttpHandler {
    */
   async close(aborted: boolean): Promise<McpEnded[]> {
     this.#closing = true;
+    this.#unwatch();
     const entries = [...this.#sessions.values()];
     const ended = await Promise.all(entries.map((e) => this.#end(e, aborted)));
     await Promise.all(entries.map((e) => e.server.close().catch(() => undefined)));

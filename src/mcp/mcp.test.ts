@@ -124,7 +124,7 @@ describe("an MCP session is a session run", () => {
 describe("Streamable HTTP", () => {
   async function start(token: string | null): Promise<{ url: URL; handler: McpHttpHandler; runs: EngineRun[]; close(): Promise<void> }> {
     const { runs, sink } = memorySink();
-    const handler = new McpHttpHandler({ engine, sink, info: INFO, token, loopbackOnly: token === null });
+    const handler = new McpHttpHandler({ engine, sink, info: INFO, token });
     const server = await serveHttp(handler.fetch, { hostname: "127.0.0.1", port: 0 });
     return { url: new URL(server.url + MCP_PATH), handler, runs, close: async () => void (await handler.close(true), await server.close()) };
   }

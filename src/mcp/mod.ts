@@ -13,6 +13,6 @@ export type { StdioStreams } from "./stdio-transport.ts";
 export { JsonRpcSniffer, MAX_MESSAGE_BYTES, oversizedAnswer } from "./limits.ts";
 export { instructions, scopeText } from "./answers.ts";
 export type { EndedRun, RunStanding } from "./answers.ts";
-export { DEFAULT_MAX_SESSIONS, MCP_PATH, McpHttpHandler } from "./http.ts";
+export { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, MCP_PATH, McpHttpHandler } from "./http.ts";
 export type { McpHttpOptions } from "./http.ts";
 export { listPage, mimeOf, pathOfUri, readContents, RESOURCE_NOT_FOUND, RESOURCES_PAGE, WORKSPACE_URI, workspaceUri } from "./resources.ts";
