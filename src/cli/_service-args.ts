@@ -18,6 +18,8 @@ import type { runOnEngine } from "../service/engine-adapter.ts";
 import { formatTrustStore } from "../engine/host-api.ts";
 import { defaultEnvironment } from "../platform/environment.ts";
 import { ReachError } from "../protocol/errors.ts";
+import { redactSecrets } from "../platform/redact.ts";
+import { terminalSafe } from "./safe-output.ts";
 import { migrate } from "../service/schema.ts";
 import { ServiceClient } from "../service/client.ts";
 import { parsePrivateKeyFile } from "../engine/host-api.ts";
@@ -25,6 +27,9 @@ import type { EngineEnvironment } from "../engine/runners.ts";
 
 /** The default API address. */
 export const DEFAULT_LISTEN = "127.0.0.1:7411";
+
+/** Options whose values are comma-separated lists: given twice, the lists join. */
+const LIST_OPTIONS = new Set(["--allowed-host", "--allowed-origin"]);
 
 /** Parsed options: positional arguments and `--flag value` / `--flag`. */
 export type ParsedArgs = { positional: string[]; values: Map<string, string>; flags: Set<string> };
@@ -46,7 +51,8 @@ export function parseArgs(argv: readonly string[], valued: readonly string[], ba
     if (valued.includes(a)) {
       const v = argv[++i];
       if (v === undefined) throw usageError(usage, `${a} needs a value`);
-      out.values.set(a, v);
+      const before = out.values.get(a);
+      out.values.set(a, before !== undefined && LIST_OPTIONS.has(a) ? `${before},${v}` : v); // a list option may repeat
     } else if (bare.includes(a)) out.flags.add(a);
     else if (a.startsWith("--")) throw usageError(usage, `unknown option ${a}`);
     else out.positional.push(a);
@@ -195,7 +201,7 @@ export function clientOf(args: ParsedArgs): ServiceClient {
   const server = args.values.get("--server") ?? process.env["REACH_WASM_SERVER"] ?? `http://${DEFAULT_LISTEN}`;
   const token = args.values.get("--token") ?? process.env["REACH_WASM_TOKEN"];
   // A service started a moment ago (`reach-wasm serve &`) may still be opening its store: wait for it a little.
-  return new ServiceClient({ server, ...(token === undefined || token === "" ? {} : { token }), connectWaitMs: connectWaitMs(), onWait: (m) => process.stderr.write(`reach-wasm: ${m}\n`) });
+  return new ServiceClient({ server, ...(token === undefined || token === "" ? {} : { token }), connectWaitMs: connectWaitMs(), onWait: (m) => process.stderr.write(`${terminalSafe(redactSecrets(`reach-wasm: ${m}`))}\n`) });
 }
 
 /**

@@ -22,8 +22,12 @@ import { abortOnSignals } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { CliIO } from "./io.ts";
 import { nodeState, parseOptions, peerFetch, required, wallClock } from "./federation-host.ts";
+import { allowedOf, HTTP_GUARD_USAGE } from "./_http-args.ts";
 
-const USAGE = "reach-wasm node serve --dir DIR [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--insecure-loopback] [--ca FILE] [--pull-interval SECONDS] [--json]";
+const USAGE = `reach-wasm node serve --dir DIR [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--insecure-loopback] [--ca FILE] [--pull-interval SECONDS] ${HTTP_GUARD_USAGE} [--json]`;
+
+/** Requests of one peer address in progress at once (each run request executes a run). */
+export const NODE_MAX_REQUESTS_PER_CLIENT = 32;
 
 /** How to serve a node. */
 export type StartNodeOptions = {
@@ -35,6 +39,10 @@ export type StartNodeOptions = {
   /** PEM file of extra CA certificates trusted for peers. */
   ca?: string;
   pullIntervalMs?: number;
+  /** `Host` names allowed besides the listen address and the node's endpoint (`--allowed-host`). */
+  allowedHosts?: readonly string[];
+  /** Web page origins allowed to call the node (`--allowed-origin`; peers send none). */
+  allowedOrigins?: readonly string[];
   log?: (line: string) => void;
 };
 
@@ -71,7 +79,12 @@ export async function startNode(opts: StartNodeOptions): Promise<RunningNode> {
   if (!Number.isSafeInteger(interval) || interval < 1 || interval > MAX_PULL_INTERVAL_MS) throw new ReachError("PROTO_INVALID_ARGUMENT", `--pull-interval must be 0.001..${MAX_PULL_INTERVAL_MS / 1000} seconds so that revocations are honoured within 60 s`);
   const nonces = new NonceBook(wallClock, await state.nonces());
   const app = createNodeApp({ state, self, now: wallClock, nonces, host: { env: { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm }, fetch: (url, init) => fetch(url, init) }, ...(opts.log === undefined ? {} : { log: opts.log }) });
-  const server = await serveHttp(app.fetch, { ...addr, ...(opts.tls === undefined ? {} : { tls: opts.tls }) });
+  // peers address the node by its endpoint's host: allowed besides the listen address
+  const endpoint = new URL(self.identity.endpoint);
+  const allowedHosts = [`${endpoint.hostname}:${endpoint.port === "" ? (endpoint.protocol === "https:" ? 443 : 80) : endpoint.port}`, ...(opts.allowedHosts ?? [])];
+  const server = await serveHttp((request) => app.fetch(request), {
+    ...addr, ...(opts.tls === undefined ? {} : { tls: opts.tls }), allowedHosts, allowedOrigins: opts.allowedOrigins ?? [], maxRequestsPerClient: NODE_MAX_REQUESTS_PER_CLIENT,
+  });
   const ctx: ClientContext = { self, now: wallClock, fetch: await peerFetch(opts.ca) };
   const sync = startRevocationSync(interval, async () => {
     for (const o of await pullRevocations(ctx, state)) {
@@ -104,7 +117,7 @@ function seconds(text: string | undefined): number | undefined {
  * @example await runNodeServe(["--dir", "node-a", "--tls-cert", "cert.pem", "--tls-key", "key.pem"], io)
  */
 export async function runNodeServe(argv: readonly string[], io: CliIO): Promise<number> {
-  const o = parseOptions(argv, { "--dir": "value", "--listen": "value", "--tls-cert": "value", "--tls-key": "value", "--insecure-loopback": "switch", "--ca": "value", "--pull-interval": "value", "--json": "switch" }, USAGE);
+  const o = parseOptions(argv, { "--dir": "value", "--listen": "value", "--tls-cert": "value", "--tls-key": "value", "--insecure-loopback": "switch", "--ca": "value", "--pull-interval": "value", "--allowed-host": "value", "--allowed-origin": "value", "--json": "switch" }, USAGE);
   if (o.positional.length > 0) throw new ReachError("PROTO_INVALID_ARGUMENT", `node serve: unexpected argument ${JSON.stringify(o.positional[0])}; usage: ${USAGE}`);
   const cert = o.values.get("--tls-cert");
   const key = o.values.get("--tls-key");
@@ -112,10 +125,11 @@ export async function runNodeServe(argv: readonly string[], io: CliIO): Promise<
   const dec = new TextDecoder();
   const tls = cert === undefined || key === undefined ? undefined : { cert: dec.decode(await readHostFile(cert, 1024 * 1024)), key: dec.decode(await readHostFile(key, 1024 * 1024)) };
   const interval = seconds(o.values.get("--pull-interval"));
+  const allowed = allowedOf(o.values.get("--allowed-host"), o.values.get("--allowed-origin"), USAGE);
   const log = (line: string): void => io.stderr(`reach-wasm: ${line}\n`);
   const signals = abortOnSignals();
   try {
-    const node = await startNode({ dir: required(o, "--dir", USAGE), ...(o.values.has("--listen") ? { listen: o.values.get("--listen")! } : {}), ...(tls === undefined ? {} : { tls }), insecureLoopback: o.values.has("--insecure-loopback"), ...(o.values.has("--ca") ? { ca: o.values.get("--ca")! } : {}), ...(interval === undefined ? {} : { pullIntervalMs: interval }), log });
+    const node = await startNode({ dir: required(o, "--dir", USAGE), ...(o.values.has("--listen") ? { listen: o.values.get("--listen")! } : {}), ...(tls === undefined ? {} : { tls }), insecureLoopback: o.values.has("--insecure-loopback"), ...(o.values.has("--ca") ? { ca: o.values.get("--ca")! } : {}), ...(interval === undefined ? {} : { pullIntervalMs: interval }), ...allowed, log });
     log(`node ${node.self.identity.nodeId} listening on ${node.url} (endpoint ${node.self.identity.endpoint}, dir ${resolve(required(o, "--dir", USAGE))}); Ctrl-C stops it`);
     if (o.values.has("--json")) io.stdout(JSON.stringify({ nodeId: node.self.identity.nodeId, url: node.url, endpoint: node.self.identity.endpoint }) + "\n");
     await new Promise<void>((done) => signals.signal.addEventListener("abort", () => done(), { once: true }));

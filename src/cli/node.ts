@@ -10,7 +10,7 @@ import type { CliIO } from "./io.ts";
 import { nodeState, parseOptions, readJsonFile, required } from "./federation-host.ts";
 import { ReachError } from "../protocol/errors.ts";
 
-const USAGE = "reach-wasm node init --dir DIR --endpoint URL | serve --dir DIR [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--insecure-loopback] [--ca FILE] [--pull-interval S] | trust --dir DIR PEER_NODE_JSON | list --dir DIR | forget --dir DIR NODE_ID  [--json]";
+const USAGE = "reach-wasm node init --dir DIR --endpoint URL | serve --dir DIR [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--insecure-loopback] [--ca FILE] [--pull-interval S] [--allowed-host LIST] [--allowed-origin LIST] | trust --dir DIR PEER_NODE_JSON | list --dir DIR | forget --dir DIR NODE_ID  [--json]";
 
 function noPositional(p: readonly string[], sub: string): void {
   if (p.length > 0) throw new ReachError("PROTO_INVALID_ARGUMENT", `node ${sub}: unexpected argument ${JSON.stringify(p[0])}; usage: ${USAGE}`);

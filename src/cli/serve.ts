@@ -12,8 +12,9 @@ import type { CliIO } from "./io.ts";
 import { DEFAULT_LISTEN, engineEnvironment, intOption, pooledEngine, openStore, parseArgs, signingKey, untilSignal, usageError, workerId } from "./_service-args.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
 import { VERSION } from "./version.ts";
+import { allowedOf, HTTP_GUARD_USAGE } from "./_http-args.ts";
 
-const USAGE = "reach-wasm serve [--db URL | --data DIR] [--listen HOST:PORT] [--workers N] [--auth] [--max-body BYTES] [--trust FILE] [--key FILE] [--stale-after S] [--json]";
+const USAGE = `reach-wasm serve [--db URL | --data DIR] [--listen HOST:PORT] [--workers N] [--auth] [--max-body BYTES] [--trust FILE] [--key FILE] [--stale-after S] ${HTTP_GUARD_USAGE} [--max-streams-per-client N] [--stream-idle-timeout S] [--json]`;
 
 /**
  * Split `HOST:PORT` (`[::1]:7411` for IPv6).
@@ -36,9 +37,12 @@ export function parseListen(text: string): { hostname: string; port: number } {
  * @throws ReachError for a bad invocation, an unreachable store or server, or a refusal (the CLI exits 2)
  */
 export async function runServeCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const args = parseArgs(argv, ["--db", "--listen", "--data", "--workers", "--max-body", "--trust", "--key", "--stale-after"], ["--auth", "--json"], USAGE);
+  const args = parseArgs(argv, ["--db", "--listen", "--data", "--workers", "--max-body", "--trust", "--key", "--stale-after", "--allowed-host", "--allowed-origin", "--max-streams-per-client", "--stream-idle-timeout"], ["--auth", "--json"], USAGE);
   if (args.positional.length > 0) throw usageError(USAGE, `unexpected argument ${JSON.stringify(args.positional[0])}`);
-  const listen = parseListen(args.values.get("--listen") ?? DEFAULT_LISTEN);
+  const listen = { ...parseListen(args.values.get("--listen") ?? DEFAULT_LISTEN), ...allowedOf(args.values.get("--allowed-host"), args.values.get("--allowed-origin"), USAGE) };
+  const streamsPerClient = intOption(args, "--max-streams-per-client", 1, 100_000, USAGE);
+  const streamIdle = intOption(args, "--stream-idle-timeout", 1, 86_400, USAGE);
+  const limits = { ...(streamsPerClient === undefined ? {} : { watchersPerClient: streamsPerClient }), ...(streamIdle === undefined ? {} : { streamIdleMs: streamIdle * 1000 }) };
   const maxBody = intOption(args, "--max-body", 1024, 1024 * 1024 * 1024, USAGE) ?? DEFAULT_MAX_BODY_BYTES;
   const staleSeconds = intOption(args, "--stale-after", 1, 86_400, USAGE) ?? WORKER_DEFAULTS.staleSeconds;
   const trust = await loadTrustStore(args.values.get("--trust"));
@@ -68,6 +72,7 @@ export async function runServeCommand(argv: readonly string[], io: CliIO): Promi
         ...(key === undefined ? {} : { key }),
         fetch: (url, init) => fetch(url, init),
         log,
+        limits,
       });
       const who = requireToken ? "bearer tokens required (reach-wasm tokens create --tenant NAME)" : 'requests without a token act as tenant "local"';
       log(`serving runs from ${db.where} on ${svc.url}; ${workers} worker slot(s) in this process; ${who}`);

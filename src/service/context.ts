@@ -7,6 +7,7 @@ import type { RunQueue } from "../platform/job-queue.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 import type { Authenticator } from "./http-auth.ts";
+import type { ClientSlots, WatchLimits } from "./http-limits.ts";
 import type { RunHub } from "./run-hub.ts";
 import type { RunPack } from "./store-runs.ts";
 
@@ -26,4 +27,8 @@ export type ServiceContext = {
   log: (line: string) => void;
   /** Registered packs looked up recently, by `tenant digest` (saves a query per submission). */
   packs: Map<string, { pack: RunPack; at: number }>;
+  /** Per-client limits of event streams and long polls (default `http-limits.ts`'s). */
+  limits?: Partial<WatchLimits>;
+  /** The watch slots held, per client (made by the API when absent). */
+  watchers?: ClientSlots;
 };

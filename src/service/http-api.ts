@@ -9,6 +9,8 @@ import { bodyLimit } from "hono/body-limit";
 import type { ServiceContext } from "./context.ts";
 import { errorResponse, refuse } from "./http-errors.ts";
 import { awaitRecord, streamEvents } from "./http-events.ts";
+import { ClientSlots, DEFAULT_MAX_WATCHERS_PER_CLIENT, DEFAULT_STREAM_IDLE_MS, takeWatch } from "./http-limits.ts";
+import type { ApiEnv, WatchLimits } from "./http-limits.ts";
 import { parseOrRefuse, readPackUpload, readSubmission } from "./http-submit.ts";
 import { openApiDocument } from "./openapi.ts";
 import { ListRunsQuerySchema } from "./schemas.ts";
@@ -17,7 +19,7 @@ import { cancelRun, listRuns, readCapsule } from "./store-runs.ts";
 import { SubmitBatcher } from "./submit-batch.ts";
 import { randomRunId } from "./tokens.ts";
 
-type Env = { Variables: { tenant: string } };
+type Env = ApiEnv;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -39,6 +41,13 @@ export function createServiceApp(ctx: ServiceContext, version: string): Hono<Env
   const app = new Hono<Env>();
   const openapi = JSON.stringify(openApiDocument(version));
   const batcher = new SubmitBatcher(ctx.db, ctx.queue);
+  const limits: WatchLimits = {
+    watchersPerClient: ctx.limits?.watchersPerClient ?? DEFAULT_MAX_WATCHERS_PER_CLIENT,
+    streamIdleMs: ctx.limits?.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS,
+    now: ctx.limits?.now ?? (() => performance.now()),
+  };
+  const watchers = ctx.watchers ?? new ClientSlots(limits.watchersPerClient);
+  const watch = (c: Context<Env>): (() => void) => takeWatch(c, watchers, limits.watchersPerClient);
   app.onError((err) => errorResponse(err, (e) => ctx.log(`internal error: ${(e as Error)?.stack ?? String(e)}`)));
   app.notFound((c) => errorResponse(refuse(404, "PROTO_INVALID_ARGUMENT", `no route ${c.req.method} ${new URL(c.req.url).pathname}; see /openapi.json`)));
   app.get("/openapi.json", (c) => c.body(openapi, 200, { "content-type": "application/json; charset=utf-8" }));
@@ -77,9 +86,25 @@ export function createServiceApp(ctx: ServiceContext, version: string): Hono<Env
   app.get("/runs/:id", async (c) => {
     const wait = c.req.query("wait");
     if (wait !== undefined && !/^([0-9]|[1-5][0-9]|60)$/.test(wait)) throw refuse(400, "PROTO_INVALID_ARGUMENT", `?wait= is a number of seconds 0..60, got ${JSON.stringify(wait.slice(0, 20))}`);
-    return c.json(await awaitRecord(ctx, c.get("tenant"), runIdOf(c), wait === undefined ? 0 : Number(wait)));
+    const id = runIdOf(c);
+    if (wait === undefined || wait === "0") return c.json(await awaitRecord(ctx, c.get("tenant"), id, 0));
+    const release = watch(c);
+    try {
+      return c.json(await awaitRecord(ctx, c.get("tenant"), id, Number(wait)));
+    } finally {
+      release();
+    }
   });
-  app.get("/runs/:id/events", (c) => streamEvents(c, ctx, c.get("tenant"), runIdOf(c)));
+  app.get("/runs/:id/events", async (c) => {
+    const id = runIdOf(c);
+    const release = watch(c);
+    try {
+      return await streamEvents(c, ctx, c.get("tenant"), id, { release, idleMs: limits.streamIdleMs, now: limits.now });
+    } catch (err) {
+      release();
+      throw err;
+    }
+  });
   app.get("/runs/:id/capsule", async (c) => {
     const id = runIdOf(c);
     const capsule = await readCapsule(ctx.db, c.get("tenant"), id);

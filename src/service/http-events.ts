@@ -62,49 +62,80 @@ export async function awaitRecord(ctx: ServiceContext, tenant: string, runId: st
   }
 }
 
+/** How a stream is watched: the slot to give back when it ends, and when it ends for being idle. */
+export type StreamWatch = {
+  /** Called once when the stream has ended. */
+  release: () => void;
+  /** The stream ends after this long without an event (heartbeats do not count); the client resumes with Last-Event-ID. */
+  idleMs: number;
+  /** The clock, in ms. */
+  now: () => number;
+};
+
 /**
  * Stream a tenant's run's events as Server-Sent Events: `id:` the event's sequence number, `event:` its type,
- * `data:` the event (seed 004 RunEvent). The stream ends after the run's last event.
+ * `data:` the event (seed 004 RunEvent). The stream ends after the run's last event, or after `watch.idleMs` without
+ * one (the client then resumes with `Last-Event-ID`, or waits with `GET /runs/:id?wait=`).
  * @param c the Hono context
  * @param ctx the service
  * @param tenant the tenant asking
  * @param runId the run
+ * @param watch the slot and idle limit (default: none)
  * @returns the streaming response
  * @throws HttpRefusal 404 when the tenant has no such run; 400 for a bad Last-Event-ID
  * @example app.get("/runs/:id/events", (c) => streamEvents(c, ctx, c.get("tenant"), c.req.param("id")));
  */
-export async function streamEvents(c: Context, ctx: ServiceContext, tenant: string, runId: string): Promise<Response> {
+export async function streamEvents(c: Context, ctx: ServiceContext, tenant: string, runId: string, watch?: StreamWatch): Promise<Response> {
   if ((await getRun(ctx.db, tenant, runId)) === null) throw noRun(runId);
   const last = c.req.header("last-event-id") ?? c.req.query("after") ?? null;
   if (last !== null && !/^(-1|0|[1-9][0-9]{0,8})$/.test(last)) throw refuse(400, "PROTO_INVALID_ARGUMENT", `Last-Event-ID (or ?after=) must be an event sequence number, got ${JSON.stringify(last)}`);
-  let after = last === null ? -1 : Number(last);
+  const after = last === null ? -1 : Number(last);
+  const now = watch?.now ?? (() => performance.now());
   return streamSSE(c, async (stream) => {
-    let closed = false;
-    stream.onAbort(() => void (closed = true));
-    let quiet = 0;
-    while (!closed && !ctx.hub.closed) {
-      const wait = ctx.hub.wait(runId, 1000);
-      const rows = await ctx.db.query<{ status: string }>("SELECT status FROM reach_wasm.runs WHERE id = $1", [runId]);
-      const done = rows[0] === undefined || ended(rows[0].status);
-      const events = await readEvents(ctx.db, runId, after, PAGE);
-      for (const e of events) {
-        await stream.writeSSE({ id: String(e.sequence), event: e.eventType, data: JSON.stringify(e) });
-        after = e.sequence;
-      }
-      if (events.length === PAGE) {
-        wait.cancel();
-        continue;
-      }
-      if (done) {
-        wait.cancel();
-        break;
-      }
-      const changed = await wait.changed;
-      quiet = changed || events.length > 0 ? 0 : quiet + 1000;
-      if (quiet >= HEARTBEAT_MS) {
-        quiet = 0;
-        await stream.writeSSE({ event: "heartbeat", data: JSON.stringify({ runId, eventType: "heartbeat" }) });
-      }
+    try {
+      await pump(stream, ctx, runId, after, watch === undefined ? Infinity : watch.idleMs, now);
+    } finally {
+      watch?.release();
     }
   });
+}
+
+type SSEStream = Parameters<Parameters<typeof streamSSE>[1]>[0];
+
+/** Write the run's events from `after` until it ends, the client goes, or no event came for `idleMs`. */
+async function pump(stream: SSEStream, ctx: ServiceContext, runId: string, from: number, idleMs: number, now: () => number): Promise<void> {
+  let after = from;
+  let closed = false;
+  stream.onAbort(() => void (closed = true));
+  let quiet = 0;
+  let lastEvent = now();
+  while (!closed && !ctx.hub.closed) {
+    const wait = ctx.hub.wait(runId, 1000);
+    const rows = await ctx.db.query<{ status: string }>("SELECT status FROM reach_wasm.runs WHERE id = $1", [runId]);
+    const done = rows[0] === undefined || ended(rows[0].status);
+    const events = await readEvents(ctx.db, runId, after, PAGE);
+    for (const e of events) {
+      await stream.writeSSE({ id: String(e.sequence), event: e.eventType, data: JSON.stringify(e) });
+      after = e.sequence;
+    }
+    if (events.length > 0) lastEvent = now();
+    else if (now() - lastEvent >= idleMs) {
+      wait.cancel();
+      break; // idle: the client resumes with Last-Event-ID
+    }
+    if (events.length === PAGE) {
+      wait.cancel();
+      continue;
+    }
+    if (done) {
+      wait.cancel();
+      break;
+    }
+    const changed = await wait.changed;
+    quiet = changed || events.length > 0 ? 0 : quiet + 1000;
+    if (quiet >= HEARTBEAT_MS) {
+      quiet = 0;
+      await stream.writeSSE({ event: "heartbeat", data: JSON.stringify({ runId, eventType: "heartbeat" }) });
+    }
+  }
 }

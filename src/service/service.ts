@@ -5,11 +5,13 @@
  */
 import type { EngineEnvironment } from "../engine/runners.ts";
 import type { RunQueue } from "../platform/job-queue.ts";
+import type { ClientInfo } from "../platform/http-server.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
 import type { FetchLike } from "../sandbox/host/http.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 import { Authenticator } from "./http-auth.ts";
 import { createServiceApp } from "./http-api.ts";
+import type { WatchLimits } from "./http-limits.ts";
 import { RunHub } from "./run-hub.ts";
 import { migrate } from "./schema.ts";
 import { startWorker } from "./worker.ts";
@@ -18,8 +20,11 @@ import type { RunWorker, WorkerOptions } from "./worker.ts";
 /** The default largest request body: 64 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
-/** A web-standard handler server (the platform's `serveHttp`, bound to an address). */
-export type Serve = (handler: (request: Request) => Response | Promise<Response>) => Promise<{ url: string; close(): Promise<void> }>;
+/**
+ * A web-standard handler server (the platform's `serveHttp`, bound to an address, which refuses foreign `Host` and
+ * `Origin` and limits each client's requests in progress); it hands the handler the client of each request.
+ */
+export type Serve = (handler: (request: Request, client?: ClientInfo) => Response | Promise<Response>) => Promise<{ url: string; close(): Promise<void> }>;
 
 /** What {@link startService} needs. */
 export type ServiceOptions = {
@@ -41,6 +46,8 @@ export type ServiceOptions = {
   key?: Uint8Array;
   fetch?: FetchLike;
   log: (line: string) => void;
+  /** Per-client limits of event streams and long polls (defaults in `http-limits.ts`). */
+  limits?: Partial<WatchLimits>;
 };
 
 /** A running service. */
@@ -78,7 +85,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   await migrate(o.db);
   const hub = await RunHub.open(o.db);
   const auth = new Authenticator(o.db, o.requireToken);
-  const app = createServiceApp({ db: o.db, queue: o.queue, env: o.env, trust: o.trust, auth, hub, maxBodyBytes: o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, log: o.log, packs: new Map() }, o.version);
+  const app = createServiceApp({ db: o.db, queue: o.queue, env: o.env, trust: o.trust, auth, hub, maxBodyBytes: o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, log: o.log, packs: new Map(), ...(o.limits === undefined ? {} : { limits: o.limits }) }, o.version);
   let worker: RunWorker | null = null;
   if (o.workers > 0) {
     worker = await startWorker({
@@ -96,7 +103,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   }
   let server: { url: string; close(): Promise<void> };
   try {
-    server = await o.serve((request) => app.fetch(request));
+    server = await o.serve((request, client) => app.fetch(request, client === undefined ? undefined : { client }));
   } catch (err) {
     await worker?.stop(0);
     await hub.close();
