@@ -8,6 +8,8 @@ import { ReachError } from "../protocol/errors.ts";
 import { COMMANDS, findCommand } from "./commands.ts";
 import { VERSION } from "./version.ts";
 import type { CliIO } from "./io.ts";
+import { safeIO } from "./safe-output.ts";
+import { redactSecrets } from "../platform/redact.ts";
 
 type Handler = (argv: readonly string[], io: CliIO) => Promise<number>;
 
@@ -79,9 +81,11 @@ function helpText(): string {
 /**
  * Write a ReachError the way every command does: message on stderr, and with --json one object on stdout, the upstream
  * error document (`error.schema.json`: `{specVersion, error: {code, message, details, category, severity, …}}`).
+ * Both are escaped for the terminal (`io` is `safeIO`'s) and lose any connection credentials (a message may quote a
+ * `--db` URL or a driver's error).
  */
 function report(io: CliIO, err: ReachError, json: boolean): void {
-  if (json) io.stdout(JSON.stringify(err.toJSON()) + "\n");
+  if (json) io.stdout(redactSecrets(JSON.stringify(err.toJSON())) + "\n");
   io.stderr(`reach-wasm: ${err.code}: ${err.message}\n`);
 }
 
@@ -92,7 +96,10 @@ function report(io: CliIO, err: ReachError, json: boolean): void {
  * @returns the process exit code
  * @example process.exitCode = await main(process.argv.slice(2), io);
  */
-export async function main(argv: readonly string[], io: CliIO): Promise<number> {
+export async function main(argv: readonly string[], given: CliIO): Promise<number> {
+  // every command writes through the escaping streams (`safe-output.ts`): what a tool, a server or a peer says never
+  // reaches the terminal as control characters, and stderr never shows a connection credential
+  const io = safeIO(given);
   const json = argv.includes("--json");
   // `reach-wasm --quiet <command> …` is `reach-wasm <command> --quiet …`
   if ((argv[0] === "--quiet" || argv[0] === "-q") && argv.length > 1) return await main([argv[1]!, "--quiet", ...argv.slice(2)], io);

@@ -7,6 +7,7 @@ import { diffRuns } from "../report/diff.ts";
 import { renderDiff } from "../report/diff-text.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { parseArgs } from "./args.ts";
+import { rawIO } from "./io.ts";
 import type { CliIO } from "./io.ts";
 import { colourStdout, createProgress } from "./progress.ts";
 import { isLargeRun, readHostRun } from "./run-source.ts";
@@ -38,6 +39,7 @@ export async function runDiffCommand(argv: readonly string[], io: CliIO): Promis
   } finally {
     progress.done();
   }
-  io.stdout(text);
+  // in colour, the text holds the painter's sequences, and every string from the capsule is escaped already
+  (colourStdout(io) && !flags.has("--json") ? rawIO(io) : io).stdout(text);
   return identical ? 0 : 1;
 }

@@ -10,6 +10,8 @@ import { stdioWriter } from "../platform/terminal.ts";
 import { main } from "./cli.ts";
 import { detectTerminal } from "./progress.ts";
 import { installRealClock } from "../platform/real-clock.ts";
+import { redactSecrets } from "../platform/redact.ts";
+import { terminalSafe } from "./safe-output.ts";
 
 // The engine thread's script: bundled beside this file in dist/cli/ (engine-worker.mjs), or the source file under Deno.
 setEngineWorkerUrl(new URL(import.meta.url.endsWith(".ts") ? "../platform/engine-worker.ts" : "./engine-worker.mjs", import.meta.url));
@@ -18,7 +20,7 @@ installRealClock();
 // Whatever escapes a command is reported in one line, never as a stack trace (REACH_WASM_DEBUG=1 shows it).
 const lastResort = (err: unknown): void => {
   if (process.env["REACH_WASM_DEBUG"] === "1") console.error(err);
-  process.stderr.write(`reach-wasm: internal error: ${err instanceof Error ? err.message : String(err)}; this is a bug — please report it\n`);
+  process.stderr.write(terminalSafe(redactSecrets(`reach-wasm: internal error: ${err instanceof Error ? err.message : String(err)}; this is a bug — please report it`)) + "\n");
   process.exit(1);
 };
 process.on("uncaughtException", lastResort);

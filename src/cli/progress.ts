@@ -9,6 +9,7 @@
 import type { RunProgress } from "../engine/types.ts";
 import { terminalInfo } from "../platform/terminal.ts";
 import type { TerminalInfo } from "../platform/terminal.ts";
+import { rawIO } from "./io.ts";
 import type { CliIO } from "./io.ts";
 import { monotonicMs } from "../platform/real-clock.ts";
 
@@ -121,10 +122,12 @@ function ttyProgress(io: CliIO, columns: number, now: () => number): Progress {
     if (current === null) return;
     const elapsed = now() - current.since;
     const text = `reach-wasm: ${current.text}${elapsed >= 1000 ? ` ${ms(elapsed)}` : ""}`;
-    io.stderr(`\r\u001b[2K${text.length >= columns ? `${text.slice(0, columns - 2)}…` : text}`);
+    // the CLI's own control sequence raw; the text (a tool's name, a message) through the escaping stream
+    rawIO(io).stderr("\r\u001b[2K");
+    io.stderr(text.length >= columns ? `${text.slice(0, columns - 2)}…` : text);
   };
   const clear = (): void => {
-    if (current !== null) io.stderr("\r\u001b[2K");
+    if (current !== null) rawIO(io).stderr("\r\u001b[2K");
     current = null;
   };
   const status = (text: string): void => {

@@ -8,6 +8,7 @@ import { buildRunView } from "../report/model.ts";
 import { renderShow } from "../report/show.ts";
 import { showJson } from "../report/show-json.ts";
 import { parseArgs } from "./args.ts";
+import { rawIO } from "./io.ts";
 import type { CliIO } from "./io.ts";
 import { colourStdout, createProgress } from "./progress.ts";
 import { isLargeRun, readHostRun } from "./run-source.ts";
@@ -35,6 +36,7 @@ export async function runShowCommand(argv: readonly string[], io: CliIO): Promis
   } finally {
     progress.done();
   }
-  io.stdout(text);
+  // in colour, the text holds the painter's sequences, and every string from the capsule is escaped already
+  (colourStdout(io) && !flags.has("--json") ? rawIO(io) : io).stdout(text);
   return 0;
 }

@@ -12,6 +12,7 @@
 import { runWasi } from "../engine/wasi-command.ts";
 import { readDirTree, readHostFile } from "../platform/files.ts";
 import { ReachError } from "../protocol/errors.ts";
+import { rawIO } from "./io.ts";
 import type { CliIO } from "./io.ts";
 
 /** Parsed `wasi` arguments. */
@@ -91,6 +92,9 @@ export async function runWasiCommand(argv: readonly string[], io: CliIO): Promis
     dirs.push({ guest: d.guest, dirs: tree.dirs, files: tree.files, links: tree.links });
   }
   const decoders = [new TextDecoder(), new TextDecoder()];
+  // The guest's own output: escaped on a terminal (a sandboxed guest may not write the clipboard, retitle or clear
+  // the screen), byte for byte into a file or a pipe; the lines reach-wasm adds (a trap, a refusal) always escaped.
+  const out = { stdout: io.terminal?.stdout === true ? io.stdout : rawIO(io).stdout, stderr: io.terminal?.stderr === true ? io.stderr : rawIO(io).stderr };
   const outcome = await runWasi({
     module: code,
     name: parsed.module.split(/[\\/]/).pop()!,
@@ -98,11 +102,11 @@ export async function runWasiCommand(argv: readonly string[], io: CliIO): Promis
     env: parsed.env,
     seed: parsed.seed,
     dirs,
-    onStdout: (b) => io.stdout(decoders[0]!.decode(b, { stream: true })),
-    onStderr: (b) => io.stderr(decoders[1]!.decode(b, { stream: true })),
+    onStdout: (b) => out.stdout(decoders[0]!.decode(b, { stream: true })),
+    onStderr: (b) => out.stderr(decoders[1]!.decode(b, { stream: true })),
   });
-  io.stdout(decoders[0]!.decode());
-  io.stderr(decoders[1]!.decode());
+  out.stdout(decoders[0]!.decode());
+  out.stderr(decoders[1]!.decode());
   if (outcome.trap !== null) io.stderr(`reach-wasm: ${outcome.trap}\n`);
   if (outcome.refused !== null) io.stderr(`reach-wasm: note: the guest was refused: ${outcome.refused.code}: ${outcome.refused.message}\n`);
   return outcome.exitCode;
