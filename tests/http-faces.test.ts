@@ -9,6 +9,7 @@ import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { spinPackArchive } from "../src/service/_test-service.ts";
 import { mcpFace, nodeFace, root, serviceFace } from "./_test-faces.ts";
 import type { Face } from "./_test-faces.ts";
 
@@ -24,6 +25,18 @@ function raw(url: string, method: string, headers: Record<string, string>, body?
     });
     req.on("error", reject);
     req.end(body);
+  });
+}
+
+/** A GET from `from` (127.0.0.2 is another client than 127.0.0.1), answered once its status is known. */
+function stream(url: string, from: string): Promise<{ status: number; close(): void }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { localAddress: from, agent: false }, (res) => {
+      res.resume();
+      resolve({ status: res.statusCode ?? 0, close: () => req.destroy() });
+    });
+    req.on("error", reject);
+    req.end();
   });
 }
 
@@ -89,8 +102,9 @@ describe("every HTTP face refuses foreign Host and Origin", () => {
     }
   }, 60_000);
 
-  it("on Deno too: `serve` refuses a rebound Host and a foreign Origin, and honours --allowed-host", async () => {
-    const child = spawn(join(root, "node_modules/.bin/deno"), ["run", "-A", "--quiet", join(root, "src/cli/main.ts"), "serve", "--listen", "127.0.0.1:0", "--data", join(scratch, "deno-store"), "--allowed-host", "runs.example.test", "--json"], {
+  it("on Deno too: `serve` refuses a rebound Host and a foreign Origin, honours --allowed-host, and counts streams per client address", async () => {
+    const args = ["serve", "--listen", "127.0.0.1:0", "--data", join(scratch, "deno-store"), "--workers", "0", "--allowed-host", "runs.example.test", "--max-streams-per-client", "1", "--json"];
+    const child = spawn(join(root, "node_modules/.bin/deno"), ["run", "-A", "--quiet", join(root, "src/cli/main.ts"), ...args], {
       cwd: scratch, env: { ...process.env, HOME: scratch, XDG_CONFIG_HOME: join(scratch, "config"), NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"],
     });
     let stderr = "";
@@ -111,6 +125,13 @@ describe("every HTTP face refuses foreign Host and Origin", () => {
       expect((await raw(`${url}/runs`, "GET", { host: "runs.example.test" })).status).toBe(200);
       const list = JSON.parse((await raw(`${url}/runs`, "GET", { host: `localhost:${port}` })).body) as { runs: unknown[] };
       expect(list.runs).toEqual([]); // no hostile POST created a run
+      // per client: one event stream each (--max-streams-per-client 1); the run stays PENDING (no worker)
+      const form = new FormData();
+      form.set("pack", new Blob([spinPackArchive(1, 10, "deno").slice().buffer as ArrayBuffer]), "p.tar.gz");
+      const { runId } = (await (await fetch(`${url}/runs`, { method: "POST", body: form })).json()) as { runId: string };
+      const streams = [await stream(`${url}/runs/${runId}/events`, "127.0.0.1"), await stream(`${url}/runs/${runId}/events`, "127.0.0.1"), await stream(`${url}/runs/${runId}/events`, "127.0.0.2")];
+      expect(streams.map((s) => s.status)).toEqual([200, 429, 200]);
+      for (const s of streams) s.close();
     } finally {
       child.kill("SIGTERM");
       await new Promise((r) => child.once("exit", r));
