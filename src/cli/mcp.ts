@@ -21,7 +21,7 @@ import { join } from "node:path";
 import process from "node:process";
 import type { EngineRun } from "../engine/engine.ts";
 import { SESSION_START } from "../engine/session-chain.ts";
-import { BoundedStdioTransport, DEFAULT_IDLE_TIMEOUT_MS, McpHttpHandler, McpSessionRun, MCP_PATH, answerMalformed, createMcpServer } from "../mcp/mod.ts";
+import { BoundedStdioTransport, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, McpHttpHandler, McpSessionRun, MCP_PATH, answerMalformed, createMcpServer } from "../mcp/mod.ts";
 import type { McpEnded, McpEngine, McpRunSink, McpSegment } from "../mcp/mod.ts";
 import { openIsolatedSession } from "../platform/engine-thread.ts";
 import type { IsolatedSession, WireRequest } from "../platform/engine-thread.ts";
@@ -32,7 +32,7 @@ import { readPackFiles } from "../platform/pack-files.ts";
 import { readTrustStoreText } from "../platform/trust-file.ts";
 import { abortOnSignals, writeDirAtomic, writeFileAtomic } from "../platform/write.ts";
 import type { CliIO } from "./io.ts";
-import { parseMcpArgs } from "./mcp-args.ts";
+import { isLoopback, parseMcpArgs } from "./mcp-args.ts";
 import type { McpArgs } from "./mcp-args.ts";
 import { VERSION } from "./version.ts";
 import type { ReachError } from "../protocol/errors.ts";
@@ -180,7 +180,8 @@ async function serveOnHttp(args: McpArgs, first: IsolatedSession, s: Serving): P
   const handler = new McpHttpHandler({
     engine: shared, sink: s.sink, info: INFO, token: args.token, signal: s.signal, budget: first.budget, scope: first.scope, onSegment: s.onSegment,
     ...(args.maxSessions === undefined ? {} : { maxSessions: args.maxSessions }),
-    ...(args.maxSessionsPerClient === undefined ? {} : { maxSessionsPerClient: args.maxSessionsPerClient }),
+    // on loopback every client has the same address: a share per address would be the whole server's, smaller
+    ...(args.maxSessionsPerClient !== undefined ? { maxSessionsPerClient: args.maxSessionsPerClient } : isLoopback(args.http!.hostname) ? { maxSessionsPerClient: args.maxSessions ?? DEFAULT_MAX_SESSIONS } : {}),
     ...(args.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: args.idleTimeoutMs }),
     onSession: (e) => {
       if (e.kind === "open") return s.say(`session ${e.id} opened (client ${e.client})`);

@@ -27,7 +27,7 @@ import { allowedOf, HTTP_GUARD_USAGE } from "./_http-args.ts";
 const USAGE = `reach-wasm node serve --dir DIR [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--insecure-loopback] [--ca FILE] [--pull-interval SECONDS] ${HTTP_GUARD_USAGE} [--json]`;
 
 /** Requests of one peer address in progress at once (each run request executes a run). */
-export const NODE_MAX_REQUESTS_PER_CLIENT = 32;
+export const NODE_MAX_REQUESTS_PER_CLIENT = 64;
 
 /** How to serve a node. */
 export type StartNodeOptions = {

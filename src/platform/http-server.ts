@@ -29,7 +29,7 @@ export type HttpServer = {
 };
 
 /** Requests of one client in progress at once, by default. */
-export const DEFAULT_MAX_REQUESTS_PER_CLIENT = 128;
+export const DEFAULT_MAX_REQUESTS_PER_CLIENT = 1024;
 
 /** How to serve. */
 export type ServeOptions = {
