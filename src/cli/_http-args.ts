@@ -7,15 +7,7 @@ import { parseAllowedHost, parseAllowedOrigin } from "../platform/http-guard.ts"
 import { ReachError } from "../protocol/errors.ts";
 
 /** The usage fragment of the shared options. */
-export const HTTP_GUARD_USAGE = "[--allowed-host NAME[:PORT],…] [--allowed-origin SCHEME://HOST[:PORT],…]";
-
-/** The help lines of the shared options. */
-export const HTTP_GUARD_HELP = [
-  "  --allowed-host LIST    Host names clients may use besides the listen address (comma-separated NAME or NAME:PORT;",
-  "                         for a DNS name or a reverse proxy); any other Host is refused (DNS rebinding)",
-  "  --allowed-origin LIST  origins of web pages that may call the server (comma-separated SCHEME://HOST[:PORT]);",
-  "                         any other page's request is refused, whatever the token setting",
-];
+export const HTTP_GUARD_USAGE = "[--allowed-host LIST] [--allowed-origin LIST]";
 
 function list(text: string | undefined): string[] {
   return text === undefined ? [] : text.split(",").map((s) => s.trim()).filter((s) => s !== "");
