@@ -229,6 +229,12 @@ async function nodeServe(guard: Guard, options: ServeOptions, bind: (port: numbe
     );
     s.once("error", reject);
   });
+  // A connection that sends no request is closed by the server: its headers must arrive within 60 s, its body within
+  // 5 min, and an idle keep-alive connection goes after 5 s (Node's defaults, set here so that they are ours).
+  const http = server as unknown as { headersTimeout: number; requestTimeout: number; keepAliveTimeout: number };
+  http.headersTimeout = 60_000;
+  http.requestTimeout = 300_000;
+  http.keepAliveTimeout = 5_000;
   const port = (server.address() as AddressInfo).port;
   return {
     url: urlOf(options.tls !== undefined, options.hostname, port),
