@@ -9,9 +9,13 @@ import { parseWasiArgs } from "./wasi.ts";
 const build = (name: string): string => fileURLToPath(new URL(`../../wasm-tools/build/${name}.wasm`, import.meta.url));
 
 async function run(...argv: string[]) {
+  return await runOn(undefined, ...argv);
+}
+
+async function runOn(terminal: { stdout: boolean; stderr: boolean; color: boolean; columns: number } | undefined, ...argv: string[]) {
   let stdout = "";
   let stderr = "";
-  const code = await main(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
+  const code = await main(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), ...(terminal === undefined ? {} : { terminal }) });
   return { code, stdout, stderr };
 }
 
@@ -39,6 +43,19 @@ describe("reach-wasm wasi", () => {
     const missing = await run("wasi", build("c-sha"), "--dir", `${dir}::/data`, "--", "/data/none.txt");
     expect(missing.code).toBe(3);
     expect(missing.stderr).toContain("cannot open /data/none.txt");
+  });
+
+  it("the guest's output is escaped on a terminal and passed byte for byte into a file or a pipe", async () => {
+    const dir = hostDir();
+    const hostile = "/data/\u001b]52;c;cm0gLXJmIH4K\u0007\u009b2J.txt"; // the C tool names the file it cannot open
+    const piped = await run("wasi", build("c-sha"), "--dir", `${dir}::/data`, "--", hostile);
+    expect(piped.code).toBe(3);
+    expect(piped.stderr).toContain(`cannot open ${hostile}`);
+    const tty = await runOn({ stdout: true, stderr: true, color: false, columns: 80 }, "wasi", build("c-sha"), "--dir", `${dir}::/data`, "--", hostile);
+    expect(tty.code).toBe(3);
+    expect(tty.stderr).toContain("cannot open /data/\\u001b]52;c;cm0gLXJmIH4K\\u0007\\u009b2J.txt");
+    // eslint-disable-next-line no-control-regex
+    expect(tty.stderr).not.toMatch(/[\u001b\u0007\u009b]/);
   });
 
   it("the escape tool is refused everywhere and nothing reaches the host directory", async () => {
