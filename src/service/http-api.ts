@@ -30,6 +30,42 @@ function runIdOf(c: Context<Env>): string {
 }
 
 /**
+ * The routes that hold a request open while a run goes on — the long poll `GET /runs/:id?wait=S` and the event stream
+ * `GET /runs/:id/events` — each taking one of its client's watch slots (`http-limits.ts`) until it ends.
+ */
+function watchRoutes(app: Hono<Env>, ctx: ServiceContext): void {
+  const limits: WatchLimits = {
+    watchersPerClient: ctx.limits?.watchersPerClient ?? DEFAULT_MAX_WATCHERS_PER_CLIENT,
+    streamIdleMs: ctx.limits?.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS,
+    now: ctx.limits?.now ?? (() => performance.now()),
+  };
+  const watchers = ctx.watchers ?? new ClientSlots(limits.watchersPerClient);
+  const watch = (c: Context<Env>): (() => void) => takeWatch(c, watchers, limits.watchersPerClient);
+  app.get("/runs/:id", async (c) => {
+    const wait = c.req.query("wait");
+    if (wait !== undefined && !/^([0-9]|[1-5][0-9]|60)$/.test(wait)) throw refuse(400, "PROTO_INVALID_ARGUMENT", `?wait= is a number of seconds 0..60, got ${JSON.stringify(wait.slice(0, 20))}`);
+    const id = runIdOf(c);
+    if (wait === undefined || wait === "0") return c.json(await awaitRecord(ctx, c.get("tenant"), id, 0));
+    const release = watch(c);
+    try {
+      return c.json(await awaitRecord(ctx, c.get("tenant"), id, Number(wait)));
+    } finally {
+      release();
+    }
+  });
+  app.get("/runs/:id/events", async (c) => {
+    const id = runIdOf(c);
+    const release = watch(c);
+    try {
+      return await streamEvents(c, ctx, c.get("tenant"), id, { release, idleMs: limits.streamIdleMs, now: limits.now });
+    } catch (err) {
+      release();
+      throw err;
+    }
+  });
+}
+
+/**
  * Build the API.
  * @param ctx the database, queue, engine, auth and limits
  * @param version the reach-wasm version (for `/openapi.json`)
@@ -41,13 +77,6 @@ export function createServiceApp(ctx: ServiceContext, version: string): Hono<Env
   const app = new Hono<Env>();
   const openapi = JSON.stringify(openApiDocument(version));
   const batcher = new SubmitBatcher(ctx.db, ctx.queue);
-  const limits: WatchLimits = {
-    watchersPerClient: ctx.limits?.watchersPerClient ?? DEFAULT_MAX_WATCHERS_PER_CLIENT,
-    streamIdleMs: ctx.limits?.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS,
-    now: ctx.limits?.now ?? (() => performance.now()),
-  };
-  const watchers = ctx.watchers ?? new ClientSlots(limits.watchersPerClient);
-  const watch = (c: Context<Env>): (() => void) => takeWatch(c, watchers, limits.watchersPerClient);
   app.onError((err) => errorResponse(err, (e) => ctx.log(`internal error: ${(e as Error)?.stack ?? String(e)}`)));
   app.notFound((c) => errorResponse(refuse(404, "PROTO_INVALID_ARGUMENT", `no route ${c.req.method} ${new URL(c.req.url).pathname}; see /openapi.json`)));
   app.get("/openapi.json", (c) => c.body(openapi, 200, { "content-type": "application/json; charset=utf-8" }));
@@ -83,28 +112,7 @@ export function createServiceApp(ctx: ServiceContext, version: string): Hono<Env
     const q = parseOrRefuse(ListRunsQuerySchema, c.req.query(), "the query");
     return c.json(await listRuns(ctx.db, c.get("tenant"), q));
   });
-  app.get("/runs/:id", async (c) => {
-    const wait = c.req.query("wait");
-    if (wait !== undefined && !/^([0-9]|[1-5][0-9]|60)$/.test(wait)) throw refuse(400, "PROTO_INVALID_ARGUMENT", `?wait= is a number of seconds 0..60, got ${JSON.stringify(wait.slice(0, 20))}`);
-    const id = runIdOf(c);
-    if (wait === undefined || wait === "0") return c.json(await awaitRecord(ctx, c.get("tenant"), id, 0));
-    const release = watch(c);
-    try {
-      return c.json(await awaitRecord(ctx, c.get("tenant"), id, Number(wait)));
-    } finally {
-      release();
-    }
-  });
-  app.get("/runs/:id/events", async (c) => {
-    const id = runIdOf(c);
-    const release = watch(c);
-    try {
-      return await streamEvents(c, ctx, c.get("tenant"), id, { release, idleMs: limits.streamIdleMs, now: limits.now });
-    } catch (err) {
-      release();
-      throw err;
-    }
-  });
+  watchRoutes(app, ctx);
   app.get("/runs/:id/capsule", async (c) => {
     const id = runIdOf(c);
     const capsule = await readCapsule(ctx.db, c.get("tenant"), id);
