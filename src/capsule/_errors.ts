@@ -9,6 +9,7 @@
  */
 import { ReachError } from "../protocol/errors.ts";
 import type { ErrorCode, ErrorDetailsData } from "../protocol/errors.ts";
+import type { InflationBudget } from "./limits.ts";
 
 /** Why an archive was refused (`details.reason` of the error). */
 export type RefusalReason =
@@ -45,6 +46,7 @@ export type RefusalReason =
   | "too-many-entries"
   | "entry-too-large"
   | "total-too-large"
+  | "inflation-ratio"
   | "compressed-too-large";
 
 /** Build a capsule error with `details.reason` set. */
@@ -60,6 +62,24 @@ export function invalid(reason: RefusalReason, message: string, details: ErrorDe
 /** A capsule over one of its limits (`REPLAY_CAPSULE_TOO_LARGE`). */
 export function tooLarge(reason: RefusalReason, message: string, details: ErrorDetailsData = {}): ReachError {
   return refusal("REPLAY_CAPSULE_TOO_LARGE", reason, message, details);
+}
+
+/**
+ * A capsule that inflates (or would, by what its headers declare) past its budget (`limits.ts`): reason
+ * `inflation-ratio` when the ratio to its compressed size set the bound, else `total-too-large`.
+ * @param budget the bound that was passed
+ * @param what the start of the message, e.g. "the capsule inflates to"
+ * @param details extra details
+ * @returns the error
+ */
+export function overBudget(budget: InflationBudget, what: string, details: ErrorDetailsData = {}): ReachError {
+  if (!budget.byRatio) {
+    return tooLarge("total-too-large", `${what} more than limits.maxTotalBytes (${budget.bytes}); raise the limit only for ` +
+      "capsules you trust", details);
+  }
+  return tooLarge("inflation-ratio", `${what} more than ${budget.ratio} times the capsule's ${budget.compressed} compressed ` +
+    `bytes (${budget.bytes}, limits.maxInflationRatio): a gzip bomb, or a capsule that compresses unusually well — ` +
+    "raise limits.maxInflationRatio only for capsules you trust", { ...details, compressed: budget.compressed, ratio: budget.ratio });
 }
 
 /**

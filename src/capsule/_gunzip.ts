@@ -9,7 +9,9 @@
  *   bytes — and `archiveIsCanonical` (archive.ts) tells the caller it is no longer byte-identical to what was written.
  * - The input is pushed to fflate's streaming `Gunzip` in pieces of {@link inputChunk} bytes, so one push inflates
  *   to at most ~1032 × that (deflate's best ratio), and every output chunk is counted before it is used: a gzip
- *   bomb is refused after at most `maxTotalBytes` plus one push's output, never allocated whole.
+ *   bomb is refused after at most its budget (`inflationBudget` in `limits.ts`: `maxTotalBytes`, or less by the
+ *   ratio cap) plus one push's output, never allocated whole. Every refusal raised while inflating records in
+ *   `details.inflated` how many bytes had been inflated when it stopped.
  * - Where does the member end? fflate exposes that only through `onmember`, called when the header of a next
  *   member has been parsed, with its offset. So after the input, a constant empty gzip member ({@link SENTINEL}) is
  *   pushed: a well-formed capsule gives exactly one `onmember` call, at offset `input.length`, which proves that the
@@ -24,7 +26,8 @@
 import { Gunzip } from "fflate";
 import { ReachError } from "../protocol/errors.ts";
 import { crc32Update } from "./_crc32.ts";
-import { invalid, tooLarge } from "./_errors.ts";
+import { invalid, overBudget, tooLarge } from "./_errors.ts";
+import type { InflationBudget } from "./limits.ts";
 
 /**
  * Compressed bytes per push: maxTotalBytes / 1024, between 4 KiB and 32 KiB. Deflate inflates at most ~1032:1, so
@@ -84,14 +87,27 @@ function hexBytes(b: Uint8Array): string {
 /**
  * Inflate a capsule, passing the tar stream to `sink` chunk by chunk.
  * @param bytes the whole `.tar.gz`
- * @param maxTotalBytes the most inflated bytes allowed
+ * @param budget the most inflated bytes allowed (`inflationBudget`)
  * @param sink receives the inflated bytes in order; it may throw to stop
  * @throws ReachError `REPLAY_CAPSULE_INVALID` (reasons `empty`, `not-gzip`, `gzip-header`, `truncated`,
  *   `trailing-data`, `multiple-members`, `deflate-corrupt`, `crc-mismatch`, `size-mismatch`),
- *   `REPLAY_CAPSULE_TOO_LARGE` (`total-too-large`), or whatever `sink` throws
+ *   `REPLAY_CAPSULE_TOO_LARGE` (`total-too-large`, `inflation-ratio`), or whatever `sink` throws; a `ReachError`
+ *   raised while inflating has `details.inflated`
  */
-export function gunzipCapsule(bytes: Uint8Array, maxTotalBytes: number, sink: (chunk: Uint8Array) => void): void {
+export function gunzipCapsule(bytes: Uint8Array, budget: InflationBudget, sink: (chunk: Uint8Array) => void): void {
   checkHeader(bytes);
+  let inflated = 0;
+  try {
+    inflate(bytes, budget, sink, (n) => (inflated = n));
+  } catch (err) {
+    if (err instanceof ReachError) err.details["inflated"] ??= inflated;
+    throw err;
+  }
+}
+
+/** {@link gunzipCapsule} after the header check; `progress` is told the inflated count as it grows. */
+function inflate(bytes: Uint8Array, budget: InflationBudget, sink: (chunk: Uint8Array) => void, progress: (inflated: number) => void): void {
+  const maxTotalBytes = budget.bytes;
   const n = bytes.length;
   let inflated = 0;
   let crc = 0;
@@ -99,7 +115,9 @@ export function gunzipCapsule(bytes: Uint8Array, maxTotalBytes: number, sink: (c
   const held: Uint8Array[] = [];
   const gunzip = new Gunzip((chunk: Uint8Array) => {
     inflated += chunk.length;
+    progress(inflated);
     if (inflated > maxTotalBytes) {
+      if (budget.byRatio) throw overBudget(budget, "the capsule inflates to", { inflated });
       throw tooLarge("total-too-large", `the capsule inflates to more than limits.maxTotalBytes (${maxTotalBytes} bytes); ` +
         "inflating stopped there (a gzip bomb, or a capsule larger than the limit you chose)", { inflated });
     }

@@ -6,13 +6,16 @@
  * `_ustar.ts`) in strictly ascending path order, zero padding to each 512-byte boundary, then exactly two zero
  * blocks and nothing after them (not even more zeros: reach-wasm does not pad to a 10 KiB record).
  * Limits are checked on each header, before its data is read: entry count, entry size, and the size the whole tar
- * stream will reach if this entry is the last one.
+ * stream will reach if this entry is the last one, against the capsule's inflation budget (`limits.ts`: the smaller
+ * of `maxTotalBytes` and the ratio cap). So a header that declares more than the compressed capsule can honestly
+ * hold is refused before a byte of its data is inflated, and the data never run past what the headers declare
+ * (after the end blocks, any byte is trailing data).
  * @module
  */
-import { invalid, showName, tooLarge } from "./_errors.ts";
+import { invalid, overBudget, showName, tooLarge } from "./_errors.ts";
 import { EntryTree } from "./_path.ts";
 import { BLOCK, decodeHeader } from "./_ustar.ts";
-import type { ArchiveLimits } from "./limits.ts";
+import type { ArchiveLimits, InflationBudget } from "./limits.ts";
 
 /** Parser states. */
 const Mode = { Header: 0, Data: 1, Padding: 2, SecondEnd: 3, Done: 4 } as const;
@@ -28,6 +31,7 @@ export class TarReader {
   /** The entries read so far, in archive (= path) order. */
   readonly entries: Map<string, Uint8Array> = new Map();
   readonly #limits: ArchiveLimits;
+  readonly #budget: InflationBudget;
   readonly #tree = new EntryTree();
   readonly #block = new Uint8Array(BLOCK);
   #fill = 0;
@@ -40,8 +44,13 @@ export class TarReader {
   #remaining = 0;
   #parts: Uint8Array[] = [];
 
-  constructor(limits: ArchiveLimits) {
+  /**
+   * @param limits the resolved limits
+   * @param budget the most bytes the tar stream may reach (`inflationBudget`)
+   */
+  constructor(limits: ArchiveLimits, budget: InflationBudget) {
     this.#limits = limits;
+    this.#budget = budget;
   }
 
   /**
@@ -147,10 +156,9 @@ export class TarReader {
         `limits.maxEntryBytes (${limits.maxEntryBytes}); raise the limit only for capsules you trust`, { entry, path, size });
     }
     const projected = this.#offset + padded(size) + 2 * BLOCK;
-    if (projected > limits.maxTotalBytes) {
-      throw tooLarge("total-too-large", `capsule entry #${entry} ${showName(path)} (${size} bytes) makes the tar stream ` +
-        `${projected} bytes, more than limits.maxTotalBytes (${limits.maxTotalBytes}); raise the limit only for capsules you trust`,
-        { entry, path, size });
+    if (projected > this.#budget.bytes) {
+      throw overBudget(this.#budget, `capsule entry #${entry} ${showName(path)} (${size} bytes) makes the tar stream ` +
+        `${projected} bytes,`, { entry, path, size });
     }
     const problem = this.#tree.add(path);
     if (problem !== undefined) {

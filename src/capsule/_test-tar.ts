@@ -155,3 +155,34 @@ export function zeroBomb(mebibytes: number, prefix: Uint8Array = new Uint8Array(
   if (mebibytes <= 64) for (let i = 0; i < mebibytes; i++) crc = crc32Update(crc, new Uint8Array(1 << 20));
   return gzipMember(body, crc, prefix.length + mebibytes * (1 << 20));
 }
+
+/** A non-final stored deflate block holding `data` (at most 65,535 bytes), starting and ending on a byte boundary. */
+function storedFragment(data: Uint8Array): Uint8Array {
+  return concat(Uint8Array.of(0, data.length & 0xff, data.length >> 8, ~data.length & 0xff, (~data.length >> 8) & 0xff), data);
+}
+
+/**
+ * A bomb of canonical tar entries over zeros: for each `[path, mebibytes]` a header then that many MiB of zeros, then
+ * the two end blocks (headers and end blocks as stored blocks, each MiB of zeros a ~1 KiB deflate fragment, so 1 GiB
+ * is about 1 MB). The trailer's CRC is correct up
+ * to 64 MiB (beyond, it is not computed: readers must refuse long before reaching it); ISIZE is the true size.
+ * @param entries paths (in ascending order) and sizes in MiB
+ * @returns the `.gz` bytes
+ */
+export function tarBomb(entries: readonly (readonly [string, number])[]): Uint8Array {
+  const unit = deflateFragment(new Uint8Array(1 << 20));
+  const zeros = new Uint8Array(1 << 20);
+  const parts: Uint8Array[] = [];
+  let size = 1024;
+  let crc = 0;
+  for (const [path, mebibytes] of entries) {
+    const h = header({ path, size: mebibytes * (1 << 20) });
+    parts.push(storedFragment(h));
+    for (let i = 0; i < mebibytes; i++) parts.push(unit);
+    size += 512 + mebibytes * (1 << 20);
+    if (size <= 64 << 20) for (let i = 0, c = (crc = crc32Update(crc, h)); i < mebibytes; i++) crc = c = crc32Update(c, zeros);
+  }
+  parts.push(storedFragment(new Uint8Array(1024)), Uint8Array.of(3, 0));
+  crc = crc32Update(crc, new Uint8Array(1024));
+  return gzipMember(concat(...parts), size <= 64 << 20 ? crc : 0, size % 2 ** 32);
+}

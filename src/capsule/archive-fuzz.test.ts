@@ -4,7 +4,7 @@
 import { gunzipSync } from "fflate";
 import { describe, expect, it } from "vitest";
 import { ReachError } from "../protocol/errors.ts";
-import { enc, gzStored, header, zeroBomb } from "./_test-tar.ts";
+import { enc, gzStored, header, tarBomb, zeroBomb } from "./_test-tar.ts";
 import { archiveIsCanonical } from "./archive.ts";
 import { readArchive, writeArchive } from "./mod.ts";
 import type { ArchiveLimits } from "./mod.ts";
@@ -195,7 +195,54 @@ describe("gzip bombs", () => {
   });
 
   it("a bomb that fits its limits is read (the sweep would otherwise prove nothing)", () => {
-    const got = readArchive(zeroBomb(16, header({ path: "a", size: 16 * mib - 1024 })));
+    const bomb = zeroBomb(16, header({ path: "a", size: 16 * mib - 1024 }));
+    const got = readArchive(bomb, { maxInflationRatio: 1100 });
     expect(got.get("a")!.length).toBe(16 * mib - 1024);
+    // with the default ratio (100), the same 16 KB capsule may inflate to 8 MiB only: refused at its header
+    const { error } = attempt(bomb);
+    expect((error as ReachError).details).toMatchObject({ reason: "inflation-ratio", entry: 1, compressed: bomb.length, ratio: 100 });
+    expect((error as ReachError).details["inflated"]).toBeLessThanOrEqual(4 * mib);
+  });
+});
+
+describe("inflation bounded by the capsule's size", () => {
+  const mib = 2 ** 20;
+  const inflated = (bytes: Uint8Array, limits?: Partial<ArchiveLimits>): { reason: unknown; inflated: number } => {
+    const { error } = attempt(bytes, limits);
+    expect(error).toBeInstanceOf(ReachError);
+    const details = (error as ReachError).details;
+    expect(typeof details["inflated"]).toBe("number");
+    return { reason: details.reason, inflated: details["inflated"] as number };
+  };
+
+  it("a ~1 MB capsule whose headers declare ~1 GiB is refused at its first header, after a few MiB, not 1 GiB", () => {
+    const bomb = tarBomb([["a", 511], ["b", 511]]);
+    expect(bomb.length).toBeLessThan(1.2 * mib);
+    const r = inflated(bomb);
+    expect(r.reason).toBe("inflation-ratio");
+    expect(r.inflated).toBeLessThanOrEqual(4 * mib); // the first push (4 KiB of input) at most: bytes, not wall clock
+  });
+
+  it("entries that each fit but together pass ratio × compressed size are refused at the header that passes it", () => {
+    const bomb = tarBomb(Array.from({ length: 400 }, (_, i) => [`f/${String(i).padStart(3, "0")}`, 1] as const));
+    const budget = Math.max(8 * mib, 10 * bomb.length);
+    const r = inflated(bomb, { maxInflationRatio: 10 });
+    expect(r.reason).toBe("inflation-ratio");
+    expect(r.inflated).toBeGreaterThan(budget - 2 * mib); // it read up to the budget…
+    expect(r.inflated).toBeLessThan(2 * budget); // …and at most one push past it, not the 400 MiB declared
+  });
+
+  it("the ratio never lowers maxTotalBytes' own refusal, and a capsule under 8 MiB is read whatever its ratio", () => {
+    expect(inflated(tarBomb([["a", 30]]), { maxTotalBytes: 16 * mib, maxInflationRatio: 1100 }).reason).toBe("total-too-large");
+    expect(readArchive(tarBomb([["a", 7]])).get("a")!.length).toBe(7 * mib); // ~7 KB inflating to 7 MiB: exempt
+  });
+
+  it("the writer refuses what the reader would refuse for its ratio, and archiveIsCanonical says false, never throws", () => {
+    const zeros = [{ path: "z", bytes: new Uint8Array(9 * mib) }];
+    expect(() => writeArchive(zeros)).toThrow(/limits\.maxInflationRatio/);
+    const written = writeArchive(zeros, { maxInflationRatio: 1100 });
+    expect(readArchive(written, { maxInflationRatio: 1100 }).get("z")!.length).toBe(9 * mib);
+    expect(attempt(written).error).toMatchObject({ details: { reason: "inflation-ratio" } });
+    expect(archiveIsCanonical(written, new Map([["z", zeros[0]!.bytes]]))).toBe(false);
   });
 });

@@ -7,11 +7,11 @@
  */
 import type { GzipOptions } from "fflate";
 import { gzipLikeFflate } from "./_deflate.ts";
-import { refusal, showName, tooLarge } from "./_errors.ts";
+import { overBudget, refusal, showName, tooLarge } from "./_errors.ts";
 import { byPath, EntryTree, pathProblem, splitUstar } from "./_path.ts";
 import { padded } from "./_tar-reader.ts";
 import { BLOCK, encodeHeader, MAX_USTAR_SIZE } from "./_ustar.ts";
-import { resolveLimits } from "./limits.ts";
+import { inflationBudget, resolveLimits } from "./limits.ts";
 import type { ArchiveLimits } from "./limits.ts";
 
 /** One file of a capsule archive. */
@@ -37,7 +37,8 @@ export const GZIP_OPTIONS: Readonly<GzipOptions> = Object.freeze({ level: GZIP_L
  * @throws RangeError when a limit is not a non-negative safe integer
  * @throws ReachError `PROTO_INVALID_ARGUMENT` for a bad path (absolute, `..`, `.`, empty segment, backslash,
  *   control or non-ASCII character, too long for ustar), a path given twice, or a file used as a directory;
- *   `REPLAY_CAPSULE_TOO_LARGE` when the archive would exceed a limit
+ *   `REPLAY_CAPSULE_TOO_LARGE` when the archive would exceed a limit (`inflation-ratio`: its entries compress more
+ *   than `limits.maxInflationRatio` to one and the tar stream is over 8 MiB, which the reader refuses as a bomb)
  * @example
  * ```ts
  * const bytes = writeArchive([{ path: "a/b.txt", bytes: new TextEncoder().encode("hi") }]);
@@ -95,5 +96,7 @@ export function writeArchive(entries: readonly ArchiveEntry[], limits?: Partial<
     throw tooLarge("compressed-too-large", `writeArchive: the capsule would be ${gz.length} bytes, more than ` +
       `limits.maxCompressedBytes (${lim.maxCompressedBytes}); the reader would refuse it`, { compressed: gz.length });
   }
+  const budget = inflationBudget(gz.length, lim);
+  if (total > budget.bytes) throw overBudget(budget, `writeArchive: the tar stream would be ${total} bytes,`, { total });
   return gz;
 }

@@ -34,7 +34,7 @@ import { tooLarge } from "./_errors.ts";
 import type { RefusalReason } from "./_errors.ts";
 import { gunzipCapsule } from "./_gunzip.ts";
 import { TarReader } from "./_tar-reader.ts";
-import { resolveLimits } from "./limits.ts";
+import { inflationBudget, resolveLimits } from "./limits.ts";
 import type { ArchiveLimits } from "./limits.ts";
 import { writeArchive } from "./archive-write.ts";
 
@@ -43,9 +43,13 @@ export type { ArchiveEntry } from "./archive-write.ts";
 
 /**
  * Read a capsule archive written by {@link writeArchive}, strictly and within `limits`. Nothing is written
- * anywhere; inflating stops at the first problem (a gzip bomb is refused once `maxTotalBytes` is passed).
+ * anywhere; inflating stops at the first problem. What a capsule may inflate to is bounded by its own size
+ * (`inflationBudget`, limits.ts): `maxInflationRatio` (100) times its compressed bytes, or 8 MiB if more, and never
+ * past `maxTotalBytes`. A tar header declaring more than that is refused before its data is inflated, and the
+ * inflated stream is cut off as soon as it passes the budget, so a small gzip bomb costs a few megabytes.
  * @param bytes the `.tar.gz` bytes
- * @param limits optional bounds; defaults: 100,000 entries, 512 MiB per entry, 1 GiB inflated, 1 GiB + 1 MiB compressed
+ * @param limits optional bounds; defaults: 100,000 entries, 512 MiB per entry, 1 GiB inflated, 1 GiB + 1 MiB
+ *   compressed, 100 inflated bytes per compressed byte past 8 MiB
  * @returns the entries, path → bytes, in archive order (ascending byte order of the paths)
  * @throws TypeError when `bytes` is not a Uint8Array; RangeError for a bad limit
  * @throws ReachError `REPLAY_CAPSULE_INVALID` for anything damaged or not written by reach-wasm — not gzip, gzip
@@ -53,7 +57,8 @@ export type { ArchiveEntry } from "./archive-write.ts";
  *   bad header checksum, non-ustar or non-canonical headers, links, devices, FIFOs, directories, pax/GNU
  *   extension headers, unsafe paths (absolute, `..`, backslash, …), duplicates, unsorted entries, a file used as
  *   a directory, non-zero padding, a missing or malformed end-of-archive; `REPLAY_CAPSULE_TOO_LARGE` when a limit
- *   is exceeded. `details.reason` names the refusal.
+ *   is exceeded (`inflation-ratio` for the ratio cap). `details.reason` names the refusal, and `details.inflated`
+ *   how many bytes were inflated before it.
  * @example
  * ```ts
  * declare const bytes: Uint8Array; // a .tar.gz (refused with a ReachError when hostile or over a limit)
@@ -67,8 +72,9 @@ export function readArchive(bytes: Uint8Array, limits?: Partial<ArchiveLimits>):
     throw tooLarge("compressed-too-large", `the capsule is ${bytes.length} bytes, more than limits.maxCompressedBytes ` +
       `(${lim.maxCompressedBytes}); nothing was inflated — raise the limit only for capsules you trust`, { compressed: bytes.length });
   }
-  const tar = new TarReader(lim);
-  gunzipCapsule(bytes, lim.maxTotalBytes, (chunk) => tar.push(chunk));
+  const budget = inflationBudget(bytes.length, lim);
+  const tar = new TarReader(lim, budget);
+  gunzipCapsule(bytes, budget, (chunk) => tar.push(chunk));
   tar.finish();
   return tar.entries;
 }
@@ -94,7 +100,15 @@ export function isArchiveRefusal(err: unknown, reason: RefusalReason): err is Re
  * @example const canonical = archiveIsCanonical(bytes, readArchive(bytes));
  */
 export function archiveIsCanonical(bytes: Uint8Array, entries: ReadonlyMap<string, Uint8Array>): boolean {
-  const again = writeArchive([...entries].map(([path, content]) => ({ path, bytes: content })));
+  let again: Uint8Array;
+  try {
+    again = writeArchive([...entries].map(([path, content]) => ({ path, bytes: content })));
+  } catch (err) {
+    // The canonical encoding is over a limit the given bytes were read within (a re-compressed capsule whose
+    // level-6 form compresses better than the inflation ratio allows): then they are not those bytes.
+    if (err instanceof ReachError && err.code === "REPLAY_CAPSULE_TOO_LARGE") return false;
+    throw err;
+  }
   if (again.length !== bytes.length) return false;
   for (let i = 0; i < again.length; i++) if (again[i] !== bytes[i]) return false;
   return true;

@@ -21,6 +21,13 @@ export type ArchiveLimits = {
    * expands incompressible data by at most 5 bytes per 64 KiB, so a capsule at `maxTotalBytes` always fits.
    */
   maxCompressedBytes: number;
+  /**
+   * Most inflated bytes per compressed byte, for a capsule that inflates to more than {@link RATIO_EXEMPT_BYTES}
+   * (8 MiB). Default {@link DEFAULT_INFLATION_RATIO} (100): the committed capsules inflate 2.8-5.9 times, while a
+   * gzip bomb inflates up to ~1032 times, so a small hostile capsule is refused after a few megabytes, at the
+   * first tar header that declares more than its budget. Optional so that the default limits keep their shape.
+   */
+  maxInflationRatio?: number;
 };
 
 const MiB = 1024 * 1024;
@@ -33,7 +40,12 @@ export const DEFAULT_ARCHIVE_LIMITS: Readonly<ArchiveLimits> = Object.freeze({
   maxCompressedBytes: 1025 * MiB,
 });
 
-const KEYS = ["maxEntries", "maxEntryBytes", "maxTotalBytes", "maxCompressedBytes"] as const;
+/** The default `maxInflationRatio`: 100 inflated bytes per compressed byte. */
+export const DEFAULT_INFLATION_RATIO = 100;
+/** Inflated sizes up to this (8 MiB) are read whatever their ratio: a small capsule may compress very well. */
+export const RATIO_EXEMPT_BYTES = 8 * MiB;
+
+const KEYS = ["maxEntries", "maxEntryBytes", "maxTotalBytes", "maxCompressedBytes", "maxInflationRatio"] as const;
 
 /**
  * Fill in the defaults and check the given limits.
@@ -62,4 +74,21 @@ export function resolveLimits(limits: Partial<ArchiveLimits> = {}): ArchiveLimit
     out[key] = value;
   }
   return out;
+}
+
+/** How far a capsule may inflate: the bound in bytes, and whether the ratio (not `maxTotalBytes`) sets it. */
+export type InflationBudget = { readonly bytes: number; readonly byRatio: boolean; readonly compressed: number; readonly ratio: number };
+
+/**
+ * The most bytes a capsule of `compressed` bytes may inflate to (tar headers, data, padding and end blocks):
+ * `min(maxTotalBytes, max(RATIO_EXEMPT_BYTES, maxInflationRatio × compressed))`.
+ * @param compressed the size of the `.tar.gz`
+ * @param limits the resolved limits
+ * @returns the bound, and whether the ratio set it
+ * @example inflationBudget(1_000_000, resolveLimits()).bytes // 100000000
+ */
+export function inflationBudget(compressed: number, limits: ArchiveLimits): InflationBudget {
+  const ratio = limits.maxInflationRatio ?? DEFAULT_INFLATION_RATIO;
+  const byRatio = Math.max(RATIO_EXEMPT_BYTES, ratio * compressed);
+  return byRatio < limits.maxTotalBytes ? { bytes: byRatio, byRatio: true, compressed, ratio } : { bytes: limits.maxTotalBytes, byRatio: false, compressed, ratio };
 }
