@@ -10,7 +10,7 @@ import process from "node:process";
 import { homeDir } from "../platform/config.ts";
 import { openDatabase } from "../platform/postgres.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
-import { readHostFile } from "../platform/files.ts";
+import { readPrivateKeyFile } from "../platform/files.ts";
 import { runInlineFirst } from "../platform/engine-inline.ts";
 import { EngineThreadPool } from "../platform/engine-thread.ts";
 import { jobRequest, outcomeOf } from "../service/engine-adapter.ts";
@@ -186,7 +186,7 @@ export function workerId(): string {
 export async function signingKey(args: ParsedArgs): Promise<Uint8Array | undefined> {
   const path = args.values.get("--key");
   if (path === undefined) return undefined;
-  return parsePrivateKeyFile(new TextDecoder().decode(await readHostFile(path, 64 * 1024))).privateKey;
+  return parsePrivateKeyFile(new TextDecoder().decode(await readPrivateKeyFile(path))).privateKey;
 }
 
 /**

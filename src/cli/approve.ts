@@ -4,7 +4,7 @@
  * `reach-wasm run … --approval FILE`. It counts only when the key is in the run's trust store.
  * @module
  */
-import { readHostFile } from "../platform/files.ts";
+import { readPrivateKeyFile } from "../platform/files.ts";
 import { writeFileAtomic } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { signApproval } from "../engine/host-api.ts";
@@ -41,7 +41,7 @@ export async function runApproveCommand(argv: readonly string[], io: CliIO): Pro
     else throw new ReachError("PROTO_INVALID_ARGUMENT", `approve: unexpected argument ${JSON.stringify(a)}; usage: ${USAGE}`);
   }
   if (hash === undefined || key === undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `approve: the plan hash and --key are required; usage: ${USAGE}`);
-  const privateKey = parsePrivateKeyFile(new TextDecoder().decode(await readHostFile(key, 64 * 1024))).privateKey;
+  const privateKey = parsePrivateKeyFile(new TextDecoder().decode(await readPrivateKeyFile(key))).privateKey;
   const record = signApproval(hash, privateKey);
   const text = JSON.stringify(record, null, 2) + "\n";
   if (out !== undefined) await writeFileAtomic(out, new TextEncoder().encode(text));

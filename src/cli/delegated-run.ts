@@ -99,8 +99,10 @@ export async function runDelegatedRunCommand(argv: readonly string[], io: CliIO)
   const outRoot = resolve(args.out);
   const outDir = join(outRoot, "runs", run.runHash);
   const capsulePath = join(outRoot, run.capsule.name);
-  await writeFileAtomic(capsulePath, run.capsule.bytes);
-  await writeDirAtomic(outDir, run.files);
+  // The run hash, the capsule's name and the run files' names come from the delegate: written only inside --out
+  // (the primitives check every name; a link there is refused, never followed).
+  await writeFileAtomic(capsulePath, run.capsule.bytes, 0o600, { within: outRoot });
+  await writeDirAtomic(outDir, run.files, { within: outRoot, mode: 0o600 });
   io.stderr(`reach-wasm: ${run.status} ${run.runHash} on node ${delegate.nodeId}; capsule verified (signed by the delegate)\nreach-wasm: capsule ${capsulePath}; run files in ${outDir}\n`);
   if (args.json) {
     const line: Record<string, unknown> = { runId: run.runId, status: run.status, runHash: run.runHash, capsule: capsulePath, out: outDir, node: delegate.nodeId };

@@ -5,9 +5,10 @@
  * shared by the federation commands.
  * @module
  */
-import { lstat, readdir, rm } from "node:fs/promises";
+import { lstat, readdir, unlink } from "node:fs/promises";
 import { request as httpsRequest } from "node:https";
 import { dirname, join, resolve } from "node:path";
+import process from "node:process";
 import { Readable } from "node:stream";
 import { rootCertificates } from "node:tls";
 import type { NodeFiles, PeerFetch } from "../federation/mod.ts";
@@ -16,7 +17,7 @@ import { resolveChain } from "../federation/delegated-client.ts";
 import { parseDelegation } from "../federation/delegation.ts";
 import type { Delegation } from "../protocol/delegation.ts";
 import { readHostFile } from "../platform/files.ts";
-import { writeFileAtomic } from "../platform/write.ts";
+import { lstatOrNull, privateDir, safeSegments, writeFileAtomic } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
 
 /** Most `.json` files read beside a delegation file to find its parents. */
@@ -33,26 +34,44 @@ export function wallClock(): number {
 }
 
 /**
- * The node directory `dir` as `NodeFiles`.
+ * The node directory `dir` as `NodeFiles`. It holds the node's private key and what peers sent, so it is private:
+ * created 0700, every file written 0600 (whatever mode the caller asks: nothing in it is for other users), and on
+ * first use an existing directory must be a real one owned by this user (one open to others is narrowed to 0700,
+ * with a warning). Paths are checked name by name; no access follows a link.
  * @param dir the host directory
  * @returns file access rooted at `dir`
  * @throws never (each access throws `PROTO_INVALID_ARGUMENT` when a file cannot be read or written)
  * @example const state = new NodeState(nodeFiles("./node-a"));
  */
 export function nodeFiles(dir: string): NodeFiles {
-  const at = (p: string): string => join(dir, ...p.split("/"));
+  const at = (p: string): string => join(dir, ...safeSegments(p, "a node file"));
+  let checked = false;
+  const check = (create: boolean): void => {
+    if (checked || (!create && lstatOrNull(dir) === null)) return;
+    privateDir(dir, "the node directory", (m) => process.stderr.write(m));
+    checked = true;
+  };
   return {
     read: async (p, maxBytes) => {
+      check(false);
       const st = await lstat(at(p)).catch(() => null);
       if (st === null) return null;
-      return await readHostFile(at(p), maxBytes);
+      return await readHostFile(at(p), maxBytes); // a link or special file is refused
     },
-    write: (p, bytes, mode) => writeFileAtomic(at(p), bytes, mode),
-    list: async (p) => (await readdir(at(p)).catch(() => [] as string[])).sort(),
+    write: async (p, bytes) => {
+      check(true);
+      await writeFileAtomic(at(p), bytes, 0o600, { within: dir });
+    },
+    list: async (p) => {
+      check(false);
+      return (await readdir(at(p)).catch(() => [] as string[])).sort();
+    },
     remove: async (p) => {
+      check(false);
       const st = await lstat(at(p)).catch(() => null);
       if (st === null) return false;
-      await rm(at(p));
+      if (st.isDirectory()) throw new ReachError("PROTO_INVALID_ARGUMENT", `${JSON.stringify(at(p))} is a directory, not a node file; remove it by hand`);
+      await unlink(at(p)); // a link itself, never its target
       return true;
     },
   };

@@ -47,7 +47,7 @@ export async function runKeygenCommand(argv: readonly string[], io: CliIO): Prom
   const files = formatKeyFiles(pair);
   const enc = new TextEncoder();
   await writeFileAtomic(out, enc.encode(files.privateKeyFile), 0o600);
-  await writeFileAtomic(pub, enc.encode(files.publicKeyFile), 0o644);
+  await writeFileAtomic(pub, enc.encode(files.publicKeyFile), 0o644); // a key file that is a link is refused
   const publicKey = bytesToHex(pair.publicKey);
   io.stderr(`reach-wasm: wrote the private key to ${out} (mode 0600; keep it secret) and the public key ${publicKey} to ${pub}\n`);
   if (json) io.stdout(JSON.stringify({ publicKey, privateKeyFile: out, publicKeyFile: pub }) + "\n");

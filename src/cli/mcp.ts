@@ -25,7 +25,7 @@ import { BoundedStdioTransport, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, M
 import type { McpEnded, McpEngine, McpRunSink, McpSegment } from "../mcp/mod.ts";
 import { openIsolatedSession } from "../platform/engine-thread.ts";
 import type { IsolatedSession, WireRequest } from "../platform/engine-thread.ts";
-import { readHostFile } from "../platform/files.ts";
+import { readPrivateKeyFile } from "../platform/files.ts";
 import { serveHttp } from "../platform/http-server.ts";
 import { prepareOutDir } from "../platform/out-dir.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
@@ -50,8 +50,8 @@ function runSink(outRoot: string, io: CliIO, outcomes: Outcome[]): McpRunSink {
     const outcome: Outcome = { status: run.status, written: false };
     outcomes.push(outcome);
     const capsule = join(outRoot, run.capsule.name);
-    await writeFileAtomic(capsule, run.capsule.bytes);
-    await writeDirAtomic(join(outRoot, "runs", run.runHash), run.files);
+    await writeFileAtomic(capsule, run.capsule.bytes, 0o600, { within: outRoot });
+    await writeDirAtomic(join(outRoot, "runs", run.runHash), run.files, { within: outRoot, mode: 0o600 });
     outcome.written = true;
     const why = run.error === null ? "" : ` (${run.error.code}: ${run.error.message})`;
     const chain = run.next === undefined ? "" : ` (run ${run.next.segment - 1} of its MCP session)`;
@@ -69,7 +69,7 @@ function sessionIndex(outRoot: string): (segments: readonly McpSegment[]) => Pro
     const first = segments[0]?.runHash;
     if (first === undefined || first === null) return;
     const runs = segments.map((s) => ({ segment: s.segment, runHash: s.runHash, previousRunHash: s.previousRunHash, status: s.status, capsule: s.capsule, ...(s.error === null ? {} : { error: { code: s.error.code, message: s.error.message } }) }));
-    await writeFileAtomic(join(outRoot, "sessions", `${first}.json`), new TextEncoder().encode(JSON.stringify({ session: first, runs }, null, 2) + "\n"));
+    await writeFileAtomic(join(outRoot, "sessions", `${first}.json`), new TextEncoder().encode(JSON.stringify({ session: first, runs }, null, 2) + "\n"), 0o600, { within: outRoot });
   };
 }
 
@@ -77,7 +77,7 @@ function sessionIndex(outRoot: string): (segments: readonly McpSegment[]) => Pro
 async function wireRequest(args: McpArgs): Promise<WireRequest> {
   const files = await readPackFiles(args.pack);
   const storeText = await readTrustStoreText(args.trust);
-  const keyFileText = args.key === undefined ? undefined : new TextDecoder().decode(await readHostFile(args.key, 64 * 1024));
+  const keyFileText = args.key === undefined ? undefined : new TextDecoder().decode(await readPrivateKeyFile(args.key));
   return { pack: { files }, trust: { storeText, unrestricted: args.unrestricted }, ...(keyFileText === undefined ? {} : { keyFileText }), ...(args.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: args.stepTimeoutMs }), network: true };
 }
 

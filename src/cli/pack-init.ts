@@ -5,8 +5,8 @@
  * The directory must be new or empty; it is written as a whole or not at all.
  * @module
  */
-import { chmod, readdir } from "node:fs/promises";
-import { basename, join, resolve } from "node:path";
+import { readdir } from "node:fs/promises";
+import { basename, resolve } from "node:path";
 import { writeDirAtomic } from "../platform/write.ts";
 import { isTemplateName, TEMPLATES, templateFiles } from "../platform/templates.ts";
 import type { CliIO } from "./io.ts";
@@ -42,8 +42,8 @@ export async function packInit(o: PackOpts, io: CliIO): Promise<number> {
   if (existing !== null && existing.length > 0) throw bad(`${JSON.stringify(dir)} is not empty; give a new or empty directory`);
   const id = (basename(resolve(dir)) || "my-pack").replace(/[^a-zA-Z0-9._-]/g, "-").slice(0, 100);
   const files = await templateFiles(template, id);
-  await writeDirAtomic(dir, new Map([...files].map(([p, f]) => [p, f.bytes])));
-  for (const [p, f] of files) if (f.executable) await chmod(join(dir, ...p.split("/")), 0o755);
+  const executable = new Set([...files].filter(([, f]) => f.executable).map(([p]) => p));
+  await writeDirAtomic(dir, new Map([...files].map(([p, f]) => [p, f.bytes])), { executable }); // 0644, scripts 0755
   io.stderr(
     `reach-wasm: created pack ${id} in ${dir} (template ${template}: ${[...files.keys()].filter((p) => p.startsWith("tools/")).join(", ")})\n` +
       `  rebuild the tool: ${dir}/build.sh   (needs ${BUILD_NEEDS[template]}; see reach-wasm doctor)\n` +

@@ -14,7 +14,7 @@ import { bytesToHex } from "../engine/host-api.ts";
 import { packTrust } from "../engine/pack.ts";
 import { checkPackSources } from "../engine/source-check.ts";
 import { defaultEnvironment } from "../platform/environment.ts";
-import { readHostFile } from "../platform/files.ts";
+import { readPrivateKeyFile } from "../platform/files.ts";
 import { writeFileAtomic } from "../platform/write.ts";
 import { parsePrivateKeyFile } from "../engine/host-api.ts";
 import { formatPackSignature, PACK_SIGNATURE_PATH, signPack } from "../engine/host-api.ts";
@@ -77,11 +77,11 @@ async function sign(o: Opts, io: CliIO): Promise<number> {
   const keyPath = o.flags.get("--key");
   if (dir === undefined || typeof keyPath !== "string") throw bad("sign needs a pack directory and --key FILE");
   if (!(await stat(dir).then((s) => s.isDirectory(), () => false))) throw bad(`${JSON.stringify(dir)} is not a pack directory (sign the directory, then build the archive)`);
-  const pair = parsePrivateKeyFile(new TextDecoder().decode(await readHostFile(keyPath, 64 * 1024)));
+  const pair = parsePrivateKeyFile(new TextDecoder().decode(await readPrivateKeyFile(keyPath)));
   const loaded = await loadHostPack(dir); // a pack that does not load is not signed
   const signedAt = o.flags.get("--signed-at");
   const doc = signPack(loaded.files, pair.privateKey, typeof signedAt === "string" ? signedAt : undefined);
-  await writeFileAtomic(join(dir, ...PACK_SIGNATURE_PATH.split("/")), enc.encode(formatPackSignature(doc)));
+  await writeFileAtomic(join(dir, ...PACK_SIGNATURE_PATH.split("/")), enc.encode(formatPackSignature(doc)), 0o644, { within: dir });
   const publicKey = bytesToHex(pair.publicKey);
   io.stderr(`reach-wasm: signed ${loaded.pack.id}@${loaded.pack.version} (digest ${doc.packDigest}) with key ${publicKey} into ${join(dir, PACK_SIGNATURE_PATH)}\n`);
   if (o.flags.has("--json")) io.stdout(JSON.stringify({ packDigest: doc.packDigest, publicKey, signature: join(dir, PACK_SIGNATURE_PATH) }) + "\n");

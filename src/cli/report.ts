@@ -49,7 +49,7 @@ export async function runReportCommand(argv: readonly string[], io: CliIO): Prom
     const html = renderReport(view, verification, { generator: `reach-wasm ${VERSION}` });
     out = typeof flags.get("--out") === "string" ? resolve(flags.get("--out") as string) : defaultOut(path, capsule !== null && run.path === path);
     const bytes = new TextEncoder().encode(html);
-    await writeFileAtomic(out, bytes);
+    await writeFileAtomic(out, bytes, 0o600); // it shows the run's inputs and outputs: private, like the capsule
     summary = { out, runHash: view.runHash, status: view.status, verified: verification === null ? null : verification.valid, bytes: bytes.length };
   } finally {
     progress.done();

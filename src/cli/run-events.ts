@@ -4,7 +4,8 @@
  * created (or truncated) before the run starts and written line by line, so a reader can follow it while it grows.
  * @module
  */
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, openSync, writeSync } from "node:fs";
+import process from "node:process";
 import { heartbeat, liveEventMapper } from "../engine/live-events.ts";
 import type { LiveRunEvent } from "../engine/live-events.ts";
 import type { RunProgress } from "../engine/types.ts";
@@ -13,6 +14,27 @@ import type { CliIO } from "./io.ts";
 
 /** A live event stream: feed it progress, close it when the run ended. */
 export type EventStream = { onProgress: (p: RunProgress) => void; close: () => void; count: () => number };
+
+/** `O_NOFOLLOW` where the system has it: the events of a run are never written through a link. */
+const EVENTS_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0);
+
+/** Open (create or truncate) `--events FILE`: never through a link; a regular file gets mode 0600 (it holds run data). */
+function openEvents(target: string): number {
+  let fd: number;
+  try {
+    fd = openSync(target, EVENTS_FLAGS, 0o600);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    const why = code === "ELOOP" ? "it is a symbolic link, and reach-wasm never writes through one" : code;
+    throw new ReachError("PROTO_INVALID_ARGUMENT", `run: --events ${JSON.stringify(target)} cannot be written (${why}); name a file in a writable folder, or - for stdout`);
+  }
+  try {
+    if (typeof process.getuid === "function" && fstatSync(fd).isFile()) fchmodSync(fd, 0o600);
+  } catch {
+    // a file of another user's that we may write but not chmod: it keeps its mode
+  }
+  return fd;
+}
 
 /**
  * Open the stream (`-`: stdout) and start its heartbeat.
@@ -26,11 +48,7 @@ export type EventStream = { onProgress: (p: RunProgress) => void; close: () => v
 export function openEventStream(target: string, heartbeatMs: number, io: CliIO): EventStream {
   let fd: number | null = null;
   if (target !== "-") {
-    try {
-      fd = openSync(target, "w");
-    } catch (err) {
-      throw new ReachError("PROTO_INVALID_ARGUMENT", `run: --events ${JSON.stringify(target)} cannot be written (${(err as NodeJS.ErrnoException).code ?? "error"}); name a file in a writable folder, or - for stdout`);
-    }
+    fd = openEvents(target);
   }
   let written = 0;
   let broken = false;

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import type { EngineRun } from "../engine/engine.ts";
 import { runIsolated } from "../platform/engine-thread.ts";
 import { coreCount } from "../platform/step-thread.ts";
-import { readHostFile } from "../platform/files.ts";
+import { readHostFile, readPrivateKeyFile } from "../platform/files.ts";
 import { prepareOutDir } from "../platform/out-dir.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
 import { readTrustStoreText } from "../platform/trust-file.ts";
@@ -31,12 +31,12 @@ async function writeResults(outRoot: string, run: EngineRun): Promise<{ capsuleP
   const capsulePath = join(outRoot, run.capsule.name);
   const outDir = join(outRoot, "runs", run.runHash);
   try {
-    await writeFileAtomic(capsulePath, run.capsule.bytes);
+    await writeFileAtomic(capsulePath, run.capsule.bytes, 0o600, { within: outRoot });
   } catch (err) {
     return { capsulePath: null, outDir: null, error: err instanceof ReachError ? err : new ReachError("PROTO_INVALID_ARGUMENT", String(err)) };
   }
   try {
-    await writeDirAtomic(outDir, run.files);
+    await writeDirAtomic(outDir, run.files, { within: outRoot, mode: 0o600 });
   } catch (err) {
     return { capsulePath, outDir: null, error: err instanceof ReachError ? err : new ReachError("PROTO_INVALID_ARGUMENT", String(err)) };
   }
@@ -58,7 +58,7 @@ export async function runRunCommand(argv: readonly string[], io: CliIO): Promise
   const files = await readPackFiles(args.pack);
   const input = await readInput(args.input);
   const storeText = await readTrustStoreText(args.trust);
-  const keyFileText = args.key === undefined ? undefined : new TextDecoder().decode(await readHostFile(args.key, 64 * 1024));
+  const keyFileText = args.key === undefined ? undefined : new TextDecoder().decode(await readPrivateKeyFile(args.key));
   const approvals = await Promise.all(args.approvals.map(readApproval));
   // The handlers stay until the results are written: a signal while writing cannot abort a finished run, but a
   // second one still exits at once, removing any temporary file.

@@ -74,7 +74,7 @@ export async function runTrustCommand(argv: readonly string[], io: CliIO): Promi
     const next = keys.filter((k) => k.publicKey !== publicKey);
     const fallback = /^[0-9a-fA-F]{64}$/.test(args.target!) ? `key ${publicKey.slice(0, 8)}` : args.target!.split(/[\\/]/).pop()!.replace(/\.pub$/, "").replace(/\.key$/, "");
     next.push({ publicKey, name: args.name ?? fallback });
-    await writeFileAtomic(path, new TextEncoder().encode(formatTrustStore(new TrustStore({ version: 1, keys: next }))));
+    await writeFileAtomic(path, new TextEncoder().encode(formatTrustStore(new TrustStore({ version: 1, keys: next }))), 0o600);
     io.stderr(`reach-wasm: ${publicKey.slice(0, 16)}… is trusted (${path})\n`);
     if (args.json) io.stdout(JSON.stringify({ store: path, added: publicKey }) + "\n");
     return 0;
@@ -86,7 +86,7 @@ export async function runTrustCommand(argv: readonly string[], io: CliIO): Promi
     if (args.json) io.stdout(JSON.stringify({ store: path, removed: 0 }) + "\n");
     return 1;
   }
-  await writeFileAtomic(path, new TextEncoder().encode(formatTrustStore(new TrustStore({ version: 1, keys: next }))));
+  await writeFileAtomic(path, new TextEncoder().encode(formatTrustStore(new TrustStore({ version: 1, keys: next }))), 0o600);
   if (args.json) io.stdout(JSON.stringify({ store: path, removed: keys.length - next.length }) + "\n");
   else io.stderr(`reach-wasm: removed ${keys.length - next.length} key(s) from ${path}\n`);
   return 0;

@@ -147,7 +147,7 @@ export function authenticatedStore(dir: string, format: StoreFormat, warn: (mess
       data.set(magic, 0);
       data.set(mac(k, name, bytes), magic.length);
       data.set(bytes, magic.length + MAC_BYTES);
-      await writeFileAtomic(join(dir, `${name}${format.extension}`), data, 0o600);
+      await writeFileAtomic(join(dir, `${name}${format.extension}`), data, 0o600, { within: dir });
     },
   };
 }

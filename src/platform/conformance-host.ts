@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { siblingScript } from "./_sibling.ts";
 import type { ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import type { ConformanceHost, ExecResult, ServedProcess } from "../conformance/types.ts";
 import type { NeutralSuite } from "../conformance/in-process.ts";
 import { ReachError } from "../protocol/errors.ts";
+import { writeFileAtomic } from "./write.ts";
 
 /** Most bytes kept of one process's stdout or stderr. */
 const MAX_OUTPUT = 32 * 1024 * 1024;
@@ -174,10 +175,7 @@ export function conformanceHost(command: readonly string[], pkg: string): Confor
     exec: (args, o) => runCommand(command, args, o?.timeoutMs ?? 180_000),
     serve: (args, o) => serveCommand(command, args, o?.timeoutMs ?? 60_000),
     readFile: async (p) => await readFile(p).then((b) => new Uint8Array(b), () => null),
-    writeFile: async (p, bytes) => {
-      await mkdir(dirname(p), { recursive: true });
-      await writeFile(p, bytes);
-    },
+    writeFile: async (p, bytes) => await writeFileAtomic(p, bytes), // never through a link (write.ts)
     exists: async (p) => await stat(p).then(() => true, () => false),
     list: async (p) => (await readdir(p).catch(() => [] as string[])).sort(),
     listFiles: (p) => filesUnder(p),

@@ -5,6 +5,7 @@
  */
 import { lstat, readFile, readdir, readlink, realpath } from "./_fs.ts";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import process from "node:process";
 import { ReachError } from "../protocol/errors.ts";
 
 /** Limits of {@link readDirTree}. */
@@ -42,6 +43,29 @@ export async function readHostFile(path: string, maxBytes = 256 * 1024 * 1024): 
     if (err instanceof ReachError) throw err;
     throw refuse(`cannot read ${JSON.stringify(path)}: ${(err as Error).message}`);
   }
+}
+
+/**
+ * Read a private key file (`--key FILE`), checked the way the caches check their key: a regular file (not a link)
+ * owned by this user and neither readable nor writable by its group or others (keygen writes it 0600).
+ * @param path host path
+ * @param what how the message names it (default `--key`)
+ * @returns the bytes (at most 64 KiB)
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when it cannot be read, is not a regular file, belongs to another user,
+ *   or is open to others (with the `chmod 600` that fixes it)
+ * @example const text = new TextDecoder().decode(await readPrivateKeyFile("reach-wasm.key"));
+ */
+export async function readPrivateKeyFile(path: string, what = "--key"): Promise<Uint8Array> {
+  const st = await lstat(path).catch(() => null);
+  const me = typeof process.getuid === "function" ? process.getuid() : null;
+  if (st !== null && st.isFile() && me !== null) {
+    if (st.uid !== me) throw refuse(`${what} ${JSON.stringify(path)} is owned by uid ${st.uid}, not by this user (${me}); a private key must be your own file`);
+    if ((st.mode & 0o077) !== 0) {
+      throw refuse(`${what} ${JSON.stringify(path)} is open to other users (mode ${(st.mode & 0o777).toString(8).padStart(4, "0")}); ` +
+        `a private key must be readable by you alone — run \`chmod 600 ${path}\` (and make a new key if others may have read it)`);
+    }
+  }
+  return await readHostFile(path, 64 * 1024);
 }
 
 /**

@@ -7,7 +7,9 @@
  * (`reach-wasm.lock` beside the data), transactions hold PGlite's own mutex, and LISTEN/NOTIFY stays in the process.
  * @module
  */
-import { mkdir, open, readFile, rm } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
+import { createExclusive } from "./_fs.ts";
+import { narrowTree, privateDir } from "./_safe-fs.ts";
 import { join } from "node:path";
 import process from "node:process";
 import type { PGlite } from "@electric-sql/pglite";
@@ -201,15 +203,19 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-/** Take the data directory for this process, or say which process holds it. */
+/**
+ * Take the data directory for this process, or say which process holds it. The directory holds every tenant's
+ * inputs and results (PGlite's tables and write-ahead log): it is made 0700 (created so, or an existing one owned by
+ * this user narrowed with a warning; a link or another user's folder is refused), and what PGlite wrote inside is
+ * narrowed to 0700/0600 at every start (PGlite creates its files 0666 less the umask through its own file layer).
+ */
 async function lockDataDir(dir: string): Promise<() => Promise<void>> {
-  await mkdir(dir, { recursive: true });
+  privateDir(dir, "the embedded store (--data)", (m) => process.stderr.write(m));
+  narrowTree(dir, 0o700, 0o600);
   const path = join(dir, LOCK_FILE);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const fh = await open(path, "wx", 0o644);
-      await fh.writeFile(`${process.pid}\n`);
-      await fh.close();
+      await createExclusive(path, 0o600, new TextEncoder().encode(`${process.pid}\n`));
       return async () => void (await rm(path, { force: true }));
     } catch (err) {
       if ((err as { code?: string }).code !== "EEXIST") throw err;
@@ -229,6 +235,7 @@ async function openPglite(dir: string | null): Promise<SqlDatabase> {
   try {
     const { PGlite } = await import("@electric-sql/pglite");
     pglite = dir === null ? await PGlite.create() : await PGlite.create(join(dir, "pgdata"));
+    if (dir !== null) narrowTree(dir, 0o700, 0o600); // what PGlite created just now
   } catch (err) {
     await unlock();
     if (err instanceof ReachError) throw err;
@@ -250,6 +257,7 @@ async function openPglite(dir: string | null): Promise<SqlDatabase> {
     },
     close: async () => {
       await db.close();
+      if (dir !== null) narrowTree(dir, 0o700, 0o600); // the files PGlite made while it ran (its folder was 0700 meanwhile)
       await unlock();
     },
   };

@@ -36,6 +36,20 @@ export async function loadTrustStore(explicit?: string): Promise<TrustStore | nu
 }
 
 /**
+ * Why a trust store may not be trusted (checked on open, like the caches' files): owned by another user (root
+ * excepted: a system-wide store), writable by others, or writable by a group other than this user's own.
+ */
+function openToOthers(st: { uid: number; gid: number; mode: number }): string | null {
+  if (typeof process.getuid !== "function" || typeof process.getgid !== "function") return null;
+  const me = process.getuid();
+  if (st.uid !== me && st.uid !== 0) return `is owned by uid ${st.uid}, not by this user (${me}) or root`;
+  if ((st.mode & 0o002) !== 0 || ((st.mode & 0o020) !== 0 && st.gid !== process.getgid())) {
+    return `is writable by other users (mode ${(st.mode & 0o777).toString(8).padStart(4, "0")})`;
+  }
+  return null;
+}
+
+/**
  * The trust store's text, or null when the default file does not exist.
  * @param explicit the `--trust` path, if given
  * @param options `creating`: the caller makes the store (`reach-wasm trust`), so an explicit path may be missing too
@@ -54,6 +68,10 @@ export async function readTrustStoreText(explicit?: string, options: { creating?
   const st = await lstat(path).catch(() => null);
   if (st !== null && !st.isFile()) {
     throw new ReachError("PROTO_INVALID_ARGUMENT", `${where} ${JSON.stringify(path)} is ${st.isDirectory() ? "a directory" : "not a regular file"}; point it at a trust store JSON file (reach-wasm trust add creates one)`);
+  }
+  if (st !== null) {
+    const why = openToOthers(st);
+    if (why !== null) throw new ReachError("PROTO_INVALID_ARGUMENT", `${where} ${JSON.stringify(path)} ${why}; whoever can change it decides which packs run unrestricted — fix its owner or run \`chmod 600 ${path}\``);
   }
   let text: string | null;
   try {

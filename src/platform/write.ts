@@ -1,130 +1,173 @@
 /**
  * Writing results to the host without ever leaving a half-written file: every file is written to a temporary name
  * in the same directory and renamed into place; a directory of results is built under a temporary name and renamed
- * as a whole. Runs on Node and on Deno (through `node:` compatibility).
+ * as a whole. No write follows a symbolic link or leaves the folder it was given, and private data gets exact modes
+ * (the primitives in `_safe-fs.ts`; docs/security.md "Files and paths"). Runs on Node and on Deno (through `node:`
+ * compatibility).
  * @module
  */
-import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, rmSync, unlinkSync, writeSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { renameSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { ReachError } from "../protocol/errors.ts";
+import { createFile, dirsWithin, givenDir, isPrivateMode, lstatOrNull, newDir, removeTree, safeName, safeSegments, segmentsWithin } from "./_safe-fs.ts";
+
+export { lstatOrNull, privateDir, safeName, safeSegments } from "./_safe-fs.ts";
 
 let counter = 0;
 /** Temporary files and folders being written now: removed before the process exits on a second signal. */
 const inFlight = new Set<string>();
 function tempName(path: string): string {
   counter++;
-  const name = `${path}.tmp-${process.pid}-${counter}`;
-  inFlight.add(name);
-  return name;
+  return `${path}.tmp-${process.pid}-${counter}`;
 }
 
 /** Remove every temporary file or folder still being written (synchronously: the process is about to exit). */
 function removeInFlight(): void {
   for (const path of inFlight) {
     try {
-      rmSync(path, { recursive: true, force: true });
+      removeTree(path);
     } catch {
       // nothing more can be done on the way out
     }
   }
 }
 
-/**
- * Synchronous on purpose: while a file is written, no signal handler runs in between (they run on the event loop),
- * so a second signal finds every file either not started or renamed into place — never half-written — and the
- * runtime has no file operation still running on another thread when the process exits.
- */
-function writeFileDurably(path: string, bytes: Uint8Array, mode: number): void {
-  const fd = openSync(path, "wx", mode);
-  try {
-    let at = 0;
-    while (at < bytes.length) at += writeSync(fd, bytes, at, bytes.length - at);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+/** Where to write and how: see {@link writeFileAtomic} and {@link writeDirAtomic}. */
+export type WriteOptions = {
+  /**
+   * The folder the caller was given (`--out DIR`): the target must be inside it, and every name between is checked
+   * ({@link safeName}: no separator, control character, `.` or `..`), must be a real directory, never a link, and
+   * for private data one owned by this user (narrowed to 0700 when open to others). Without it, the target's own
+   * folder is the one given (a path the user named: links in it are followed, missing folders created).
+   */
+  within?: string;
+};
+
+/** Folder mode that goes with a file mode: 0700 for private files, else 0755. */
+function folderMode(mode: number): number {
+  return isPrivateMode(mode) ? 0o700 : 0o755;
+}
+
+/** Create the folders up to `path`'s parent under the rules of {@link WriteOptions}; returns the parent and the name. */
+function placeIn(path: string, mode: number, within: string | undefined): { parent: string; name: string } {
+  if (within === undefined) {
+    const parent = dirname(resolve(path));
+    givenDir(parent, folderMode(mode));
+    return { parent, name: basename(path) };
   }
-  chmodSync(path, mode); // umask may have narrowed or widened nothing; make the mode exact
+  const segments = segmentsWithin(within, path).map((s) => safeName(s, `the name ${JSON.stringify(path)}: segment`));
+  const name = segments.pop()!;
+  givenDir(within, folderMode(mode));
+  return { parent: dirsWithin(resolve(within), segments, folderMode(mode)), name };
+}
+
+/** Refuse to replace a link (or a folder, or a special file) at `target`. */
+function replaceableFile(target: string): void {
+  const st = lstatOrNull(target);
+  if (st === null || st.isFile()) return;
+  const what = st.isSymbolicLink() ? "is a symbolic link; reach-wasm never writes through a link, and leaves it and its target as they are"
+    : st.isDirectory() ? "is a directory" : "is not a regular file";
+  throw new ReachError("PROTO_INVALID_ARGUMENT", `${JSON.stringify(target)} ${what} — remove it or choose another path`);
+}
+
+function cannotWrite(path: string, err: unknown): ReachError {
+  if (err instanceof ReachError) return err;
+  return new ReachError("PROTO_INVALID_ARGUMENT", `cannot write ${JSON.stringify(path)}: ${(err as Error).message}`, { cause: err });
 }
 
 /**
- * Write a file atomically (temporary name, then rename). Parent directories are created.
- * @param path the destination
+ * Write a file atomically (a new temporary file beside it, opened `O_EXCL|O_NOFOLLOW`, then renamed into place).
+ * Missing parent folders are created (0700 when `mode` is private, else 0755). Synchronous inside on purpose: while a
+ * file is written, no signal handler runs in between (they run on the event loop), so a second signal finds every
+ * file either not started or renamed into place, never half-written.
+ * @param path the destination; refused when it is a symbolic link or a directory
  * @param bytes the content
- * @param mode the file mode (default 0644; key files use 0600)
- * @throws ReachError `PROTO_INVALID_ARGUMENT` when the file cannot be written (nothing is left behind)
+ * @param mode the exact file mode whatever the umask (default 0644; keys, stores and capsules use 0600)
+ * @param options `within`: the folder the caller was given (see {@link WriteOptions})
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when the file cannot be written, or the path is a link, leaves
+ *   `within` or names something unsafe (nothing is left behind)
  * @example
  * ```ts
  * await writeFileAtomic(".reach/example.json", new TextEncoder().encode("{}\n"));
  * ```
  */
-export async function writeFileAtomic(path: string, bytes: Uint8Array, mode = 0o644): Promise<void> {
-  const tmp = tempName(path);
+export async function writeFileAtomic(path: string, bytes: Uint8Array, mode = 0o644, options: WriteOptions = {}): Promise<void> {
+  let tmp: string | null = null;
   try {
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileDurably(tmp, bytes, mode);
-    renameSync(tmp, path);
+    const { parent, name } = placeIn(path, mode, options.within);
+    const target = join(parent, name);
+    replaceableFile(target);
+    const candidate = tempName(target);
+    createFile(candidate, bytes, mode);
+    inFlight.add((tmp = candidate));
+    renameSync(tmp, target);
     inFlight.delete(tmp);
   } catch (err) {
-    rmSync(tmp, { force: true });
-    inFlight.delete(tmp);
-    throw new ReachError("PROTO_INVALID_ARGUMENT", `cannot write ${JSON.stringify(path)}: ${(err as Error).message}`, { cause: err });
+    if (tmp !== null) {
+      removeTree(tmp);
+      inFlight.delete(tmp);
+    }
+    throw cannotWrite(path, err);
   }
 }
 
 /**
- * Write a directory of files atomically: built under a temporary name beside `dir`, then renamed to `dir`. An
- * existing `dir` with the same name is replaced only after the new one is complete.
+ * Write a directory of files atomically: built under a new temporary name beside `dir`, then renamed to `dir`. An
+ * existing `dir` is replaced only after the new one is complete, and only when it is a real directory: a link there
+ * is refused, never followed (the old tree is removed without descending through any link).
  * @param dir the destination directory
- * @param files relative `/`-separated paths (already validated by the caller) and their bytes
- * @throws ReachError `PROTO_INVALID_ARGUMENT` when it cannot be written (nothing is left behind)
+ * @param files relative `/`-separated paths (each segment checked with {@link safeName}) and their bytes
+ * @param options `within` (see {@link WriteOptions}); `mode` of the files (default 0644; run files 0600: folders
+ *   follow, 0755 or 0700); `executable`: paths that also get the execute bits
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when it cannot be written, or a path is a link, leaves `within` or is
+ *   unsafe (nothing is left behind)
  * @example
  * ```ts
  * await writeDirAtomic(".reach/example", new Map([["a.txt", new TextEncoder().encode("a")]]));
  * ```
  */
-export async function writeDirAtomic(dir: string, files: ReadonlyMap<string, Uint8Array>): Promise<void> {
-  const tmp = tempName(dir);
+export async function writeDirAtomic(dir: string, files: ReadonlyMap<string, Uint8Array>, options: WriteOptions & { mode?: number; executable?: ReadonlySet<string> } = {}): Promise<void> {
+  const mode = options.mode ?? 0o644;
+  let tmp: string | null = null;
   try {
-    mkdirSync(tmp, { recursive: true });
-    for (const [rel, bytes] of files) {
-      const target = join(tmp, ...rel.split("/"));
-      mkdirSync(dirname(target), { recursive: true });
-      writeFileDurably(target, bytes, 0o644);
-    }
-    if (existsSync(dir)) {
-      const old = tempName(`${dir}.old`);
-      renameSync(dir, old);
-      renameSync(tmp, dir);
+    const { parent, name } = placeIn(dir, mode, options.within ?? dirname(resolve(dir)));
+    const target = join(parent, name);
+    const existing = lstatOrNull(target);
+    if (existing?.isSymbolicLink() === true) throw new ReachError("PROTO_INVALID_ARGUMENT", `${JSON.stringify(target)} is a symbolic link; reach-wasm never writes or removes through a link, and leaves it and its target as they are — remove the link or choose another --out`);
+    if (existing !== null && !existing.isDirectory()) throw new ReachError("PROTO_INVALID_ARGUMENT", `${JSON.stringify(target)} exists and is not a directory; move it away or choose another --out`);
+    const candidate = tempName(target);
+    newDir(candidate, folderMode(mode)); // fails when the name exists, a link included
+    inFlight.add((tmp = candidate));
+    fillDir(tmp, files, mode, options.executable);
+    if (existing !== null) {
+      const old = tempName(`${target}.old`);
+      renameSync(target, old);
+      inFlight.add(old);
+      renameSync(tmp, target);
       inFlight.delete(tmp);
       removeTree(old);
       inFlight.delete(old);
     } else {
-      renameSync(tmp, dir);
+      renameSync(tmp, target);
       inFlight.delete(tmp);
     }
   } catch (err) {
-    rmSync(tmp, { recursive: true, force: true });
-    inFlight.delete(tmp);
-    throw new ReachError("PROTO_INVALID_ARGUMENT", `cannot write ${JSON.stringify(dir)}: ${(err as Error).message}`, { cause: err });
+    if (tmp !== null && inFlight.has(tmp)) {
+      removeTree(tmp);
+      inFlight.delete(tmp);
+    }
+    throw cannotWrite(dir, err);
   }
 }
 
-/**
- * Remove a directory this process just moved aside (a run's files: a few plain files and folders). Node's recursive
- * `rmSync` loads and runs its retrying remover, ~1 ms of a short run; this walks the tree once, and falls back to it
- * on any surprise.
- */
-function removeTree(dir: string): void {
-  try {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, e.name);
-      if (e.isDirectory()) removeTree(path);
-      else unlinkSync(path);
-    }
-    rmdirSync(dir);
-  } catch {
-    rmSync(dir, { recursive: true, force: true });
+/** Write `files` into the new folder `root` (ours, 0700 or 0755): folders with exact modes, files created new. */
+function fillDir(root: string, files: ReadonlyMap<string, Uint8Array>, mode: number, executable?: ReadonlySet<string>): void {
+  for (const [rel, bytes] of files) {
+    const segments = safeSegments(rel, "the file");
+    const name = segments.pop()!;
+    const parent = dirsWithin(root, segments, folderMode(mode));
+    createFile(join(parent, name), bytes, executable?.has(rel) === true ? mode | ((mode & 0o444) >> 2) : mode);
   }
 }
 
