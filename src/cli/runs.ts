@@ -2,12 +2,12 @@
  * `reach-wasm runs list|show|cancel|capsule …`: the run service's runs, from the command line.
  * @module
  */
-import { join } from "node:path";
 import { stat } from "node:fs/promises";
 import { writeFileAtomic } from "../platform/write.ts";
 import type { RunRecord } from "../service/schemas.ts";
 import type { CliIO } from "./io.ts";
 import { clientOf, intOption, parseArgs, usageError } from "./_service-args.ts";
+import { capsulePathIn, checkRunHash } from "./_capsule-download.ts";
 
 const USAGE = "reach-wasm runs list [--status S] [--pack ID|DIGEST] [--limit N] [--cursor C] | show <runId> [--wait] | cancel <runId> | capsule <runId> [--out FILE|DIR]  [--server URL] [--token T] [--json]";
 const CLIENT = ["--server", "--token"];
@@ -63,10 +63,11 @@ async function cancel(argv: readonly string[], io: CliIO): Promise<number> {
 async function capsule(argv: readonly string[], io: CliIO): Promise<number> {
   const args = parseArgs(argv, [...CLIENT, "--out"], ["--json"], USAGE);
   const { runHash, bytes } = await clientOf(args).capsule(oneRunId(args.positional));
+  checkRunHash(runHash); // it is printed, and names the file in a folder
   const out = args.values.get("--out") ?? ".";
   const isDir = await stat(out).then((s) => s.isDirectory(), () => false);
-  const file = isDir ? join(out, `${runHash}.capsule.tar.gz`) : out;
-  await writeFileAtomic(file, bytes);
+  const file = isDir ? capsulePathIn(out, runHash) : out;
+  await writeFileAtomic(file, bytes, 0o600, isDir ? { within: out } : {});
   io.stderr(`reach-wasm: capsule ${file} (${bytes.length} bytes, run hash ${runHash})\n`);
   if (args.flags.has("--json")) io.stdout(JSON.stringify({ runHash, capsule: file, bytes: bytes.length }) + "\n");
   return 0;

@@ -4,7 +4,6 @@
  * goes to stderr and the exit code is the run's, as for `run`: 0 COMPLETED, 1 FAILED or ABORTED, 2 refused.
  * @module
  */
-import { join } from "node:path";
 import { writeArchive } from "../engine/host-api.ts";
 import { readHostFile } from "../platform/files.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
@@ -16,6 +15,7 @@ import type { RunOptions, RunRecord, ServiceEvent } from "../service/schemas.ts"
 import { packDigest } from "../engine/host-api.ts";
 import type { CliIO } from "./io.ts";
 import { clientOf, intOption, parseArgs, usageError } from "./_service-args.ts";
+import { capsulePathIn } from "./_capsule-download.ts";
 
 const USAGE = "reach-wasm submit <pack-dir|pack.tar.gz> [--server URL] [--token T] [--input FILE|-|JSON] [--seed N] [--request-id ID] [--approve] [--max-steps N] [--step-timeout MS] [--wait] [--out DIR] [--json]";
 
@@ -122,8 +122,9 @@ export async function runSubmitCommand(argv: readonly string[], io: CliIO): Prom
   const out = args.values.get("--out");
   if (out !== undefined && record.capsule !== null) {
     const { runHash, bytes } = await client.capsule(record.runId);
-    const file = join(out, `${runHash}.capsule.tar.gz`);
-    await writeFileAtomic(file, bytes);
+    const file = capsulePathIn(out, runHash);
+    if (record.runHash !== null && runHash !== record.runHash) throw new ReachError("PROTO_INVALID_ARGUMENT", `the server sent the capsule of run hash ${runHash}, but the run ended with ${String(record.runHash)}; nothing was written`);
+    await writeFileAtomic(file, bytes, 0o600, { within: out });
     io.stderr(`reach-wasm: capsule ${file}\n`);
   }
   if (args.flags.has("--json")) io.stdout(JSON.stringify(record) + "\n");
