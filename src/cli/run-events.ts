@@ -29,7 +29,7 @@ function openEvents(target: string): number {
     throw new ReachError("PROTO_INVALID_ARGUMENT", `run: --events ${JSON.stringify(target)} cannot be written (${why}); name a file in a writable folder, or - for stdout`);
   }
   try {
-    if (typeof process.getuid === "function" && fstatSync(fd).isFile()) fchmodSync(fd, 0o600);
+    if (process.platform !== "win32" && fstatSync(fd).isFile()) fchmodSync(fd, 0o600);
   } catch {
     // a file of another user's that we may write but not chmod: it keeps its mode
   }

@@ -42,7 +42,7 @@ const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (co
 export async function createExclusive(path: string, mode: number, bytes?: Uint8Array): Promise<void> {
   const fd = await openFd(path, NEW_FILE, mode);
   try {
-    if (typeof process.getuid === "function") await fchmod(fd, mode);
+    if (process.platform !== "win32") await fchmod(fd, mode);
     if (bytes !== undefined) await writeFd(fd, bytes);
   } finally {
     await closeFd(fd);

@@ -32,9 +32,38 @@ function refuse(message: string, cause?: unknown): ReachError {
   return new ReachError("PROTO_INVALID_ARGUMENT", message, cause === undefined ? {} : { cause });
 }
 
-/** This process's user id, or null where the platform has none (Windows). */
+/** Whether file modes mean anything here (not on Windows): modes are set exactly wherever they do. */
+export const POSIX_MODES: boolean = process.platform !== "win32";
+
+let uid: number | null | undefined;
+/**
+ * This process's user id, or null where it cannot be known: Windows, or Deno without `--allow-sys` (its
+ * `process.getuid` then throws). Ownership is checked only where it is known; modes are set either way.
+ * @returns the uid, or null
+ */
 export function userId(): number | null {
-  return typeof process.getuid === "function" ? process.getuid() : null;
+  if (uid !== undefined) return uid;
+  try {
+    uid = typeof process.getuid === "function" ? process.getuid() : null;
+  } catch {
+    uid = null;
+  }
+  return uid;
+}
+
+let gid: number | null | undefined;
+/**
+ * This process's primary group id, or null where it cannot be known (as {@link userId}).
+ * @returns the gid, or null
+ */
+export function groupId(): number | null {
+  if (gid !== undefined) return gid;
+  try {
+    gid = typeof process.getgid === "function" ? process.getgid() : null;
+  } catch {
+    gid = null;
+  }
+  return gid;
 }
 
 /**
@@ -133,14 +162,14 @@ export function realDir(path: string, mode: number, what = "the folder"): "creat
   }
   if (st.isSymbolicLink()) throw refuse(`${what} ${JSON.stringify(path)} is a symbolic link; reach-wasm never writes through a link — remove it, or give the real folder`);
   if (!st.isDirectory()) throw refuse(`${what} ${JSON.stringify(path)} exists and is not a directory; move it away or choose another place`);
-  const me = userId();
-  if (me === null) return created ? "created" : "ok";
+  if (!POSIX_MODES) return created ? "created" : "ok";
   if (created) {
     if ((st.mode & 0o777) !== mode) chmodSync(path, mode);
     return "created";
   }
   if (!isPrivateMode(mode)) return "ok";
-  if (st.uid !== me) {
+  const me = userId();
+  if (me !== null && st.uid !== me) {
     throw refuse(`${what} ${JSON.stringify(path)} is owned by uid ${st.uid}, not by this user (${me}); another user could read or replace ` +
       "what reach-wasm keeps there — use a folder of your own");
   }
@@ -174,7 +203,7 @@ export function newDir(path: string, mode: number): void {
   mkdirSync(path, { mode });
   const st = lstatSync(path);
   if (!st.isDirectory()) throw refuse(`${JSON.stringify(path)} changed while it was created; nothing was written there`);
-  if (userId() !== null && (st.mode & 0o777) !== mode) chmodSync(path, mode);
+  if (POSIX_MODES && (st.mode & 0o777) !== mode) chmodSync(path, mode);
 }
 
 /**
@@ -232,7 +261,7 @@ export function dirsWithin(base: string, segments: readonly string[], mode: numb
 export function createFile(path: string, bytes: Uint8Array, mode: number): void {
   const fd = openSync(path, CREATE_FLAGS, mode);
   try {
-    if (userId() !== null) fchmodSync(fd, mode);
+    if (POSIX_MODES) fchmodSync(fd, mode);
     let at = 0;
     while (at < bytes.length) at += writeSync(fd, bytes, at, bytes.length - at);
     fsyncSync(fd);
@@ -266,14 +295,18 @@ export function removeTree(path: string): void {
  * @returns how many entries were changed
  */
 export function narrowTree(root: string, dirMode: number, fileMode: number): number {
-  if (userId() === null) return 0;
+  if (!POSIX_MODES) return 0;
   const st = lstatOrNull(root);
   if (st === null || st.isSymbolicLink()) return 0;
   let changed = 0;
   const want = st.isDirectory() ? dirMode : fileMode;
-  if ((st.mode & 0o777 & ~want) !== 0 && st.uid === userId()) {
-    chmodSync(root, (st.mode & 0o777) & want);
-    changed++;
+  if ((st.mode & 0o777 & ~want) !== 0 && (userId() === null || st.uid === userId())) {
+    try {
+      chmodSync(root, (st.mode & 0o777) & want);
+      changed++;
+    } catch {
+      // not ours to change (the uid could not be known): its folder, 0700, keeps it from others
+    }
   }
   if (st.isDirectory()) for (const name of readdirSync(root)) changed += narrowTree(join(root, name), dirMode, fileMode);
   return changed;

@@ -5,8 +5,8 @@
  */
 import { lstat, readFile, readdir, readlink, realpath } from "./_fs.ts";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import process from "node:process";
 import { ReachError } from "../protocol/errors.ts";
+import { POSIX_MODES, userId } from "./_safe-fs.ts";
 
 /** Limits of {@link readDirTree}. */
 export type TreeLimits = {
@@ -57,9 +57,9 @@ export async function readHostFile(path: string, maxBytes = 256 * 1024 * 1024): 
  */
 export async function readPrivateKeyFile(path: string, what = "--key"): Promise<Uint8Array> {
   const st = await lstat(path).catch(() => null);
-  const me = typeof process.getuid === "function" ? process.getuid() : null;
-  if (st !== null && st.isFile() && me !== null) {
-    if (st.uid !== me) throw refuse(`${what} ${JSON.stringify(path)} is owned by uid ${st.uid}, not by this user (${me}); a private key must be your own file`);
+  const me = userId();
+  if (st !== null && st.isFile() && POSIX_MODES) {
+    if (me !== null && st.uid !== me) throw refuse(`${what} ${JSON.stringify(path)} is owned by uid ${st.uid}, not by this user (${me}); a private key must be your own file`);
     if ((st.mode & 0o077) !== 0) {
       throw refuse(`${what} ${JSON.stringify(path)} is open to other users (mode ${(st.mode & 0o777).toString(8).padStart(4, "0")}); ` +
         `a private key must be readable by you alone — run \`chmod 600 ${path}\` (and make a new key if others may have read it)`);

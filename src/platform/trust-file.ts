@@ -8,6 +8,7 @@ import { lstat } from "./_fs.ts";
 import { defaultTrustStorePath, readTextIfExists } from "./config.ts";
 import process from "node:process";
 import { ReachError } from "../protocol/errors.ts";
+import { groupId, POSIX_MODES, userId } from "./_safe-fs.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 
 /**
@@ -40,10 +41,11 @@ export async function loadTrustStore(explicit?: string): Promise<TrustStore | nu
  * excepted: a system-wide store), writable by others, or writable by a group other than this user's own.
  */
 function openToOthers(st: { uid: number; gid: number; mode: number }): string | null {
-  if (typeof process.getuid !== "function" || typeof process.getgid !== "function") return null;
-  const me = process.getuid();
-  if (st.uid !== me && st.uid !== 0) return `is owned by uid ${st.uid}, not by this user (${me}) or root`;
-  if ((st.mode & 0o002) !== 0 || ((st.mode & 0o020) !== 0 && st.gid !== process.getgid())) {
+  if (!POSIX_MODES) return null;
+  const me = userId();
+  if (me !== null && st.uid !== me && st.uid !== 0) return `is owned by uid ${st.uid}, not by this user (${me}) or root`;
+  const group = groupId();
+  if ((st.mode & 0o002) !== 0 || ((st.mode & 0o020) !== 0 && (group === null || st.gid !== group))) {
     return `is writable by other users (mode ${(st.mode & 0o777).toString(8).padStart(4, "0")})`;
   }
   return null;
