@@ -1,5 +1,6 @@
 /**
- * `vite-node scripts/bench-capsule-bomb.ts [--keep DIR]`: what a small hostile capsule costs the capsule commands.
+ * `vite-node scripts/bench-capsule-bomb.ts [--keep DIR] [--cli MAIN_JS] [--only honest:verify,…]`: what a small hostile
+ * capsule costs the capsule commands.
  * Writes ~1 MiB capsules of canonical ustar headers over zeros (level 9 gzip): `honest` (two entries of ~512 MiB)
  * inflates to just under the default 1 GiB bound and says so in its gzip trailer; `lying` is the same with a trailer
  * that claims 1 MiB; `many` is 1,000 entries of 1 MiB, each within any per-entry bound, the worst a capsule of its
@@ -50,7 +51,10 @@ writeFileSync(files.honest, honest);
 writeFileSync(files.lying, lying);
 writeFileSync(files.many, many);
 
-const cli = join(root, "dist/cli/main.js");
+const cliAt = process.argv.indexOf("--cli"); // another build to compare with, e.g. an earlier checkout's dist/cli/main.js
+const cli = cliAt > 0 ? process.argv[cliAt + 1]! : join(root, "dist/cli/main.js");
+const only = process.argv.indexOf("--only"); // e.g. --only honest:verify,honest:show
+const wanted = only > 0 ? new Set(process.argv[only + 1]!.split(",")) : null;
 console.log(`capsules in ${dir}: ${Object.entries(files).map(([k, f]) => `${k} ${statSync(f).size} bytes`).join(", ")}`);
 const base = spawnSync("/usr/bin/time", ["-v", "node", cli, "--version"], { encoding: "utf8" });
 console.log(`baseline (reach-wasm --version): ${/Elapsed[^\n]*: ([\d:.]+)/.exec(base.stderr)?.[1]} wall, ${Math.round(Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(base.stderr)?.[1]) / 1024)} MB`);
@@ -65,6 +69,7 @@ for (const [label, file] of Object.entries(files)) {
     diff: ["diff", file, file],
   };
   for (const [name, args] of Object.entries(commands)) {
+    if (wanted !== null && !wanted.has(`${label}:${name}`)) continue;
     const r = spawnSync("/usr/bin/time", ["-v", "node", cli, ...args], { encoding: "utf8", env: { ...process.env, REACH_WASM_CACHE: "off" } });
     const wall = /Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)/.exec(r.stderr);
     const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr);
