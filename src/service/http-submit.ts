@@ -49,6 +49,7 @@ function requestJson(text: string, what: string): unknown {
 /**
  * The options with the input as the client sent it: the schema's `z.json()` rebuilds it without its `"__proto__"`
  * members, which the run must keep (conformance/HASHING.md "What a tool sees"); checked as the run will take it.
+ * Everything a run takes (U+0000, any character, any key order) is stored as it is (`schema.ts`).
  */
 function withInput(options: RunOptions, raw: unknown, what: string): RunOptions {
   const input = (raw as { input?: unknown }).input;
@@ -60,11 +61,6 @@ function withInput(options: RunOptions, raw: unknown, what: string): RunOptions 
     throw err;
   }
   return { ...options, input: input as RunOptions["input"] };
-}
-
-function checkStorable(options: RunOptions): void {
-  // PostgreSQL's jsonb cannot hold U+0000: refuse it here rather than fail in the database
-  if (JSON.stringify(options).includes("\\u0000")) throw refuse(400, "PROTO_INVALID_MESSAGE", "the run input contains the character U+0000, which the run store cannot keep; remove it");
 }
 
 async function jsonBody(req: Request): Promise<unknown> {
@@ -143,7 +139,6 @@ export async function readSubmission(ctx: ServiceContext, tenant: string, req: R
     const body = await jsonBody(req);
     const { pack: digest, ...parsed } = parseOrRefuse(SubmitRunSchema, body, "the run request");
     const options = withInput(parsed, body, "the run request");
-    checkStorable(options);
     const pack = await registeredPack(ctx, tenant, digest);
     if (pack === null) throw refuse(404, "PACK_NOT_FOUND", `no pack with digest ${digest} is registered for this tenant; register it with POST /packs (or upload it with the run as multipart)`, { digest });
     return { pack, options };
@@ -153,7 +148,6 @@ export async function readSubmission(ctx: ServiceContext, tenant: string, req: R
     const text = form.get("request");
     const raw: unknown = typeof text === "string" && text.trim() !== "" ? requestJson(text, 'the "request" part') : {};
     const options = withInput(parseOrRefuse(RunOptionsSchema, raw, 'the "request" part'), raw, 'the "request" part');
-    checkStorable(options);
     const { pack } = await registerUpload(ctx, tenant, await packPart(form));
     return { pack, options };
   }

@@ -14,8 +14,13 @@
 import { ReachError } from "../protocol/errors.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
 
-/** The version of the tables below; a database set up by a newer reach-wasm is refused. */
-export const SCHEMA_VERSION = 1;
+/**
+ * The version of the tables below; a database set up by a newer reach-wasm is refused, an older one is migrated.
+ * 1: the first tables. 2: the JSON documents of runs and events (`request`, `progress`, `result`, `error`,
+ * `run_events.data`) are `text` holding the exact JSON text the service wrote, instead of `jsonb` (which refuses
+ * U+0000 and lone surrogates, reorders keys and rewrites numbers).
+ */
+export const SCHEMA_VERSION = 2;
 
 const DDL = `
 CREATE SCHEMA IF NOT EXISTS reach_wasm;
@@ -57,7 +62,7 @@ CREATE TABLE IF NOT EXISTS reach_wasm.runs (
   archive_sha256 text NOT NULL,
   pack_id text NOT NULL,
   pack_version text NOT NULL,
-  request jsonb NOT NULL,
+  request text NOT NULL,
   status text NOT NULL,
   phase text NOT NULL,
   job_id uuid NOT NULL,
@@ -69,11 +74,11 @@ CREATE TABLE IF NOT EXISTS reach_wasm.runs (
   started_at timestamptz,
   updated_at timestamptz NOT NULL DEFAULT now(),
   completed_at timestamptz,
-  progress jsonb NOT NULL DEFAULT '{"currentStepIndex":0,"totalSteps":0,"replansCount":0}',
+  progress text NOT NULL DEFAULT '{"currentStepIndex":0,"totalSteps":0,"replansCount":0}',
   run_hash text,
   engine_run_id text,
-  result jsonb,
-  error jsonb,
+  result text,
+  error text,
   error_type text
 );
 CREATE UNIQUE INDEX IF NOT EXISTS runs_request_id ON reach_wasm.runs (tenant, request_id) WHERE request_id IS NOT NULL;
@@ -88,7 +93,7 @@ CREATE TABLE IF NOT EXISTS reach_wasm.run_events (
   at timestamptz NOT NULL,
   step_index int,
   tool_name text,
-  data jsonb,
+  data text,
   PRIMARY KEY (run_id, seq)
 );
 CREATE TABLE IF NOT EXISTS reach_wasm.incidents (
@@ -105,7 +110,22 @@ CREATE INDEX IF NOT EXISTS incidents_run ON reach_wasm.incidents (run_id);
 `;
 
 /**
- * Create the service's tables when missing (one process at a time: a transaction-scoped advisory lock).
+ * Version 1 → 2: the JSON columns become text. `jsonb::text` is PostgreSQL's rendering of the stored value (the
+ * original bytes were never kept), valid JSON that reads back to the same value.
+ */
+const TO_TEXT = `
+ALTER TABLE reach_wasm.runs ALTER COLUMN progress DROP DEFAULT;
+ALTER TABLE reach_wasm.runs ALTER COLUMN request TYPE text USING request::text, ALTER COLUMN progress TYPE text USING progress::text,
+  ALTER COLUMN result TYPE text USING result::text, ALTER COLUMN error TYPE text USING error::text;
+ALTER TABLE reach_wasm.runs ALTER COLUMN progress SET DEFAULT '{"currentStepIndex":0,"totalSteps":0,"replansCount":0}';
+ALTER TABLE reach_wasm.run_events ALTER COLUMN data TYPE text USING data::text
+`;
+
+const statements = (sql: string) => sql.split(";\n").map((s) => s.trim()).filter((s) => s !== "");
+
+/**
+ * Create the service's tables when missing, or migrate older ones (one process at a time: a transaction-scoped
+ * advisory lock; the whole migration is one transaction).
  * @param db the open database
  * @throws ReachError `PROTO_VERSION_MISMATCH` when a newer reach-wasm set the database up
  * @returns once the tables exist
@@ -114,12 +134,17 @@ CREATE INDEX IF NOT EXISTS incidents_run ON reach_wasm.incidents (run_id);
 export async function migrate(db: SqlDatabase): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock(7411001)");
-    for (const statement of DDL.split(";\n").map((s) => s.trim()).filter((s) => s !== "")) await tx.query(statement);
+    for (const statement of statements(DDL)) await tx.query(statement);
+    const rows = await tx.query<{ v: number | null }>("SELECT max(version)::int AS v FROM reach_wasm.schema_version");
+    const found = rows[0]?.v ?? 0;
+    if (found > SCHEMA_VERSION) {
+      throw new ReachError("PROTO_VERSION_MISMATCH", `the service database ${db.where} was set up by a newer reach-wasm (tables version ${found}, this one knows ${SCHEMA_VERSION}); upgrade reach-wasm`);
+    }
+    const [json] = await tx.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM information_schema.columns WHERE table_schema = 'reach_wasm' AND data_type = 'jsonb'
+         AND ((table_name = 'runs' AND column_name IN ('request', 'progress', 'result', 'error')) OR (table_name = 'run_events' AND column_name = 'data'))`,
+    );
+    if ((json?.n ?? 0) > 0) for (const statement of statements(TO_TEXT)) await tx.query(statement); // tables of version 1
     await tx.query("INSERT INTO reach_wasm.schema_version (version) VALUES ($1) ON CONFLICT DO NOTHING", [SCHEMA_VERSION]);
   });
-  const rows = await db.query<{ v: number }>("SELECT max(version)::int AS v FROM reach_wasm.schema_version");
-  const found = rows[0]?.v ?? 0;
-  if (found > SCHEMA_VERSION) {
-    throw new ReachError("PROTO_VERSION_MISMATCH", `the service database ${db.where} was set up by a newer reach-wasm (tables version ${found}, this one knows ${SCHEMA_VERSION}); upgrade reach-wasm`);
-  }
 }

@@ -39,7 +39,7 @@ export async function submitRun(db: SqlDatabase, queue: RunQueue, run: { id: str
     }
     const inserted = await tx.query(
       `WITH ins AS (INSERT INTO reach_wasm.runs (id, tenant, request_id, pack_digest, archive_sha256, pack_id, pack_version, request, status, phase, job_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, 'PENDING', 'queued', $1)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'PENDING', 'queued', $1)
          ON CONFLICT (tenant, request_id) WHERE request_id IS NOT NULL DO NOTHING RETURNING id)
        SELECT id, pg_notify($9, '') FROM ins`, // the NOTIFY goes out at commit, after the job below exists
       [run.id, run.tenant, requestId ?? null, run.pack.digest, run.pack.archiveSha256, run.pack.id, run.pack.version, JSON.stringify(request), CHANNELS.jobs],
@@ -65,13 +65,14 @@ export async function submitRun(db: SqlDatabase, queue: RunQueue, run: { id: str
 export async function submitRuns(db: SqlDatabase, queue: RunQueue, runs: readonly { id: string; tenant: string; pack: RunPack; options: RunOptions }[]): Promise<void> {
   const rows = runs.map((r) => {
     const { requestId: _none, ...request } = r.options;
-    return { id: r.id, tenant: r.tenant, pack_digest: r.pack.digest, archive_sha256: r.pack.archiveSha256, pack_id: r.pack.id, pack_version: r.pack.version, request };
+    // the request travels as its JSON text (a string inside the batch document), stored as it is
+    return { id: r.id, tenant: r.tenant, pack_digest: r.pack.digest, archive_sha256: r.pack.archiveSha256, pack_id: r.pack.id, pack_version: r.pack.version, request: JSON.stringify(request) };
   });
   await db.transaction(async (tx) => {
     await tx.query(
       `WITH ins AS (INSERT INTO reach_wasm.runs (id, tenant, pack_digest, archive_sha256, pack_id, pack_version, request, status, phase, job_id)
          SELECT x.id, x.tenant, x.pack_digest, x.archive_sha256, x.pack_id, x.pack_version, x.request, 'PENDING', 'queued', x.id
-         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, tenant text, pack_digest text, archive_sha256 text, pack_id text, pack_version text, request jsonb)
+         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, tenant text, pack_digest text, archive_sha256 text, pack_id text, pack_version text, request text)
          RETURNING id)
        SELECT count(*)::int AS n, pg_notify($2, '') FROM ins`,
       [JSON.stringify(rows), CHANNELS.jobs],
@@ -132,8 +133,8 @@ export async function appendEventsNow(tx: SqlExecutor, runId: string, attempt: n
   await tx.query(
     `INSERT INTO reach_wasm.run_events (run_id, seq, attempt, event_type, at, step_index, tool_name, data)
      SELECT $1, (SELECT coalesce(max(seq) + 1, 0) FROM reach_wasm.run_events WHERE run_id = $1) + x.i, $2, x.event_type, $3::timestamptz, x.step_index, x.tool_name, x.data
-     FROM jsonb_to_recordset($4::jsonb) AS x(i int, event_type text, step_index int, tool_name text, data jsonb)`,
-    [runId, attempt, at, JSON.stringify(drafts.map((d, i) => ({ i, event_type: d.eventType, step_index: d.stepIndex ?? null, tool_name: d.toolName ?? null, data: d.data ?? null })))],
+     FROM jsonb_to_recordset($4::jsonb) AS x(i int, event_type text, step_index int, tool_name text, data text)`,
+    [runId, attempt, at, JSON.stringify(drafts.map((d, i) => ({ i, event_type: d.eventType, step_index: d.stepIndex ?? null, tool_name: d.toolName ?? null, data: d.data === undefined ? null : JSON.stringify(d.data) })))],
   );
   await tx.query("SELECT pg_notify($1, $2)", [CHANNELS.run, runId]);
 }
@@ -156,7 +157,7 @@ export async function cancelRun(db: SqlDatabase, queue: RunQueue, tenant: string
   const error = JSON.stringify({ code: "EXEC_ABORTED", message: "cancelled by the tenant before a worker took it", recoverable: false });
   const queued = await db.transaction(async (tx) => {
     const rows = await tx.query<{ job_id: string }>(
-      `UPDATE reach_wasm.runs SET status = 'ABORTED', phase = 'cancelled', error_type = 'CANCELLED', error = $3::jsonb,
+      `UPDATE reach_wasm.runs SET status = 'ABORTED', phase = 'cancelled', error_type = 'CANCELLED', error = $3,
          cancel_requested_at = now(), completed_at = now(), updated_at = now()
        WHERE id = $1 AND tenant = $2 AND status = 'PENDING' RETURNING job_id::text AS job_id`,
       [runId, tenant, error],

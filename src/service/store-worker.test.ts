@@ -94,8 +94,8 @@ describe("silent workers", () => {
     const { runId } = await queuedAndClaimed("ghost");
     await new Promise((r) => setTimeout(r, 1200));
     expect((await requeueStale(db, queue, 1, 1)).givenUp).toContain(runId);
-    const [row] = await db.query<{ status: string; error: { code: string } }>("SELECT status, error FROM reach_wasm.runs WHERE id = $1", [runId]);
-    expect([row!.status, row!.error.code]).toEqual(["FAILED", "EXEC_RESOURCE_UNAVAILABLE"]);
+    const [row] = await db.query<{ status: string; error: string }>("SELECT status, error FROM reach_wasm.runs WHERE id = $1", [runId]);
+    expect([row!.status, (JSON.parse(row!.error) as { code: string }).code]).toEqual(["FAILED", "EXEC_RESOURCE_UNAVAILABLE"]);
     expect(await count("reach_wasm.run_events WHERE run_id = $1 AND event_type = 'run_failed'", [runId])).toBe(1);
   });
 });

@@ -77,16 +77,29 @@ export async function heartbeat(db: SqlExecutor, worker: string, runIds: readonl
   return rows.filter((r) => (r as { cancel?: unknown }).cancel === true).map((r) => r.id);
 }
 
-/** Events numbered from `seq`, as the JSON `jsonb_to_recordset` reads. */
-function numbered(seq: number, drafts: readonly EventDraft[], at: string): string {
-  return JSON.stringify(drafts.map((d, i) => ({ seq: seq + i, event_type: d.eventType, at, step_index: d.stepIndex ?? null, tool_name: d.toolName ?? null, data: d.data ?? null })));
+/** An event with its sequence number. */
+export type NumberedEvent = { seq: number; draft: EventDraft };
+
+/**
+ * Number events from `seq`.
+ * @param seq the first sequence number
+ * @param drafts the events
+ * @returns the events with their numbers
+ */
+export function numberEvents(seq: number, drafts: readonly EventDraft[]): NumberedEvent[] {
+  return drafts.map((draft, i) => ({ seq: seq + i, draft }));
+}
+
+/** Numbered events as the JSON `jsonb_to_recordset` reads: each event's data is its JSON text, stored as it is. */
+function numbered(events: readonly NumberedEvent[], at: string): string {
+  return JSON.stringify(events.map(({ seq, draft: d }) => ({ seq, event_type: d.eventType, at, step_index: d.stepIndex ?? null, tool_name: d.toolName ?? null, data: d.data === undefined ? null : JSON.stringify(d.data) })));
 }
 
 /** The INSERT of numbered events; the arguments name the parameters (`$1`…) holding run id, attempt and events. */
 function insertEvents(runId: string, attempt: string, events: string, condition = ""): string {
   return `INSERT INTO reach_wasm.run_events (run_id, seq, attempt, event_type, at, step_index, tool_name, data)
   SELECT ${runId}, x.seq, ${attempt}, x.event_type, x.at, x.step_index, x.tool_name, x.data
-  FROM jsonb_to_recordset(${events}::jsonb) AS x(seq int, event_type text, at timestamptz, step_index int, tool_name text, data jsonb) ${condition}
+  FROM jsonb_to_recordset(${events}::jsonb) AS x(seq int, event_type text, at timestamptz, step_index int, tool_name text, data text) ${condition}
   ON CONFLICT DO NOTHING`;
 }
 
@@ -102,9 +115,9 @@ function insertEvents(runId: string, attempt: string, events: string, condition 
  */
 export async function flushEvents(db: SqlExecutor, run: { runId: string; attempt: number; seq: number }, drafts: readonly EventDraft[], counters: ProgressCounters): Promise<void> {
   await db.query(
-    `WITH ins AS (${insertEvents("$1", "$2", "$3")}), upd AS (UPDATE reach_wasm.runs SET progress = $4::jsonb, updated_at = now() WHERE id = $1 AND status = 'EXECUTING')
+    `WITH ins AS (${insertEvents("$1", "$2", "$3")}), upd AS (UPDATE reach_wasm.runs SET progress = $4, updated_at = now() WHERE id = $1 AND status = 'EXECUTING')
      SELECT pg_notify($5, $1::text)`,
-    [run.runId, run.attempt, numbered(run.seq, drafts, new Date().toISOString()), JSON.stringify(counters), CHANNELS.run],
+    [run.runId, run.attempt, numbered(numberEvents(run.seq, drafts), new Date().toISOString()), JSON.stringify(counters), CHANNELS.run],
   );
 }
 
@@ -117,8 +130,10 @@ export type RunEnd = {
   capsule: Uint8Array | null;
   result: Record<string, unknown> | null;
   error: { code: string; message: string } | null;
-  /** The run's final events, stored only when this execution is the one recorded. */
+  /** The run's final events (numbered from the `seq` given with the run), stored only when this execution is the one recorded. */
   events: readonly EventDraft[];
+  /** Earlier events of this execution that could not be stored while it ran, stored with its end. */
+  unsaved?: readonly NumberedEvent[];
   counters: ProgressCounters;
 };
 
@@ -144,13 +159,13 @@ export async function finishRun(db: SqlDatabase, worker: string, run: { runId: s
   const [row] = await db.query<{ capsule_inserted: boolean; updated: boolean }>(
     `WITH cap AS (INSERT INTO reach_wasm.capsules (run_hash, bytes, size) SELECT $4::text, $11::bytea, $12::int WHERE $4::text IS NOT NULL AND $11::bytea IS NOT NULL
                   ON CONFLICT (run_hash) DO NOTHING RETURNING run_hash),
-          upd AS (UPDATE reach_wasm.runs SET status = $2, phase = $3, run_hash = $4, engine_run_id = $5, result = $6::jsonb, error = $7::jsonb, error_type = $8,
-                    progress = $9::jsonb, worker = $10, heartbeat_at = NULL, completed_at = now(), updated_at = now()
+          upd AS (UPDATE reach_wasm.runs SET status = $2, phase = $3, run_hash = $4, engine_run_id = $5, result = $6, error = $7, error_type = $8,
+                    progress = $9, worker = $10, heartbeat_at = NULL, completed_at = now(), updated_at = now()
                   WHERE id = $1 AND status IN ('PENDING', 'EXECUTING') RETURNING id),
           ev AS (${insertEvents("$1", "$13", "$14", "WHERE EXISTS (SELECT 1 FROM upd)")})
      SELECT EXISTS (SELECT 1 FROM cap) AS capsule_inserted, EXISTS (SELECT 1 FROM upd) AS updated, pg_notify($15, $1::text)`,
     [run.runId, end.status, phase, end.runHash, end.engineRunId, json(end.result), json(end.error), errorType, JSON.stringify(end.counters), worker,
-      end.capsule, end.capsule?.length ?? null, run.attempt, numbered(run.seq, end.events, new Date().toISOString()), CHANNELS.run],
+      end.capsule, end.capsule?.length ?? null, run.attempt, numbered([...(end.unsaved ?? []), ...numberEvents(run.seq, end.events)], new Date().toISOString()), CHANNELS.run],
   );
   let incident: StoredEnd["incident"] = null;
   if (end.runHash !== null && end.capsule !== null && row?.capsule_inserted !== true) incident = await compareCapsule(db, worker, run.runId, end.runHash, end.capsule);
@@ -205,7 +220,7 @@ async function giveUp(db: SqlDatabase, queue: RunQueue, staleSeconds: number, ma
   const message = `the run's worker stopped responding ${maxAttempts} times (killed or out of memory?); the run was not retried again`;
   const rows = await db.transaction(async (tx) => {
     const ended = await tx.query<{ id: string; job_id: string; attempts: number }>(
-      `UPDATE reach_wasm.runs SET status = 'FAILED', phase = 'failed', error_type = 'EXECUTION_ERROR', error = $3::jsonb, worker = NULL, heartbeat_at = NULL,
+      `UPDATE reach_wasm.runs SET status = 'FAILED', phase = 'failed', error_type = 'EXECUTION_ERROR', error = $3, worker = NULL, heartbeat_at = NULL,
          completed_at = now(), updated_at = now()
        WHERE status = 'EXECUTING' AND heartbeat_at < now() - make_interval(secs => $1::float8) AND attempts >= $2
        RETURNING id::text AS id, job_id::text AS job_id, attempts`,

@@ -2,11 +2,14 @@
  * Group commit for submissions: while one batch of new runs is being written, the next ones gather, and are then
  * written together (one transaction, two statements). An idle service writes each run at once; a busy one writes
  * fewer, larger transactions. Runs with a requestId take the one-by-one path (it looks for an earlier run first).
+ * A batch that fails for anything but an unavailable store is written again run by run, so that one submission's
+ * fault fails only that submission.
  * @module
  */
 import type { RunQueue } from "../platform/job-queue.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
 import type { RunOptions, ServiceRunStatus } from "./schemas.ts";
+import { isStoreUnavailable } from "./store-errors.ts";
 import { submitRun, submitRuns } from "./store-runs.ts";
 import type { RunPack } from "./store-runs.ts";
 
@@ -56,9 +59,22 @@ export class SubmitBatcher {
         await submitRuns(this.#db, this.#queue, batch.map((w) => w.run));
         for (const w of batch) w.resolve({ runId: w.run.id, status: "PENDING", existed: false });
       } catch (err) {
-        for (const w of batch) w.reject(err);
+        if (batch.length === 1 || isStoreUnavailable(err)) for (const w of batch) w.reject(err);
+        else await this.#oneByOne(batch); // one submission's fault fails that submission only
       }
     }
     this.#writing = false;
+  }
+
+  /** Write each run of a batch that failed in its own transaction, so that only the faulty ones fail. */
+  async #oneByOne(batch: readonly Waiting[]): Promise<void> {
+    for (const w of batch) {
+      try {
+        await submitRuns(this.#db, this.#queue, [w.run]);
+        w.resolve({ runId: w.run.id, status: "PENDING", existed: false });
+      } catch (err) {
+        w.reject(err);
+      }
+    }
   }
 }
