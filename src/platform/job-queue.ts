@@ -12,6 +12,7 @@
  * @module
  */
 import PgBoss from "pg-boss";
+import { isTransientDbError } from "./postgres-errors.ts";
 import type { SqlDatabase, SqlExecutor, SqlRow } from "./postgres.ts";
 
 /** The pg-boss queue that carries runs. */
@@ -63,7 +64,8 @@ function dbAdapter(db: SqlDatabase): PgBoss.Db {
  * @param db the service database
  * @param options maintenance and error reporting
  * @returns the queue
- * @throws Error from the database when pg-boss cannot set up its schema
+ * @throws Error from the database when pg-boss cannot set up its schema (ReachError `EXEC_RESOURCE_UNAVAILABLE` while
+ *   the database is unavailable: open it again later)
  * @example const queue = await openRunQueue(db); const jobs = await queue.take(4);
  */
 export async function openRunQueue(db: SqlDatabase, options: RunQueueOptions = {}): Promise<RunQueue> {
@@ -75,13 +77,22 @@ export async function openRunQueue(db: SqlDatabase, options: RunQueueOptions = {
     archiveCompletedAfterSeconds: 3600,
     deleteAfterDays: 2,
   });
-  boss.on("error", (err: Error) => options.onError?.(`queue: ${err.message}`));
-  await boss.start();
-  if ((await boss.getQueue(RUN_QUEUE)) === null) {
-    // Re-offering a dead worker's run is the service's job (heartbeats); pg-boss's expiry is only a backstop.
-    await boss.createQueue(RUN_QUEUE, { name: RUN_QUEUE, policy: "standard", retryLimit: 0, expireInHours: 23 }).catch(async (err: unknown) => {
-      if ((await boss.getQueue(RUN_QUEUE)) === null) throw err; // another process created it meanwhile: fine
-    });
+  // pg-boss reports its maintenance's failures as 'error' events (unheard, one would end the process); while the
+  // database is unavailable they say so once per outage through the database, so only other failures are passed on
+  boss.on("error", (err: Error) => {
+    if (!isTransientDbError(err, db.kind)) options.onError?.(`queue: ${err.message}`);
+  });
+  try {
+    await boss.start();
+    if ((await boss.getQueue(RUN_QUEUE)) === null) {
+      // Re-offering a dead worker's run is the service's job (heartbeats); pg-boss's expiry is only a backstop.
+      await boss.createQueue(RUN_QUEUE, { name: RUN_QUEUE, policy: "standard", retryLimit: 0, expireInHours: 23 }).catch(async (err: unknown) => {
+        if ((await boss.getQueue(RUN_QUEUE)) === null) throw err; // another process created it meanwhile: fine
+      });
+    }
+  } catch (err) {
+    await boss.stop({ graceful: false, wait: true, close: false }).catch(() => {}); // no maintenance timers left behind
+    throw err;
   }
   const on = (tx: SqlExecutor | undefined) => (tx === undefined ? {} : { db: adapter((text, values) => tx.query(text, values)) });
   return {

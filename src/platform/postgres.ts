@@ -15,6 +15,7 @@ import process from "node:process";
 import type { PGlite } from "@electric-sql/pglite";
 import type pgTypes from "pg";
 import { ReachError } from "../protocol/errors.ts";
+import { storeError } from "./postgres-errors.ts";
 import { redactSecrets } from "./redact.ts";
 
 /** A row as the driver returns it. */
@@ -45,6 +46,18 @@ export type SqlDatabase = SqlExecutor & {
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   /** Close every connection (and release the data directory lock). */
   close(): Promise<void>;
+  /**
+   * How long the database has answered since it was last unavailable (or since it was opened), in ms; 0 while the
+   * last statement found it unavailable. A failure that means "unavailable" is thrown as ReachError
+   * `EXEC_RESOURCE_UNAVAILABLE` with `retryAfter` and `details.storeUnavailable` (see `postgres-errors.ts`).
+   */
+  upForMs(): number;
+};
+
+/** Options of {@link openDatabase}. */
+export type DatabaseOptions = {
+  /** Told once when the database becomes unavailable and once when it answers again (for a process's log). */
+  onAvailability?: (line: string) => void;
 };
 
 /** Where the database is. */
@@ -59,10 +72,47 @@ export type DatabaseTarget = { url: string; poolSize?: number } | { dataDir: str
  *   `EXEC_RESOURCE_UNAVAILABLE` when the server refuses the connection
  * @example const db = await openDatabase({ dataDir: ".reach/service" }); await db.close();
  */
-export async function openDatabase(target: DatabaseTarget): Promise<SqlDatabase> {
-  if ("url" in target) return await openServer(target.url, target.poolSize ?? 8);
-  if ("dataDir" in target) return await openPglite(target.dataDir);
-  return await openPglite(null);
+export async function openDatabase(target: DatabaseTarget, options: DatabaseOptions = {}): Promise<SqlDatabase> {
+  if ("url" in target) return await openServer(target.url, target.poolSize ?? 8, options);
+  if ("dataDir" in target) return await openPglite(target.dataDir, options);
+  return await openPglite(null, options);
+}
+
+/**
+ * Whether the database answers, as its statements find it: the state behind {@link SqlDatabase.upForMs}, and the
+ * translation of driver failures into the "store unavailable" ReachError.
+ */
+function availability(kind: SqlDatabase["kind"], where: string, options: DatabaseOptions) {
+  let down = false;
+  let since = performance.now();
+  const failed = (err: unknown): unknown => {
+    const out = storeError(err, kind, where);
+    if (out instanceof ReachError && out.details["storeUnavailable"] === true) {
+      if (!down) options.onAvailability?.(`${out.message.replace(/; retry in a few seconds$/, "")}; waiting for it (requests get 503 meanwhile)`);
+      if (!down) since = performance.now();
+      down = true;
+    }
+    return out;
+  };
+  return {
+    /** Run a statement, noting whether the database answered. */
+    run: async <T>(statement: () => Promise<T>): Promise<T> => {
+      let out: T;
+      try {
+        out = await statement();
+      } catch (err) {
+        throw failed(err);
+      }
+      if (down) {
+        options.onAvailability?.(`the service database ${where} answers again (after ${Math.round((performance.now() - since) / 1000)} s)`);
+        down = false;
+        since = performance.now();
+      }
+      return out;
+    },
+    failed,
+    upForMs: () => (down ? 0 : performance.now() - since),
+  };
 }
 
 /**
@@ -75,42 +125,57 @@ export function redactUrl(url: string): string {
   return redactSecrets(url);
 }
 
-async function openServer(url: string, poolSize: number): Promise<SqlDatabase> {
+async function openServer(url: string, poolSize: number, options: DatabaseOptions): Promise<SqlDatabase> {
   if (!/^postgres(ql)?:\/\//.test(url)) {
     throw new ReachError("PROTO_INVALID_ARGUMENT", `--db expects a postgres://user:password@host:port/database URL, got ${JSON.stringify(redactUrl(url))}`);
   }
   const { default: pg } = await import("pg");
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, application_name: "reach-wasm" });
-  pool.on("error", () => {}); // an idle client lost its connection: the pool replaces it
   const where = redactUrl(url);
+  const health = availability("postgres", where, options);
+  // keepAlive and a connect timeout: a server that vanished without closing its sockets is noticed, not waited for
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, application_name: "reach-wasm", connectionTimeoutMillis: 10_000, keepAlive: true });
+  // node-postgres emits 'error' on a client whose connection breaks, idle or checked out (and the pool on an idle
+  // one); unheard, it would end the process. The statement under way fails (and is retried by its caller); the pool
+  // drops the client.
+  pool.on("error", (err) => void health.failed(err));
+  pool.on("connect", (client) => client.on("error", (err) => void health.failed(err)));
   try {
     (await pool.connect()).release();
   } catch (err) {
     await pool.end().catch(() => {});
-    throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", `cannot connect to PostgreSQL at ${where}: ${redactSecrets((err as Error).message)}; check that the server runs and the URL is right`, { cause: err, retryAfter: 1000 });
+    const e = storeError(err, "postgres", where); // not reported: the caller decides whether to wait
+    const unavailable = e instanceof ReachError && e.details["storeUnavailable"] === true;
+    throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", `cannot connect to PostgreSQL at ${where}: ${redactSecrets((err as Error).message)}; check that the server runs and the URL is right`, {
+      cause: err,
+      retryAfter: 1000,
+      details: unavailable ? { storeUnavailable: true } : {},
+    });
   }
   const listener = serverListener(pg, url);
   const statement = preparedStatements();
   return {
     kind: "postgres",
     where,
-    query: async <T extends SqlRow>(text: string, params?: readonly unknown[]) => (await pool.query(statement(text, params))).rows as T[],
-    exec: async (text) => {
-      const r = (await pool.query(text)) as unknown as { rows: SqlRow[] } | { rows: SqlRow[] }[];
-      return Array.isArray(r) ? (r[r.length - 1]?.rows ?? []) : r.rows;
-    },
+    query: <T extends SqlRow>(text: string, params?: readonly unknown[]) => health.run(async () => (await pool.query(statement(text, params))).rows as T[]),
+    exec: (text) =>
+      health.run(async () => {
+        const r = (await pool.query(text)) as unknown as { rows: SqlRow[] } | { rows: SqlRow[] }[];
+        return Array.isArray(r) ? (r[r.length - 1]?.rows ?? []) : r.rows;
+      }),
     transaction: async (fn) => {
-      const client = await pool.connect();
+      const client = await health.run(() => pool.connect());
+      let broken: unknown = undefined;
+      const run = <T>(text: string | pgTypes.QueryConfig) => health.run(async () => (await client.query(text)).rows as T[]);
       try {
-        await client.query("BEGIN");
-        const out = await fn({ query: async <T extends SqlRow>(text: string, params?: readonly unknown[]) => (await client.query(statement(text, params))).rows as T[] });
-        await client.query("COMMIT");
+        await run("BEGIN");
+        const out = await fn({ query: <T extends SqlRow>(text: string, params?: readonly unknown[]) => run<T>(statement(text, params)) });
+        await run("COMMIT");
         return out;
       } catch (err) {
-        await client.query("ROLLBACK").catch(() => {});
+        await client.query("ROLLBACK").catch((e: unknown) => void (broken = e ?? true));
         throw err;
       } finally {
-        client.release();
+        client.release(broken as Error | undefined); // a client that cannot roll back is dropped, not reused
       }
     },
     listen: listener.listen,
@@ -118,6 +183,7 @@ async function openServer(url: string, poolSize: number): Promise<SqlDatabase> {
       await listener.close();
       await pool.end();
     },
+    upForMs: health.upForMs,
   };
 }
 
@@ -138,24 +204,44 @@ function preparedStatements() {
   };
 }
 
-/** One dedicated connection for LISTEN, shared by every channel, reconnected after a failure. */
+/**
+ * One dedicated connection for LISTEN, shared by every channel, reconnected (with backoff, up to 5 s apart) after a
+ * failure. Subscribing never fails for an unavailable server: the channel is listened to once the server is back
+ * (NOTIFY is best effort; every waiter also polls).
+ */
 function serverListener(pg: PgModule, url: string) {
   const handlers = new Map<string, Set<(payload: string) => void>>();
   let client: InstanceType<PgModule["Client"]> | null = null;
   let connecting: Promise<InstanceType<PgModule["Client"]>> | null = null;
+  let retry: ReturnType<typeof setTimeout> | null = null;
+  let delay = 250;
   let closed = false;
+  const later = () => {
+    if (closed || retry !== null) return;
+    retry = setTimeout(() => {
+      retry = null;
+      void resubscribe();
+    }, delay);
+    delay = Math.min(5000, delay * 2);
+  };
   const connect = (): Promise<InstanceType<PgModule["Client"]>> =>
     (connecting ??= (async () => {
-      const c = new pg.Client({ connectionString: url, application_name: "reach-wasm-listen" });
+      const c = new pg.Client({ connectionString: url, application_name: "reach-wasm-listen", connectionTimeoutMillis: 10_000, keepAlive: true });
       c.on("notification", (n) => {
         for (const h of handlers.get(n.channel) ?? []) h(n.payload ?? "");
       });
       c.on("error", () => {
-        client = null;
+        if (client === c) client = null;
         connecting = null;
-        if (!closed) setTimeout(() => void resubscribe(), 500);
+        void c.end().catch(() => {});
+        later();
       });
-      await c.connect();
+      try {
+        await c.connect();
+      } catch (err) {
+        await c.end().catch(() => {});
+        throw err;
+      }
       client = c;
       return c;
     })().catch((err) => {
@@ -167,8 +253,9 @@ function serverListener(pg: PgModule, url: string) {
     try {
       const c = await connect();
       for (const channel of handlers.keys()) await c.query(`LISTEN "${channel}"`);
+      delay = 250;
     } catch {
-      if (!closed) setTimeout(() => void resubscribe(), 1000);
+      later();
     }
   };
   return {
@@ -177,7 +264,11 @@ function serverListener(pg: PgModule, url: string) {
       let set = handlers.get(channel);
       if (set === undefined) {
         handlers.set(channel, (set = new Set()));
-        await (await connect()).query(`LISTEN "${channel}"`);
+        try {
+          await (await connect()).query(`LISTEN "${channel}"`);
+        } catch {
+          later(); // the server is away: listen once it is back
+        }
       }
       set.add(onPayload);
       return async () => {
@@ -186,6 +277,7 @@ function serverListener(pg: PgModule, url: string) {
     },
     close: async () => {
       closed = true;
+      if (retry !== null) clearTimeout(retry);
       const c = client ?? (await connecting?.catch(() => null)) ?? null;
       await c?.end().catch(() => {});
     },
@@ -229,7 +321,7 @@ async function lockDataDir(dir: string): Promise<() => Promise<void>> {
   throw new ReachError("PROTO_INVALID_ARGUMENT", `cannot lock the embedded store ${JSON.stringify(dir)}; remove ${JSON.stringify(path)} if no reach-wasm process uses it`);
 }
 
-async function openPglite(dir: string | null): Promise<SqlDatabase> {
+async function openPglite(dir: string | null, options: DatabaseOptions): Promise<SqlDatabase> {
   const unlock = dir === null ? async () => {} : await lockDataDir(dir);
   let pglite: PGlite;
   try {
@@ -242,23 +334,44 @@ async function openPglite(dir: string | null): Promise<SqlDatabase> {
     throw new ReachError("PROTO_INVALID_ARGUMENT", `cannot open the embedded store ${JSON.stringify(dir ?? "memory")}: ${(err as Error).message}`, { cause: err });
   }
   const db = pglite;
+  const where = dir === null ? "PGlite (in memory)" : `PGlite in ${dir}`;
+  const health = availability("pglite", where, options);
   return {
     kind: "pglite",
-    where: dir === null ? "PGlite (in memory)" : `PGlite in ${dir}`,
-    query: async <T extends SqlRow>(text: string, params?: readonly unknown[]) => (await db.query<T>(text, params as unknown[] | undefined)).rows,
-    exec: async (text) => {
-      const r = await db.exec(text);
-      return (r[r.length - 1]?.rows ?? []) as SqlRow[];
+    where,
+    query: <T extends SqlRow>(text: string, params?: readonly unknown[]) => health.run(async () => (await db.query<T>(text, params as unknown[] | undefined)).rows),
+    exec: (text) =>
+      health.run(async () => {
+        const r = await db.exec(text);
+        return (r[r.length - 1]?.rows ?? []) as SqlRow[];
+      }),
+    transaction: async (fn) => {
+      // a failure of `fn` is passed on as it is; PGlite's own (BEGIN, COMMIT, its files gone) is translated
+      let thrown: { err: unknown } | null = null;
+      const query = <T extends SqlRow>(tx: Pick<PGlite, "query">, text: string, params?: readonly unknown[]) => health.run(async () => (await tx.query<T>(text, params as unknown[] | undefined)).rows);
+      try {
+        return await db.transaction(async (tx) => {
+          try {
+            return await fn({ query: (text, params) => query(tx, text, params) });
+          } catch (err) {
+            thrown = { err };
+            throw err;
+          }
+        });
+      } catch (err) {
+        if (thrown !== null && (thrown as { err: unknown }).err === err) throw err;
+        throw health.failed(err);
+      }
     },
-    transaction: (fn) => db.transaction((tx) => fn({ query: async <T extends SqlRow>(text: string, params?: readonly unknown[]) => (await tx.query<T>(text, params as unknown[] | undefined)).rows })),
     listen: async (channel, onPayload) => {
-      const off = await db.listen(channel, onPayload);
-      return async () => void (await off());
+      const off = await health.run(() => db.listen(channel, onPayload));
+      return async () => void (await off().catch(() => {}));
     },
     close: async () => {
       await db.close();
       if (dir !== null) narrowTree(dir, 0o700, 0o600); // the files PGlite made while it ran (its folder was 0700 meanwhile)
       await unlock();
     },
+    upForMs: health.upForMs,
   };
 }
