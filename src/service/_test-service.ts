@@ -45,6 +45,29 @@ export type TestPostgres = { url: string; stop(): void };
 export function testPostgres(): TestPostgres | null {
   const env = process.env["REACH_WASM_TEST_PG_URL"];
   if (env !== undefined && env !== "") return { url: env, stop: () => {} };
+  const own = privatePostgres(20000 + (process.pid % 20000));
+  return own === null ? null : { url: own.url, stop: () => own.remove() };
+}
+
+/** A PostgreSQL cluster of a test's own, which the test may stop and start (fault injection). */
+export type PrivatePostgres = {
+  url: string;
+  /** Stop the server (`pg_ctl stop -m mode`; `immediate` is a crash: no shutdown checkpoint). */
+  stop(mode?: "fast" | "immediate"): void;
+  /** Start it again (waits until it accepts connections). */
+  start(): void;
+  /** `pg_ctl restart -m mode`: down and up again at once. */
+  restart(mode?: "fast" | "immediate"): void;
+  /** Stop it and delete the cluster. */
+  remove(): void;
+};
+
+/**
+ * A private PostgreSQL cluster in a temporary directory, started with Debian's binaries (as the postgres user when
+ * running as root, as .ci/run does), listening on 127.0.0.1:`port`; null without the binaries.
+ * @param port the TCP port (choose one no other test uses)
+ */
+export function privatePostgres(port: number): PrivatePostgres | null {
   const versions = existsSync("/usr/lib/postgresql") ? readdirSync("/usr/lib/postgresql").filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(a) - Number(b)) : [];
   if (versions.length === 0) return null;
   const bin = `/usr/lib/postgresql/${versions[versions.length - 1]}/bin`;
@@ -54,23 +77,27 @@ export function testPostgres(): TestPostgres | null {
     return null;
   }
   const dir = mkdtempSync(join(tmpdir(), "reach-pg-"));
-  const port = 20000 + (process.pid % 20000);
   const asPg = process.getuid?.() === 0 ? ["runuser", "-u", "postgres", "--"] : [];
   const run = (args: string[]) => execFileSync(asPg[0] ?? args[0]!, asPg.length > 0 ? [...asPg.slice(1), ...args] : args.slice(1), { stdio: "ignore" });
   const data = join(dir, "data");
+  const options = ["-D", data, "-l", join(dir, "log"), "-w", "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`];
   try {
     if (asPg.length > 0) execFileSync("chown", ["postgres", dir]);
     run([`${bin}/initdb`, "-D", data, "-A", "trust", "-U", "postgres"]);
-    run([`${bin}/pg_ctl`, "-D", data, "-l", join(dir, "log"), "-w", "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`, "start"]);
+    run([`${bin}/pg_ctl`, ...options, "start"]);
   } catch {
     rmSync(dir, { recursive: true, force: true });
     return null;
   }
+  const stop = (mode: "fast" | "immediate" = "fast") => run([`${bin}/pg_ctl`, "-D", data, "-m", mode, "-w", "stop"]);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    stop: () => {
+    stop,
+    start: () => run([`${bin}/pg_ctl`, ...options, "start"]),
+    restart: (mode = "fast") => run([`${bin}/pg_ctl`, ...options, "-m", mode, "restart"]),
+    remove: () => {
       try {
-        run([`${bin}/pg_ctl`, "-D", data, "-m", "immediate", "stop"]);
+        stop("immediate");
       } catch {
         // already gone
       }
@@ -92,11 +119,11 @@ export async function freshPostgres(base: string, name: string): Promise<string>
 
 export type TestService = { svc: RunningService; db: SqlDatabase; queue: RunQueue; url: string; close(): Promise<void> };
 
-/** Start a service (PGlite in memory unless `dbUrl`) on a free loopback port. */
+/** Start a service (on `db` and `queue` when given, else PGlite in memory unless `dbUrl`) on a free loopback port. */
 export async function startTestService(options: Partial<ServiceOptions> & { dbUrl?: string } = {}): Promise<TestService> {
-  const db = await openDatabase(options.dbUrl === undefined ? { memory: true } : { url: options.dbUrl });
+  const db = options.db ?? (await openDatabase(options.dbUrl === undefined ? { memory: true } : { url: options.dbUrl }));
   await migrate(db);
-  const queue = await openRunQueue(db);
+  const queue = options.queue ?? (await openRunQueue(db));
   const svc = await startService({
     db,
     queue,

@@ -133,14 +133,26 @@ export class ServiceClient {
   }
 
   /**
-   * Wait for a run to end.
+   * Wait for a run to end. While the service answers 503 (its database restarting) it waits as `Retry-After` says
+   * and asks again; any other refusal is thrown.
    * @param runId the run
    * @returns its final record
    * @example const done = await client.waitForEnd(id);
    */
   async waitForEnd(runId: string): Promise<RunRecord> {
+    let told = false;
     for (;;) {
-      const r = await this.run(runId, 60);
+      let r: RunRecord;
+      try {
+        r = await this.run(runId, 60);
+      } catch (err) {
+        // 503: the service is up but its database is not (restarting): the run goes on, so wait as it says
+        if (!(err instanceof ReachError) || err.details["httpStatus"] !== 503) throw err;
+        if (!told) this.#onWait?.(`the run service at ${this.#base} cannot answer for now (${err.message}); waiting for run ${runId}…`);
+        told = true;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, Math.max(250, err.retryAfter ?? 1000))));
+        continue;
+      }
       if (r.status !== "PENDING" && r.status !== "EXECUTING") return r;
     }
   }
@@ -216,7 +228,9 @@ async function refusalOf(res: Response): Promise<ReachError> {
     const e = doc.error;
     if (e !== undefined && isErrorCode(e.code) && typeof e.message === "string" && e.message !== "") {
       const details = typeof e.details === "object" && e.details !== null ? (e.details as Record<string, unknown>) : {};
-      return new ReachError(e.code, e.message, { details: { ...details, httpStatus: res.status } });
+      const header = res.headers.get("retry-after");
+      const retryAfter = header !== null && /^\d{1,6}$/.test(header.trim()) ? Number(header.trim()) * 1000 : null;
+      return new ReachError(e.code, e.message, { details: { ...details, httpStatus: res.status }, retryAfter });
     }
   } catch {
     // not JSON: described below

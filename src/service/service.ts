@@ -9,7 +9,9 @@ import type { ClientInfo } from "../platform/http-server.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
 import type { FetchLike } from "../sandbox/host/http.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
+import { ReachError } from "../protocol/errors.ts";
 import { Authenticator } from "./http-auth.ts";
+import { errorResponse } from "./http-errors.ts";
 import { createServiceApp } from "./http-api.ts";
 import type { WatchLimits } from "./http-limits.ts";
 import { RunHub } from "./run-hub.ts";
@@ -87,25 +89,25 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const auth = new Authenticator(o.db, o.requireToken);
   const app = createServiceApp({ db: o.db, queue: o.queue, env: o.env, trust: o.trust, auth, hub, maxBodyBytes: o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, log: o.log, packs: new Map(), ...(o.limits === undefined ? {} : { limits: o.limits }) }, o.version);
   let worker: RunWorker | null = null;
-  if (o.workers > 0) {
-    worker = await startWorker({
-      db: o.db,
-      queue: o.queue,
-      env: o.env,
-      trust: o.trust,
-      id: o.workerId,
-      concurrency: o.workers,
-      ...(o.worker ?? {}),
-      ...(o.key === undefined ? {} : { key: o.key }),
-      ...(o.fetch === undefined ? {} : { fetch: o.fetch }),
-      log: o.log,
-    });
-  }
   let server: { url: string; close(): Promise<void> };
   try {
+    if (o.workers > 0) {
+      worker = await startWorker({
+        db: o.db,
+        queue: o.queue,
+        env: o.env,
+        trust: o.trust,
+        id: o.workerId,
+        concurrency: o.workers,
+        ...(o.worker ?? {}),
+        ...(o.key === undefined ? {} : { key: o.key }),
+        ...(o.fetch === undefined ? {} : { fetch: o.fetch }),
+        log: o.log,
+      });
+    }
     server = await o.serve((request, client) => app.fetch(request, client === undefined ? undefined : { client }));
   } catch (err) {
-    await worker?.stop(0);
+    await worker?.stop(0).catch(() => {});
     await hub.close();
     throw err;
   }
@@ -117,5 +119,25 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       await server.close();
       await worker?.stop(graceMs);
     },
+  };
+}
+
+/** A handler of web-standard requests. */
+export type Handler = (request: Request, client?: ClientInfo) => Response | Promise<Response>;
+
+/**
+ * What answers on the service's address until the service is ready (while its database is still unavailable at
+ * start): 503 with `Retry-After`, a ReachError `EXEC_RESOURCE_UNAVAILABLE` document, for every request; `open`
+ * hands the address to the service's own handler.
+ * @returns the handler to serve now, and `open`
+ * @example const gate = startingGate(); const server = await serveHttp(gate.handler, listen); gate.open(app.fetch);
+ */
+export function startingGate(): { handler: Handler; open(handler: Handler): void } {
+  let ready: Handler | null = null;
+  const waiting = () =>
+    errorResponse(new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the run service is starting: its database is not available yet; retry in a few seconds", { retryAfter: 2000, details: { storeUnavailable: true } }));
+  return {
+    handler: (request, client) => (ready === null ? waiting() : ready(request, client)),
+    open: (handler) => void (ready = handler),
   };
 }

@@ -5,19 +5,17 @@
  * @module
  */
 import type { EngineEnvironment } from "../engine/runners.ts";
-import type { RunProgress } from "../engine/types.ts";
 import type { RunQueue } from "../platform/job-queue.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
-import { toReachError } from "../protocol/errors.ts";
 import type { FetchLike } from "../sandbox/host/http.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
-import { runOnEngine } from "./engine-adapter.ts";
-import { advance, eventsOf } from "./events.ts";
-import type { EventDraft, ProgressCounters } from "./events.ts";
+import type { runOnEngine } from "./engine-adapter.ts";
 import { PackCache } from "./pack-cache.ts";
+import { isStoreUnavailable } from "./store-errors.ts";
 import { CHANNELS } from "./store-runs.ts";
-import { claimRuns, finishRun, flushEvents, heartbeat, releaseRuns, requeueStale } from "./store-worker.ts";
-import type { ClaimedRun, RunEnd } from "./store-worker.ts";
+import { claimRuns, heartbeat, releaseRuns, requeueStale } from "./store-worker.ts";
+import type { ClaimedRun } from "./store-worker.ts";
+import { executeRun } from "./worker-run.ts";
 
 /** How a worker runs. */
 export type WorkerOptions = {
@@ -38,13 +36,17 @@ export type WorkerOptions = {
   pollMs?: number;
   /** Heartbeat (and cancel check) period (default 500 ms). */
   heartbeatMs?: number;
-  /** A worker silent this long is presumed dead and its runs re-queued (default 45 s). */
+  /**
+   * A worker silent this long is presumed dead and its runs re-queued (default 45 s). Only while the database has
+   * answered this worker for at least as long: after an outage every heartbeat is old, and the runs' workers get that
+   * time to heartbeat and store their ends before anyone presumes them dead.
+   */
   staleSeconds?: number;
   /** How many workers a run may lose before it ends FAILED (default 3). */
   maxAttempts?: number;
   /** One line per noteworthy event (incidents, re-queues, database errors), for stderr. */
   log?: (line: string) => void;
-  /** The engine call (default {@link runOnEngine}, the service's one way into the engine; tests put a stand-in here). */
+  /** The engine call (default `runOnEngine`, the service's one way into the engine; tests put a stand-in here). */
   engine?: typeof runOnEngine;
 };
 
@@ -82,6 +84,8 @@ class _Worker implements RunWorker {
   readonly #timers: ReturnType<typeof setInterval>[] = [];
   #unlisten: (() => Promise<void>)[] = [];
   #stopping = false;
+  /** Set when the stop's grace period is over: runs still waiting for an unavailable store give up. */
+  #stopped = false;
   #wake: (() => void) | null = null;
   /** Job notices so far (NOTIFY on the jobs channel); a take that comes back short clears `#jobsMaybe` only if none arrived meanwhile. */
   #notices = 0;
@@ -120,23 +124,30 @@ class _Worker implements RunWorker {
     this.#wake?.();
   }
 
+  /** Log a failure, except the store being unavailable: the database reports that once per outage, not per call. */
+  #trouble(what: string, err: unknown): void {
+    if (!isStoreUnavailable(err)) this.#log(`${what}: ${(err as Error).message}`);
+  }
+
   async #beat(): Promise<void> {
     try {
       for (const id of await heartbeat(this.#o.db, this.#o.id, [...this.#running.keys()])) this.#running.get(id)?.controller.abort();
     } catch (err) {
-      this.#log(`heartbeat failed: ${(err as Error).message}`);
+      this.#trouble("heartbeat failed", err);
     }
   }
 
   async #reap(): Promise<void> {
     const o = this.#o;
     const max = o.maxAttempts ?? WORKER_DEFAULTS.maxAttempts;
+    const stale = o.staleSeconds ?? WORKER_DEFAULTS.staleSeconds;
+    if (o.db.upForMs() < stale * 1000) return; // after an outage, give every worker time to heartbeat first
     try {
-      const r = await requeueStale(o.db, o.queue, o.staleSeconds ?? WORKER_DEFAULTS.staleSeconds, max);
+      const r = await requeueStale(o.db, o.queue, stale, max);
       if (r.requeued.length > 0) this.#log(`re-queued ${r.requeued.length} run(s) of a worker that stopped heartbeating: ${r.requeued.join(", ")}`);
       if (r.givenUp.length > 0) this.#log(`gave up ${r.givenUp.length} run(s) that lost ${max} workers: ${r.givenUp.join(", ")}`);
     } catch (err) {
-      this.#log(`re-queue check failed: ${(err as Error).message}`);
+      this.#trouble("re-queue check failed", err);
     }
   }
 
@@ -151,7 +162,7 @@ class _Worker implements RunWorker {
           const took = await this.#take(free);
           if (took < free && this.#notices === seen) this.#jobsMaybe = false; // drained, as far as anyone told us
         } catch (err) {
-          this.#log(`taking jobs failed: ${(err as Error).message}`);
+          this.#trouble("taking jobs failed", err);
           this.#jobsMaybe = false; // look again at the next notice or poll
         }
         continue;
@@ -180,7 +191,7 @@ class _Worker implements RunWorker {
       await this.#o.queue.complete(done);
     } catch (err) {
       this.#done.push(...done);
-      this.#log(`completing jobs failed: ${(err as Error).message}`);
+      this.#trouble("completing jobs failed", err);
     }
   }
 
@@ -204,7 +215,8 @@ class _Worker implements RunWorker {
     for (const run of result.claimed) {
       const controller = new AbortController();
       if (run.cancelRequested) controller.abort();
-      const done = execute(o, this.#cache, run, controller.signal, this.#log).then((stored) => {
+      const ctx = { o, cache: this.#cache, signal: controller.signal, log: this.#log, stopped: () => this.#stopped };
+      const done = executeRun(ctx, run).then((stored) => {
         if (stored) this.#done.push(run.jobId);
       }).finally(() => {
         this.#running.delete(run.runId);
@@ -223,6 +235,7 @@ class _Worker implements RunWorker {
     const all = Promise.all([...this.#running.values()].map((r) => r.done));
     await Promise.race([all, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
+    this.#stopped = true;
     for (const t of this.#timers) clearInterval(t);
     for (const off of this.#unlisten) await off().catch(() => {});
     await this.#completeDone();
@@ -232,71 +245,4 @@ class _Worker implements RunWorker {
       this.#log(`handed ${released.length} unfinished run(s) back to the queue`);
     }
   }
-}
-
-/**
- * Run one claimed run to its stored end; resolves true once the end is stored. Never throws: a failure to store
- * leaves the run to the re-queue check.
- */
-async function execute(o: WorkerOptions, cache: PackCache, run: ClaimedRun, signal: AbortSignal, log: (line: string) => void): Promise<boolean> {
-  const stream = eventStream(o.db, run, log);
-  let end: RunEnd;
-  try {
-    const files = await cache.files(run.archiveSha256);
-    const out = await (o.engine ?? runOnEngine)(
-      o.env,
-      { pack: { files }, options: run.options, trust: o.trust, ...(o.key === undefined ? {} : { key: o.key }), ...(o.fetch === undefined ? {} : { fetch: o.fetch }) },
-      { signal, onProgress: stream.progress },
-    );
-    const error = out.error === null ? null : { code: out.error.code, message: out.error.message };
-    const events = eventsOf({ kind: "finished", status: out.status, runHash: out.runHash, error, artifacts: out.artifacts, cancelled: signal.aborted });
-    end = { status: out.status, runHash: out.runHash, engineRunId: out.engineRunId, capsule: out.capsule, result: out.result, error, events, counters: stream.counters() };
-  } catch (err) {
-    const e = toReachError(err);
-    const error = { code: e.code, message: e.message };
-    const events = eventsOf({ kind: "finished", status: "FAILED", runHash: null, error, artifacts: [], cancelled: false });
-    end = { status: "FAILED", runHash: null, engineRunId: null, capsule: null, result: null, error, events, counters: stream.counters() };
-  }
-  try {
-    const { seq, pending } = await stream.close(); // a short run's events are stored with its end, in one transaction
-    const stored = await finishRun(o.db, o.id, { runId: run.runId, attempt: run.attempt, seq }, { ...end, events: [...pending, ...end.events] });
-    if (stored.incident !== null) log(`DETERMINISM INCIDENT on run ${run.runId}: ${stored.incident} (run hash ${end.runHash}); recorded in reach_wasm.incidents`);
-    return true;
-  } catch (err) {
-    log(`storing the end of run ${run.runId} failed: ${(err as Error).message}; the run will be re-queued once its heartbeat is stale`);
-    return false;
-  }
-}
-
-/** Buffer a run's events and store them at most every 200 ms while it runs. */
-function eventStream(db: SqlDatabase, run: ClaimedRun, log: (line: string) => void) {
-  let counters: ProgressCounters = { currentStepIndex: 0, totalSteps: 0, replansCount: 0 };
-  let buffer: EventDraft[] = [];
-  let seq = run.nextSeq;
-  let flushing: Promise<void> = Promise.resolve();
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  const flush = () => {
-    timer = null;
-    const drafts = buffer;
-    buffer = [];
-    if (drafts.length === 0) return flushing;
-    const from = seq;
-    seq += drafts.length;
-    flushing = flushing.then(() => flushEvents(db, { runId: run.runId, attempt: run.attempt, seq: from }, drafts, counters)).catch((err: unknown) => log(`storing events of run ${run.runId} failed: ${(err as Error).message}`));
-    return flushing;
-  };
-  return {
-    progress: (p: RunProgress) => {
-      counters = advance(counters, p);
-      buffer.push(...eventsOf({ kind: "progress", progress: p, attempt: run.attempt }));
-      timer ??= setTimeout(() => void flush(), 200);
-    },
-    counters: () => counters,
-    /** Stop the timer and wait for stores under way; return the next sequence number and the unstored events. */
-    close: async (): Promise<{ seq: number; pending: EventDraft[] }> => {
-      if (timer !== null) clearTimeout(timer);
-      await flushing;
-      return { seq, pending: buffer };
-    },
-  };
 }
