@@ -102,23 +102,60 @@ export function defaultDataDir(): string {
 
 /**
  * Open the service store and create its tables when missing: `--db URL` (PostgreSQL), else PGlite in `--data DIR`.
+ * With `log`, the database's outages and returns are reported there, and a database that is unavailable (down,
+ * restarting, not accepting connections yet) is waited for with backoff (250 ms doubling to 5 s) unless `wait` is
+ * false; without, an unavailable database is an error at once (ReachError `EXEC_RESOURCE_UNAVAILABLE` with
+ * `details.storeUnavailable`).
  * @param args parsed arguments with `--db` / `--data`
  * @param usage the usage line
+ * @param log where to report waiting and the database's availability (serve, worker)
+ * @param wait wait for an unavailable database (default: when `log` is given)
  * @returns the open database
- * @throws ReachError when both are given, or the store cannot be opened
+ * @throws ReachError when both are given, or the store cannot be opened (and, with `wait`, not because it is away)
  * @example const db = await openStore(parseArgs(argv, ["--db", "--data"], [], USAGE), USAGE);
  */
-export async function openStore(args: ParsedArgs, usage: string): Promise<SqlDatabase> {
+export async function openStore(args: ParsedArgs, usage: string, log?: (line: string) => void, wait = log !== undefined): Promise<SqlDatabase> {
   const url = args.values.get("--db") ?? process.env["REACH_WASM_DB"];
   if (args.values.has("--db") && args.values.has("--data")) throw usageError(usage, "--db (a PostgreSQL server) and --data (the embedded store) exclude each other");
-  const db = url !== undefined && url !== "" && !args.values.has("--data") ? await openDatabase({ url }) : await openDatabase({ dataDir: args.values.get("--data") ?? defaultDataDir() });
+  const target = url !== undefined && url !== "" && !args.values.has("--data") ? { url } : { dataDir: args.values.get("--data") ?? defaultDataDir() };
+  const options = log === undefined ? {} : { onAvailability: log };
+  const db = log === undefined || !wait ? await openDatabase(target, options) : await untilAvailable(() => openDatabase(target, options), log);
   try {
-    await migrate(db);
+    await (log === undefined || !wait ? migrate(db) : untilAvailable(() => migrate(db), log));
   } catch (err) {
     await db.close();
     throw err;
   }
   return db;
+}
+
+function storeUnavailable(err: unknown): err is ReachError {
+  return err instanceof ReachError && err.code === "EXEC_RESOURCE_UNAVAILABLE" && err.details["storeUnavailable"] === true;
+}
+
+/**
+ * Call `fn` until it does not fail for an unavailable database, with backoff (250 ms doubling to 5 s); the first such
+ * failure is reported, the others are not.
+ * @param fn opening the database, setting up its tables or its queue
+ * @param log where to say that the process waits
+ * @returns what `fn` returns
+ * @throws the first failure that is not the database being unavailable
+ * @example const queue = await untilAvailable(() => openRunQueue(db), log);
+ */
+export async function untilAvailable<T>(fn: () => Promise<T>, log: (line: string) => void): Promise<T> {
+  let delay = 250;
+  let told = false;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!storeUnavailable(err)) throw err;
+      if (!told) log(`${err.message.replace(/; (retry in a few seconds|check that the server runs and the URL is right)$/, "")}; waiting for it (retrying every few seconds)`);
+      told = true;
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    delay = Math.min(5000, delay * 2);
+  }
 }
 
 /**

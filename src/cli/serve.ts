@@ -6,10 +6,13 @@
 import { serveHttp } from "../platform/http-server.ts";
 import { openRunQueue } from "../platform/job-queue.ts";
 import { ReachError } from "../protocol/errors.ts";
-import { DEFAULT_MAX_BODY_BYTES, startService, tokensRequired } from "../service/service.ts";
+import { DEFAULT_MAX_BODY_BYTES, startService, startingGate, tokensRequired } from "../service/service.ts";
+import type { RunningService } from "../service/service.ts";
 import { WORKER_DEFAULTS } from "../service/worker.ts";
 import type { CliIO } from "./io.ts";
-import { DEFAULT_LISTEN, engineEnvironment, intOption, pooledEngine, openStore, parseArgs, signingKey, untilSignal, usageError, workerId } from "./_service-args.ts";
+import { DEFAULT_LISTEN, engineEnvironment, intOption, pooledEngine, openStore, parseArgs, signingKey, untilAvailable, untilSignal, usageError, workerId } from "./_service-args.ts";
+import type { ParsedArgs } from "./_service-args.ts";
+import type { SqlDatabase } from "../platform/postgres.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
 import { VERSION } from "./version.ts";
 import { allowedOf, HTTP_GUARD_USAGE } from "./_http-args.ts";
@@ -49,46 +52,78 @@ export async function runServeCommand(argv: readonly string[], io: CliIO): Promi
   const key = await signingKey(args);
   const workersArg = intOption(args, "--workers", 0, 64, USAGE);
   const log = (line: string) => io.stderr(`reach-wasm: ${line}\n`);
-  const db = await openStore(args, USAGE);
+  const { db, gated } = await storeOrGate(args, listen, log);
+  let svc: RunningService | null = null;
   try {
-    const embedded = db.kind === "pglite";
-    const workers = workersArg ?? (embedded ? 1 : 0);
-    const requireToken = tokensRequired(listen.hostname, embedded, args.flags.has("--auth"));
-    const queue = await openRunQueue(db, { onError: log });
-    const pooled = pooledEngine(Math.max(1, workers * 4));
     try {
-      const svc = await startService({
-        db,
-        queue,
-        env: engineEnvironment(),
-        trust,
-        requireToken,
-        serve: (handler) => serveHttp(handler, listen),
-        version: VERSION,
-        maxBodyBytes: maxBody,
-        workers,
-        workerId: workerId(),
-        worker: { staleSeconds, engine: pooled.engine },
-        ...(key === undefined ? {} : { key }),
-        fetch: (url, init) => fetch(url, init),
-        log,
-        limits,
-      });
-      const who = requireToken ? "bearer tokens required (reach-wasm tokens create --tenant NAME)" : 'requests without a token act as tenant "local"';
-      log(`serving runs from ${db.where} on ${svc.url}; ${workers} worker slot(s) in this process; ${who}`);
-      if (args.flags.has("--json")) io.stdout(JSON.stringify({ url: svc.url, store: db.kind, workers, tokensRequired: requireToken }) + "\n");
-      const signal = await untilSignal();
-      log(`${signal}: stopping (runs in progress get 10 s to finish; the rest go back to the queue)`);
-      await svc.close(10_000);
+      const embedded = db.kind === "pglite";
+      const workers = workersArg ?? (embedded ? 1 : 0);
+      const requireToken = tokensRequired(listen.hostname, embedded, args.flags.has("--auth"));
+      const queue = await untilAvailable(() => openRunQueue(db, { onError: log }), log);
+      const pooled = pooledEngine(Math.max(1, workers * 4));
+      try {
+        svc = await untilAvailable(() => startService({
+          db,
+          queue,
+          env: engineEnvironment(),
+          trust,
+          requireToken,
+          serve: async (handler) => {
+            if (gated === null) return await serveHttp(handler, listen);
+            gated.gate.open(handler); // the address served since start is the service's from now on
+            return gated.server;
+          },
+          version: VERSION,
+          maxBodyBytes: maxBody,
+          workers,
+          workerId: workerId(),
+          worker: { staleSeconds, engine: pooled.engine },
+          ...(key === undefined ? {} : { key }),
+          fetch: (url, init) => fetch(url, init),
+          log,
+          limits,
+        }), log);
+        const who = requireToken ? "bearer tokens required (reach-wasm tokens create --tenant NAME)" : 'requests without a token act as tenant "local"';
+        log(`serving runs from ${db.where} on ${svc.url}; ${workers} worker slot(s) in this process; ${who}`);
+        if (args.flags.has("--json")) io.stdout(JSON.stringify({ url: svc.url, store: db.kind, workers, tokensRequired: requireToken }) + "\n");
+        const signal = await untilSignal();
+        log(`${signal}: stopping (runs in progress get 10 s to finish; the rest go back to the queue)`);
+        await svc.close(10_000);
+      } finally {
+        pooled.close();
+        await queue.stop();
+      }
+    } catch (err) {
+      if (err instanceof ReachError) throw err;
+      throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", `serve: ${(err as Error).message}`, { cause: err });
     } finally {
-      pooled.close();
-      await queue.stop();
+      await db.close();
     }
-  } catch (err) {
-    if (err instanceof ReachError) throw err;
-    throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", `serve: ${(err as Error).message}`, { cause: err });
   } finally {
-    await db.close();
+    if (svc === null) await gated?.server.close(); // the service closes it once it has it
   }
   return 0;
+}
+
+/**
+ * The store, opened; when its database is not available yet (down, restarting), the address is served at once — every
+ * request answered 503 with Retry-After, a ReachError saying the service is starting — while the store is waited for
+ * with backoff. Then the service takes the address over (`gate.open`).
+ */
+async function storeOrGate(args: ParsedArgs, listen: Parameters<typeof serveHttp>[1], log: (line: string) => void): Promise<{ db: SqlDatabase; gated: { gate: ReturnType<typeof startingGate>; server: { url: string; close(): Promise<void> } } | null }> {
+  try {
+    return { db: await openStore(args, USAGE, log, false), gated: null };
+  } catch (err) {
+    if (!(err instanceof ReachError && err.details["storeUnavailable"] === true)) throw err;
+    log(`${err.message.replace(/; (retry in a few seconds|check that the server runs and the URL is right)$/, "")}; serving 503 until it answers`);
+  }
+  const gate = startingGate();
+  const server = await serveHttp(gate.handler, listen);
+  log(`listening on ${server.url}; requests get 503 (Retry-After) until the service database answers`);
+  try {
+    return { db: await openStore(args, USAGE, log), gated: { gate, server } };
+  } catch (err) {
+    await server.close();
+    throw err;
+  }
 }

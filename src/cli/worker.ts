@@ -7,7 +7,7 @@ import { openRunQueue } from "../platform/job-queue.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { WORKER_DEFAULTS, startWorker } from "../service/worker.ts";
 import type { CliIO } from "./io.ts";
-import { engineEnvironment, intOption, pooledEngine, openStore, parseArgs, signingKey, untilSignal, usageError, workerId } from "./_service-args.ts";
+import { engineEnvironment, intOption, pooledEngine, openStore, parseArgs, signingKey, untilAvailable, untilSignal, usageError, workerId } from "./_service-args.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
 
 const USAGE = "reach-wasm worker [--db URL | --data DIR] [--concurrency N] [--trust FILE] [--key FILE] [--stale-after S] [--json]";
@@ -28,9 +28,10 @@ export async function runWorkerCommand(argv: readonly string[], io: CliIO): Prom
   const trust = await loadTrustStore(args.values.get("--trust"));
   const key = await signingKey(args);
   const log = (line: string) => io.stderr(`reach-wasm: ${line}\n`);
-  const db = await openStore(args, USAGE);
+  // a database that is not up yet (or restarting) is waited for: the worker starts taking runs once it answers
+  const db = await openStore(args, USAGE, log);
   try {
-    const queue = await openRunQueue(db, { onError: log });
+    const queue = await untilAvailable(() => openRunQueue(db, { onError: log }), log);
     try {
       const id = workerId();
       const pooled = pooledEngine(concurrency);
