@@ -91,7 +91,7 @@ describe.skipIf(!gated)("the run service on a PostgreSQL server that goes away a
     for (const seed of seeds.slice(0, 6)) runs.set(await submit(s1.url, seed), seed);
     await until(async () => ((await api(s1.url, "GET", "/runs?status=EXECUTING")).json["runs"] as Json[] | undefined ?? []).length > 0, "a run in flight");
 
-    pg!.stop("immediate"); // a crash: every connection is cut, nothing is shut down cleanly
+    await pg!.stop("immediate"); // a crash: every connection is cut, nothing is shut down cleanly
     for (const [method, path] of [["GET", "/runs"], ["GET", "/healthz"], ["POST", "/runs"]] as const) {
       const r = await api(s1.url, method, path, method === "POST" ? JSON.stringify({ pack: digest, seed: "99" }) : undefined, "application/json");
       expect([path, r.status, (r.json["error"] as Json | undefined)?.["code"]]).toEqual([path, 503, "EXEC_RESOURCE_UNAVAILABLE"]);
@@ -105,7 +105,7 @@ describe.skipIf(!gated)("the run service on a PostgreSQL server that goes away a
     const early = await api(s2.url, "GET", "/healthz");
     expect([early.status, Number(early.retryAfter) >= 1]).toEqual([503, true]);
     expect([s1, w1, w2, w3, s2].map((x) => ("p" in x ? x.p : x).alive())).toEqual([true, true, true, true, true]);
-    pg!.start();
+    await pg!.start();
 
     await Promise.all([w3.line(/takes runs/), s2.p.line(/serving runs from/)]);
     for (const seed of seeds.slice(6)) runs.set(await submit(s2.url, seed), seed);
