@@ -9,6 +9,7 @@ import type { ServiceContext } from "./context.ts";
 import { refuse } from "./http-errors.ts";
 import type { RunRecord } from "./schemas.ts";
 import { TERMINAL_STATUSES } from "./schemas.ts";
+import { isStoreUnavailable } from "./store-errors.ts";
 import { getRun, readEvents } from "./store-runs.ts";
 
 const PAGE = 500;
@@ -97,7 +98,7 @@ export async function streamEvents(c: Context, ctx: ServiceContext, tenant: stri
     } finally {
       watch?.release();
     }
-  });
+  }, async (err) => ctx.log(`the event stream of run ${runId} failed: ${err.message}`)); // a line, not a stack on stderr
 }
 
 type SSEStream = Parameters<Parameters<typeof streamSSE>[1]>[0];
@@ -111,9 +112,17 @@ async function pump(stream: SSEStream, ctx: ServiceContext, runId: string, from:
   let lastEvent = now();
   while (!closed && !ctx.hub.closed) {
     const wait = ctx.hub.wait(runId, 1000);
-    const rows = await ctx.db.query<{ status: string }>("SELECT status FROM reach_wasm.runs WHERE id = $1", [runId]);
+    let rows: { status: string }[];
+    let events: Awaited<ReturnType<typeof readEvents>>;
+    try {
+      rows = await ctx.db.query<{ status: string }>("SELECT status FROM reach_wasm.runs WHERE id = $1", [runId]);
+      events = await readEvents(ctx.db, runId, after, PAGE);
+    } catch (err) {
+      if (!isStoreUnavailable(err)) throw err;
+      wait.cancel();
+      break; // the database is away: the stream ends as when idle, and the client resumes with Last-Event-ID
+    }
     const done = rows[0] === undefined || ended(rows[0].status);
-    const events = await readEvents(ctx.db, runId, after, PAGE);
     for (const e of events) {
       await stream.writeSSE({ id: String(e.sequence), event: e.eventType, data: JSON.stringify(e) });
       after = e.sequence;
