@@ -14,6 +14,7 @@ import type { SqlDatabase, SqlExecutor } from "../platform/postgres.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { env, localRunHash, packArchive, startTestService } from "./_test-service.ts";
 import type { TestService } from "./_test-service.ts";
+import { ServiceClient } from "./client.ts";
 import { outcomeOf } from "./engine-adapter.ts";
 import type { runOnEngine } from "./engine-adapter.ts";
 import { migrate } from "./schema.ts";
@@ -117,11 +118,14 @@ describe("the run service while its database is away", () => {
       expect([path, res.status, body.error.code], method).toEqual([path, 503, "EXEC_RESOURCE_UNAVAILABLE"]);
       expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     }
+    const told: string[] = [];
+    const waiting = new ServiceClient({ server: t.url, onWait: (m) => told.push(m) }).waitForEnd(id); // as `submit --wait` does
     release(); // the run ends while the database is away; its worker keeps trying to store the end
     await until(() => sw.endFailures.n >= 3, "the worker to retry storing the end");
     sw.set(false);
     await until(async () => (await row(id)).status === "COMPLETED", "the end to be stored");
     expect([calls.get("1"), (await row(id)).attempts, (await row(id)).run_hash]).toEqual([1, 1, hello.runHash]);
+    expect([(await waiting).status, told.length]).toEqual(["COMPLETED", 1]); // the client waited out the 503s
     const events = await base.query<{ event_type: string }>("SELECT event_type FROM reach_wasm.run_events WHERE run_id = $1 ORDER BY seq", [id]);
     const types = events.map((e) => e.event_type);
     expect(types.filter((e) => e === "run_completed")).toHaveLength(1);
