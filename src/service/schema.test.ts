@@ -1,0 +1,66 @@
+// The service tables' versions: a database of version 1 (JSON documents in jsonb columns) is migrated to version 2
+// (text holding the JSON text) on start, its rows kept and read back as the same values; a database of a newer
+// version is refused. On PGlite, and on PostgreSQL when $REACH_WASM_TEST_PG_URL is set.
+import { describe, expect, it } from "vitest";
+import { openDatabase } from "../platform/postgres.ts";
+import type { SqlDatabase } from "../platform/postgres.ts";
+import { freshPostgres } from "./_test-service.ts";
+import { getRun, readEvents } from "./store-runs.ts";
+import { SCHEMA_VERSION, migrate } from "./schema.ts";
+
+const stores: [string, () => Promise<SqlDatabase>][] = [["PGlite", () => openDatabase({ memory: true })]];
+const pgUrl = process.env["REACH_WASM_TEST_PG_URL"];
+if (pgUrl !== undefined && pgUrl !== "") stores.push(["PostgreSQL", async () => openDatabase({ url: await freshPostgres(pgUrl, "reach_wasm_schema") })]);
+
+/** Turn freshly made tables back into version 1's: the JSON columns jsonb, the version 1. */
+async function asVersion1(db: SqlDatabase): Promise<void> {
+  await db.exec(`
+    ALTER TABLE reach_wasm.runs ALTER COLUMN progress DROP DEFAULT;
+    ALTER TABLE reach_wasm.runs ALTER COLUMN request TYPE jsonb USING request::jsonb, ALTER COLUMN progress TYPE jsonb USING progress::jsonb,
+      ALTER COLUMN result TYPE jsonb USING result::jsonb, ALTER COLUMN error TYPE jsonb USING error::jsonb;
+    ALTER TABLE reach_wasm.runs ALTER COLUMN progress SET DEFAULT '{"currentStepIndex":0,"totalSteps":0,"replansCount":0}'::jsonb;
+    ALTER TABLE reach_wasm.run_events ALTER COLUMN data TYPE jsonb USING data::jsonb;
+    DELETE FROM reach_wasm.schema_version;
+    INSERT INTO reach_wasm.schema_version (version) VALUES (1);
+  `);
+}
+
+describe.each(stores)("the service tables on %s", (_name, open) => {
+  it("migrates a version 1 database to text columns, keeping its runs and events", async () => {
+    const db = await open();
+    try {
+      await migrate(db);
+      await asVersion1(db);
+      const id = "6f1c0a52-0000-4000-8000-000000000001";
+      await db.query(
+        `INSERT INTO reach_wasm.runs (id, tenant, pack_digest, archive_sha256, pack_id, pack_version, request, status, phase, job_id, result, error)
+         VALUES ($1, 't', $2, $2, 'p', '1.0.0', $3::jsonb, 'FAILED', 'failed', $1, $4::jsonb, $5::jsonb)`,
+        [id, "d".repeat(64), JSON.stringify({ input: { b: 1, a: [2.5, "é"] }, seed: "7" }), JSON.stringify({ status: "FAILED" }), JSON.stringify({ code: "EXEC_TOOL_FAILED", message: "no" })],
+      );
+      await db.query("INSERT INTO reach_wasm.run_events (run_id, seq, attempt, event_type, at, data) VALUES ($1, 0, 1, 'run_failed', now(), $2::jsonb)", [id, JSON.stringify({ why: "x" })]);
+      await migrate(db);
+      const types = await db.query<{ data_type: string }>(
+        "SELECT data_type FROM information_schema.columns WHERE table_schema = 'reach_wasm' AND column_name IN ('request', 'progress', 'result', 'error', 'data') AND table_name IN ('runs', 'run_events')",
+      );
+      expect(types.map((t) => t.data_type)).toEqual(["text", "text", "text", "text", "text"]);
+      expect((await db.query<{ v: number }>("SELECT max(version)::int AS v FROM reach_wasm.schema_version"))[0]!.v).toBe(SCHEMA_VERSION);
+      const record = (await getRun(db, "t", id))!;
+      expect([record.request, record.result, record.error, record.totalSteps]).toEqual([{ input: { a: [2.5, "é"], b: 1 }, seed: "7" }, { status: "FAILED" }, { code: "EXEC_TOOL_FAILED", message: "no" }, 0]);
+      expect((await readEvents(db, id, -1, 10)).map((e) => e.data)).toEqual([{ why: "x" }]);
+      await migrate(db); // again: nothing left to do
+    } finally {
+      await db.close();
+    }
+  }, 120_000);
+
+  it("refuses a database set up by a newer reach-wasm", async () => {
+    const db = await open();
+    try {
+      await migrate(db);
+      await db.query("INSERT INTO reach_wasm.schema_version (version) VALUES ($1)", [SCHEMA_VERSION + 1]);
+      await expect(migrate(db)).rejects.toMatchObject({ code: "PROTO_VERSION_MISMATCH" });
+    } finally {
+      await db.close();
+    }
+  }, 120_000);
+});
