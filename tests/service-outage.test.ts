@@ -1,8 +1,8 @@
 // The run service rides out its database (fault injection on a PostgreSQL cluster of this test's own, which it stops
 // and starts; gated on $REACH_WASM_TEST_PG_URL like the other PostgreSQL tests, whose server it leaves alone):
 // `serve` and two `worker` processes with runs in flight while the server crashes (`pg_ctl stop -m immediate`).
-// No process dies; requests during the outage get 503 with Retry-After; a `worker` and a `serve` started while the
-// server is down wait for it and come up when it does; every accepted run ends COMPLETED with the run hash of a local
+// No process dies; requests during the outage get 503 with Retry-After; a `worker` (on Deno) and a `serve` started
+// while the server is down wait for it and come up when it does; every accepted run ends COMPLETED with the run hash of a local
 // run, executed once (attempts 1: no run is re-executed because its end could not be stored), its capsule verifying
 // and replaying; then a SIGKILLed worker's runs are still re-queued and end correctly. Verdicts are counts and hashes;
 // the only clocks are generous deadlines.
@@ -13,7 +13,7 @@ import { runEngine } from "../src/engine/engine.ts";
 import { replayCapsule } from "../src/engine/replay.ts";
 import { verifyRunCapsule } from "../src/engine/verify.ts";
 import { openDatabase } from "../src/platform/postgres.ts";
-import { spawnCli, until } from "../src/service/_test-fleet.ts";
+import { DENO_CLI, spawnCli, until } from "../src/service/_test-fleet.ts";
 import type { CliProcess } from "../src/service/_test-fleet.ts";
 import { cliBundle, env, privatePostgres, spinPackArchive } from "../src/service/_test-service.ts";
 import type { PrivatePostgres } from "../src/service/_test-service.ts";
@@ -53,8 +53,8 @@ const serve = async (): Promise<{ p: CliProcess; url: string }> => {
   const line = await p.line(/listening on http:/);
   return { p, url: /listening on (http:\/\/[^;\s]+)/.exec(line)![1]! };
 };
-const worker = (): CliProcess => {
-  const p = spawnCli(bundle!.main, ["worker", "--db", pg!.url, "--concurrency", "2", "--stale-after", STALE, "--poll", "300"]);
+const worker = (cli: string | readonly string[] = bundle!.main): CliProcess => {
+  const p = spawnCli(cli, ["worker", "--db", pg!.url, "--concurrency", "2", "--stale-after", STALE, "--poll", "300"]);
   procs.push(p);
   return p;
 };
@@ -99,7 +99,7 @@ describe.skipIf(!gated)("the run service on a PostgreSQL server that goes away a
     }
     // runs in flight end while the database is away: their workers keep their ends until it is back
     await Promise.any([w1, w2].map((w) => w.line(/its end is kept here and stored as soon as it answers/)));
-    const w3 = worker(); // started while the database is down: it waits for it
+    const w3 = worker(DENO_CLI); // started while the database is down (on Deno): it waits for it
     const s2 = await serve();
     await Promise.all([w3.line(/waiting for it/), s2.p.line(/waiting for it/)]);
     const early = await api(s2.url, "GET", "/healthz");

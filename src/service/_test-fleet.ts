@@ -124,13 +124,17 @@ export type CliProcess = {
   stop(): Promise<number | null>;
 };
 
+/** The CLI on Deno, from the sources: the command line before a `reach-wasm` command. */
+export const DENO_CLI = [join(root, "node_modules/.bin/deno"), "run", "-A", "--quiet", join(root, "src/cli/main.ts")];
+
 /**
- * Start `node <bundle> <args…>` from the repository root.
- * @param bundle the bundled CLI (`cliBundle().main`)
+ * Start `node <bundle> <args…>` (or `<cli…> <args…>`, e.g. {@link DENO_CLI}) from the repository root.
+ * @param cli the bundled CLI (`cliBundle().main`), or a whole command line
  * @param args the command and its options
  */
-export function spawnCli(bundle: string, args: string[]): CliProcess {
-  const child = spawn(process.execPath, [bundle, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, REACH_WASM_CONNECT_WAIT: "0" } });
+export function spawnCli(cli: string | readonly string[], args: string[]): CliProcess {
+  const [cmd, ...pre] = typeof cli === "string" ? [process.execPath, cli] : cli;
+  const child = spawn(cmd!, [...pre, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, REACH_WASM_CONNECT_WAIT: "0" } });
   let err = "";
   const waiters = new Set<() => void>();
   child.stderr!.on("data", (d: Buffer) => {
