@@ -47,7 +47,7 @@ const { bundleCli } = await import("./bundle/bundle.mjs");
 const outdir = join(new URL("../", import.meta.url).pathname, "node_modules", ".cache", `reach-wasm-fault-${process.pid}`);
 await bundleCli({ outdir, train: false }); // the CLI as `npm run build` bundles it, from the current sources
 const bundle = { main: join(outdir, "main.js"), remove: () => rmSync(outdir, { recursive: true, force: true }) };
-const archive = spinPackArchive(4, 150_000, "spin-fault");
+const archive = spinPackArchive(3, 30_000, "spin-fault");
 const local = new Map<string, string>();
 for (let seed = 0; seed < SEEDS; seed++) local.set(String(seed), (await runEngine(env, { pack: { archive }, seed: String(seed) })).runHash);
 
