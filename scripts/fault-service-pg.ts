@@ -68,8 +68,7 @@ async function oneTry(attempt: number, mode: "none" | "fast" | "immediate"): Pro
     return p;
   };
   const serve = start(["serve", "--db", url, "--workers", "0", "--listen", "127.0.0.1:0", "--stale-after", STALE]);
-  const server = /listening on (http:\/\/[^;\s]+)/.exec(await serve.line(/listening on http:/))![1]!;
-  await serve.line(/serving runs from/);
+  const server = / on (http:\/\/[^;\s]+)/.exec(await serve.line(/serving runs from \S+ on http:/))![1]!;
   const worker = () => start(["worker", "--db", url, "--concurrency", "4", "--stale-after", STALE, "--poll", "500"]);
   const workers = [worker(), worker(), worker()];
   await Promise.all(workers.map((w) => w.line(/takes runs/)));

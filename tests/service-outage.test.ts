@@ -17,6 +17,7 @@ import { DENO_CLI, spawnCli, until } from "../src/service/_test-fleet.ts";
 import type { CliProcess } from "../src/service/_test-fleet.ts";
 import { cliBundle, env, privatePostgres, spinPackArchive } from "../src/service/_test-service.ts";
 import type { PrivatePostgres } from "../src/service/_test-service.ts";
+import { ServiceClient } from "../src/service/client.ts";
 import { createToken } from "../src/service/tokens.ts";
 
 const gated = (process.env["REACH_WASM_TEST_PG_URL"] ?? "") !== "";
@@ -50,8 +51,9 @@ type Json = Record<string, unknown>;
 const serve = async (): Promise<{ p: CliProcess; url: string }> => {
   const p = spawnCli(bundle!.main, ["serve", "--db", pg!.url, "--workers", "0", "--listen", "127.0.0.1:0", "--stale-after", STALE]);
   procs.push(p);
-  const line = await p.line(/listening on http:/);
-  return { p, url: /listening on (http:\/\/[^;\s]+)/.exec(line)![1]! };
+  // with its database up it serves once ready ("serving runs from … on URL"); with it down, at once ("listening on URL")
+  const line = await p.line(/(listening|serving runs from \S+) on http:/);
+  return { p, url: / on (http:\/\/[^;\s]+)/.exec(line)![1]! };
 };
 const worker = (cli: string | readonly string[] = bundle!.main): CliProcess => {
   const p = spawnCli(cli, ["worker", "--db", pg!.url, "--concurrency", "2", "--stale-after", STALE, "--poll", "300"]);
@@ -105,10 +107,13 @@ describe.skipIf(!gated)("the run service on a PostgreSQL server that goes away a
     const early = await api(s2.url, "GET", "/healthz");
     expect([early.status, Number(early.retryAfter) >= 1]).toEqual([503, true]);
     expect([s1, w1, w2, w3, s2].map((x) => ("p" in x ? x.p : x).alive())).toEqual([true, true, true, true, true]);
+    // a client that sends a run to the serve still waiting for its database waits for it (the 503 says "starting")
+    const early2 = new ServiceClient({ server: s2.url, token, connectWaitMs: 300_000 }).submit(digest, archive, { seed: "7" });
     await pg!.start();
 
     await Promise.all([w3.line(/takes runs/), s2.p.line(/serving runs from/)]);
-    for (const seed of seeds.slice(6)) runs.set(await submit(s2.url, seed), seed);
+    runs.set((await early2).runId, "7");
+    for (const seed of seeds.slice(6, 7)) runs.set(await submit(s2.url, seed), seed);
     const records = new Map<string, Json>();
     await until(async () => {
       for (const id of runs.keys()) {

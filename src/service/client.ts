@@ -56,19 +56,24 @@ export class ServiceClient {
   readonly #onWait: ((message: string) => void) | undefined;
   readonly #now: () => number;
 
-  /** One fetch, retried while the server refuses connections (up to `connectWaitMs`). */
+  /**
+   * One fetch, retried while the server refuses connections or says it is starting (503 with `details.starting`: the
+   * request reached no handler, so sending it again is safe), up to `connectWaitMs`.
+   */
   async #fetchWaiting(url: string, init: RequestInit): Promise<Response> {
     const deadline = this.#now() + this.#connectWaitMs;
     let told = false;
     for (;;) {
+      let res: Response | null = null;
       try {
-        return await this.#fetch(url, init);
+        res = await this.#fetch(url, init);
       } catch (err) {
         if (init.signal?.aborted === true || this.#now() >= deadline) throw err;
-        if (!told) this.#onWait?.(`waiting for the run service at ${this.#base} to accept connections…`);
-        told = true;
-        await new Promise((r) => setTimeout(r, 250));
       }
+      if (res !== null && (res.status !== 503 || this.#now() >= deadline || !(await starting(res.clone())))) return res;
+      if (!told) this.#onWait?.(`waiting for the run service at ${this.#base} to ${res === null ? "accept connections" : "open its database"}…`);
+      told = true;
+      await new Promise((r) => setTimeout(r, 250));
     }
   }
 
@@ -236,4 +241,14 @@ async function refusalOf(res: Response): Promise<ReachError> {
     // not JSON: described below
   }
   return new ReachError("EXEC_RESOURCE_UNAVAILABLE", `the run service answered HTTP ${res.status} without a ReachError (${text.slice(0, 200)}); is --server a reach-wasm service?`, { details: { httpStatus: res.status } });
+}
+
+/** Whether a 503 says the service is starting (its database not open yet). */
+async function starting(res: Response): Promise<boolean> {
+  try {
+    const doc = (await res.json()) as { error?: { details?: { starting?: unknown } } };
+    return doc.error?.details?.starting === true;
+  } catch {
+    return false;
+  }
 }

@@ -127,15 +127,16 @@ export type Handler = (request: Request, client?: ClientInfo) => Response | Prom
 
 /**
  * What answers on the service's address until the service is ready (while its database is still unavailable at
- * start): 503 with `Retry-After`, a ReachError `EXEC_RESOURCE_UNAVAILABLE` document, for every request; `open`
- * hands the address to the service's own handler.
+ * start): 503 with `Retry-After`, a ReachError `EXEC_RESOURCE_UNAVAILABLE` document (`details.starting`: the request
+ * reached no handler, so a client may send it again), for every request; `open` hands the address to the service's own
+ * handler.
  * @returns the handler to serve now, and `open`
  * @example const gate = startingGate(); const server = await serveHttp(gate.handler, listen); gate.open(app.fetch);
  */
 export function startingGate(): { handler: Handler; open(handler: Handler): void } {
   let ready: Handler | null = null;
   const waiting = () =>
-    errorResponse(new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the run service is starting: its database is not available yet; retry in a few seconds", { retryAfter: 2000, details: { storeUnavailable: true } }));
+    errorResponse(new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the run service is starting: its database is not available yet; retry in a few seconds", { retryAfter: 2000, details: { storeUnavailable: true, starting: true } }));
   return {
     handler: (request, client) => (ready === null ? waiting() : ready(request, client)),
     open: (handler) => void (ready = handler),
