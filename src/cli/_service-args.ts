@@ -103,25 +103,26 @@ export function defaultDataDir(): string {
 /**
  * Open the service store and create its tables when missing: `--db URL` (PostgreSQL), else PGlite in `--data DIR`.
  * With `log`, the database's outages and returns are reported there, and a database that is unavailable (down,
- * restarting, not accepting connections yet) is waited for with backoff (250 ms doubling to 5 s) unless `wait` is
- * false; without, an unavailable database is an error at once (ReachError `EXEC_RESOURCE_UNAVAILABLE` with
+ * restarting, not accepting connections yet) is waited for with backoff (250 ms doubling to 5 s) for up to `waitMs`;
+ * past that, or without `log`, an unavailable database is an error (ReachError `EXEC_RESOURCE_UNAVAILABLE` with
  * `details.storeUnavailable`).
  * @param args parsed arguments with `--db` / `--data`
  * @param usage the usage line
  * @param log where to report waiting and the database's availability (serve, worker)
- * @param wait wait for an unavailable database (default: when `log` is given)
+ * @param waitMs how long to wait for an unavailable database (default: without end when `log` is given; see {@link dbWaitMs})
  * @returns the open database
- * @throws ReachError when both are given, or the store cannot be opened (and, with `wait`, not because it is away)
+ * @throws ReachError when both are given, or the store cannot be opened (and, with `log`, not because it is away)
  * @example const db = await openStore(parseArgs(argv, ["--db", "--data"], [], USAGE), USAGE);
  */
-export async function openStore(args: ParsedArgs, usage: string, log?: (line: string) => void, wait = log !== undefined): Promise<SqlDatabase> {
+export async function openStore(args: ParsedArgs, usage: string, log?: (line: string) => void, waitMs = log === undefined ? 0 : Infinity): Promise<SqlDatabase> {
   const url = args.values.get("--db") ?? process.env["REACH_WASM_DB"];
   if (args.values.has("--db") && args.values.has("--data")) throw usageError(usage, "--db (a PostgreSQL server) and --data (the embedded store) exclude each other");
   const target = url !== undefined && url !== "" && !args.values.has("--data") ? { url } : { dataDir: args.values.get("--data") ?? defaultDataDir() };
   const options = log === undefined ? {} : { onAvailability: log };
-  const db = log === undefined || !wait ? await openDatabase(target, options) : await untilAvailable(() => openDatabase(target, options), log);
+  const say = log ?? (() => {});
+  const db = await untilAvailable(() => openDatabase(target, options), say, waitMs);
   try {
-    await (log === undefined || !wait ? migrate(db) : untilAvailable(() => migrate(db), log));
+    await untilAvailable(() => migrate(db), say, waitMs);
   } catch (err) {
     await db.close();
     throw err;
@@ -129,28 +130,44 @@ export async function openStore(args: ParsedArgs, usage: string, log?: (line: st
   return db;
 }
 
+/**
+ * How long `serve` and `worker` wait for an unavailable database: `--db-wait SECONDS` (0: not at all, the command
+ * fails at once as it did before), default without end.
+ * @param args parsed arguments with `--db-wait`
+ * @param usage the usage line
+ * @returns milliseconds, or Infinity
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` for a value that is not a number of seconds
+ * @example dbWaitMs(parseArgs(["--db-wait", "0"], ["--db-wait"], [], USAGE), USAGE) // 0
+ */
+export function dbWaitMs(args: ParsedArgs, usage: string): number {
+  const seconds = intOption(args, "--db-wait", 0, 10_000_000, usage);
+  return seconds === undefined ? Infinity : seconds * 1000;
+}
+
 function storeUnavailable(err: unknown): err is ReachError {
   return err instanceof ReachError && err.code === "EXEC_RESOURCE_UNAVAILABLE" && err.details["storeUnavailable"] === true;
 }
 
 /**
- * Call `fn` until it does not fail for an unavailable database, with backoff (250 ms doubling to 5 s); the first such
- * failure is reported, the others are not.
+ * Call `fn` until it does not fail for an unavailable database, with backoff (250 ms doubling to 5 s), for up to
+ * `waitMs`; the first such failure is reported, the others are not.
  * @param fn opening the database, setting up its tables or its queue
  * @param log where to say that the process waits
+ * @param waitMs how long to keep trying (default without end)
  * @returns what `fn` returns
- * @throws the first failure that is not the database being unavailable
+ * @throws the first failure that is not the database being unavailable, or the last one once `waitMs` is over
  * @example const queue = await untilAvailable(() => openRunQueue(db), log);
  */
-export async function untilAvailable<T>(fn: () => Promise<T>, log: (line: string) => void): Promise<T> {
+export async function untilAvailable<T>(fn: () => Promise<T>, log: (line: string) => void, waitMs = Infinity): Promise<T> {
+  const deadline = performance.now() + waitMs;
   let delay = 250;
   let told = false;
   for (;;) {
     try {
       return await fn();
     } catch (err) {
-      if (!storeUnavailable(err)) throw err;
-      if (!told) log(`${err.message.replace(/; (retry in a few seconds|check that the server runs and the URL is right)$/, "")}; waiting for it (retrying every few seconds)`);
+      if (!storeUnavailable(err) || performance.now() + delay > deadline) throw err;
+      if (!told) log(`${err.message.replace(/; (retry in a few seconds|check that the server runs and the URL is right)$/, "")}; waiting for it (retrying every few seconds${Number.isFinite(waitMs) ? `, for up to ${Math.round(waitMs / 1000)} s` : ""})`);
       told = true;
     }
     await new Promise((resolve) => setTimeout(resolve, delay));

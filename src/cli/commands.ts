@@ -227,7 +227,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: "serve",
-    usage: "reach-wasm serve [--db URL | --data DIR] [--listen HOST:PORT] [--workers N] [--auth] [--max-body BYTES] [--trust FILE] [--key FILE] [--stale-after S] [--allowed-host LIST] [--allowed-origin LIST] [--max-streams-per-client N] [--stream-idle-timeout S] [--json]",
+    usage: "reach-wasm serve [--db URL | --data DIR] [--listen HOST:PORT] [--workers N] [--auth] [--max-body BYTES] [--trust FILE] [--key FILE] [--stale-after S] [--db-wait S] [--allowed-host LIST] [--allowed-origin LIST] [--max-streams-per-client N] [--stream-idle-timeout S] [--json]",
     summary: "the run service: an HTTP API (POST /runs, /agent/run, events, capsules) with workers, on PGlite or PostgreSQL",
     details: [
       "Options:",
@@ -241,6 +241,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       "  --trust FILE        packs signed by its keys run unrestricted (default: the trust store of `run`)",
       "  --key FILE          sign every capsule with this key (see keygen)",
       "  --stale-after S     a worker silent this long is presumed dead and its runs re-queued (default 45)",
+      "  --db-wait S         wait this long for a database that is down at start (default: until it answers; the",
+      "                      address answers 503 with Retry-After meanwhile); 0 fails at once",
       "  --allowed-host LIST, --allowed-origin LIST",
       "                      Host names (a DNS name, a reverse proxy) and web page origins answered besides the listen",
       "                      address (comma-separated); any other Host (DNS rebinding) or page origin is refused (403)",
@@ -254,14 +256,16 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: "worker",
-    usage: "reach-wasm worker [--db URL | --data DIR] [--concurrency N] [--trust FILE] [--key FILE] [--stale-after S] [--json]",
+    usage: "reach-wasm worker [--db URL | --data DIR] [--concurrency N] [--trust FILE] [--key FILE] [--stale-after S] [--db-wait S] [--json]",
     summary: "take runs from the service's queue and execute them (any number, on any machine sharing --db)",
     details: [
       "Runs until SIGINT/SIGTERM; runs still going after 10 s go back to the queue. A worker that dies (SIGKILL, lost",
       "machine) stops heartbeating; after --stale-after seconds (default 45) another worker re-runs its runs. A run",
       "executed twice keeps one capsule; a different second result is recorded as a determinism incident.",
       "--concurrency N: runs claimed at once (default 4; more slots overlap database round trips). The embedded store",
-      "serves one process: use serve --workers there.",
+      "serves one process: use serve --workers there. A database that is down at start is waited for (--db-wait S: at",
+      "most S seconds; 0 fails at once); one that goes away later is waited out, and the ends of runs that finish",
+      "meanwhile are stored when it is back.",
     ].join("\n"),
   },
   {

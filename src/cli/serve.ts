@@ -10,14 +10,14 @@ import { DEFAULT_MAX_BODY_BYTES, startService, startingGate, tokensRequired } fr
 import type { RunningService } from "../service/service.ts";
 import { WORKER_DEFAULTS } from "../service/worker.ts";
 import type { CliIO } from "./io.ts";
-import { DEFAULT_LISTEN, engineEnvironment, intOption, pooledEngine, openStore, parseArgs, signingKey, untilAvailable, untilSignal, usageError, workerId } from "./_service-args.ts";
+import { DEFAULT_LISTEN, dbWaitMs, engineEnvironment, intOption, pooledEngine, openStore, parseArgs, signingKey, untilAvailable, untilSignal, usageError, workerId } from "./_service-args.ts";
 import type { ParsedArgs } from "./_service-args.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
 import { VERSION } from "./version.ts";
 import { allowedOf, HTTP_GUARD_USAGE } from "./_http-args.ts";
 
-const USAGE = `reach-wasm serve [--db URL | --data DIR] [--listen HOST:PORT] [--workers N] [--auth] [--max-body BYTES] [--trust FILE] [--key FILE] [--stale-after S] ${HTTP_GUARD_USAGE} [--max-streams-per-client N] [--stream-idle-timeout S] [--json]`;
+const USAGE = `reach-wasm serve [--db URL | --data DIR] [--listen HOST:PORT] [--workers N] [--auth] [--max-body BYTES] [--trust FILE] [--key FILE] [--stale-after S] [--db-wait S] ${HTTP_GUARD_USAGE} [--max-streams-per-client N] [--stream-idle-timeout S] [--json]`;
 
 /**
  * Split `HOST:PORT` (`[::1]:7411` for IPv6).
@@ -40,7 +40,7 @@ export function parseListen(text: string): { hostname: string; port: number } {
  * @throws ReachError for a bad invocation, an unreachable store or server, or a refusal (the CLI exits 2)
  */
 export async function runServeCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const args = parseArgs(argv, ["--db", "--listen", "--data", "--workers", "--max-body", "--trust", "--key", "--stale-after", "--allowed-host", "--allowed-origin", "--max-streams-per-client", "--stream-idle-timeout"], ["--auth", "--json"], USAGE);
+  const args = parseArgs(argv, ["--db", "--listen", "--data", "--workers", "--max-body", "--trust", "--key", "--stale-after", "--db-wait", "--allowed-host", "--allowed-origin", "--max-streams-per-client", "--stream-idle-timeout"], ["--auth", "--json"], USAGE);
   if (args.positional.length > 0) throw usageError(USAGE, `unexpected argument ${JSON.stringify(args.positional[0])}`);
   const listen = { ...parseListen(args.values.get("--listen") ?? DEFAULT_LISTEN), ...allowedOf(args.values.get("--allowed-host"), args.values.get("--allowed-origin"), USAGE) };
   const streamsPerClient = intOption(args, "--max-streams-per-client", 1, 100_000, USAGE);
@@ -52,14 +52,15 @@ export async function runServeCommand(argv: readonly string[], io: CliIO): Promi
   const key = await signingKey(args);
   const workersArg = intOption(args, "--workers", 0, 64, USAGE);
   const log = (line: string) => io.stderr(`reach-wasm: ${line}\n`);
-  const { db, gated } = await storeOrGate(args, listen, log);
+  const waitMs = dbWaitMs(args, USAGE);
+  const { db, gated } = await storeOrGate(args, listen, log, waitMs);
   let svc: RunningService | null = null;
   try {
     try {
       const embedded = db.kind === "pglite";
       const workers = workersArg ?? (embedded ? 1 : 0);
       const requireToken = tokensRequired(listen.hostname, embedded, args.flags.has("--auth"));
-      const queue = await untilAvailable(() => openRunQueue(db, { onError: log }), log);
+      const queue = await untilAvailable(() => openRunQueue(db, { onError: log }), log, waitMs);
       const pooled = pooledEngine(Math.max(1, workers * 4));
       try {
         svc = await untilAvailable(() => startService({
@@ -82,7 +83,7 @@ export async function runServeCommand(argv: readonly string[], io: CliIO): Promi
           fetch: (url, init) => fetch(url, init),
           log,
           limits,
-        }), log);
+        }), log, waitMs);
         const who = requireToken ? "bearer tokens required (reach-wasm tokens create --tenant NAME)" : 'requests without a token act as tenant "local"';
         log(`serving runs from ${db.where} on ${svc.url}; ${workers} worker slot(s) in this process; ${who}`);
         if (args.flags.has("--json")) io.stdout(JSON.stringify({ url: svc.url, store: db.kind, workers, tokensRequired: requireToken }) + "\n");
@@ -110,18 +111,18 @@ export async function runServeCommand(argv: readonly string[], io: CliIO): Promi
  * request answered 503 with Retry-After, a ReachError saying the service is starting — while the store is waited for
  * with backoff. Then the service takes the address over (`gate.open`).
  */
-async function storeOrGate(args: ParsedArgs, listen: Parameters<typeof serveHttp>[1], log: (line: string) => void): Promise<{ db: SqlDatabase; gated: { gate: ReturnType<typeof startingGate>; server: { url: string; close(): Promise<void> } } | null }> {
+async function storeOrGate(args: ParsedArgs, listen: Parameters<typeof serveHttp>[1], log: (line: string) => void, waitMs: number): Promise<{ db: SqlDatabase; gated: { gate: ReturnType<typeof startingGate>; server: { url: string; close(): Promise<void> } } | null }> {
   try {
-    return { db: await openStore(args, USAGE, log, false), gated: null };
+    return { db: await openStore(args, USAGE, log, 0), gated: null };
   } catch (err) {
-    if (!(err instanceof ReachError && err.details["storeUnavailable"] === true)) throw err;
+    if (!(err instanceof ReachError && err.details["storeUnavailable"] === true) || waitMs <= 0) throw err;
     log(`${err.message.replace(/; (retry in a few seconds|check that the server runs and the URL is right)$/, "")}; serving 503 until it answers`);
   }
   const gate = startingGate();
   const server = await serveHttp(gate.handler, listen);
   log(`listening on ${server.url}; requests get 503 (Retry-After) until the service database answers`);
   try {
-    return { db: await openStore(args, USAGE, log), gated: { gate, server } };
+    return { db: await openStore(args, USAGE, log, waitMs), gated: { gate, server } };
   } catch (err) {
     await server.close();
     throw err;

@@ -7,10 +7,10 @@ import { openRunQueue } from "../platform/job-queue.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { WORKER_DEFAULTS, startWorker } from "../service/worker.ts";
 import type { CliIO } from "./io.ts";
-import { engineEnvironment, intOption, pooledEngine, openStore, parseArgs, signingKey, untilAvailable, untilSignal, usageError, workerId } from "./_service-args.ts";
+import { dbWaitMs, engineEnvironment, intOption, pooledEngine, openStore, parseArgs, signingKey, untilAvailable, untilSignal, usageError, workerId } from "./_service-args.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
 
-const USAGE = "reach-wasm worker [--db URL | --data DIR] [--concurrency N] [--trust FILE] [--key FILE] [--stale-after S] [--json]";
+const USAGE = "reach-wasm worker [--db URL | --data DIR] [--concurrency N] [--trust FILE] [--key FILE] [--stale-after S] [--db-wait S] [--json]";
 
 /**
  * The `worker` command.
@@ -20,7 +20,7 @@ const USAGE = "reach-wasm worker [--db URL | --data DIR] [--concurrency N] [--tr
  * @throws ReachError for a bad invocation, an unreachable store or server, or a refusal (the CLI exits 2)
  */
 export async function runWorkerCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const args = parseArgs(argv, ["--db", "--data", "--concurrency", "--trust", "--key", "--stale-after", "--poll"], ["--json"], USAGE);
+  const args = parseArgs(argv, ["--db", "--data", "--concurrency", "--trust", "--key", "--stale-after", "--poll", "--db-wait"], ["--json"], USAGE);
   if (args.positional.length > 0) throw usageError(USAGE, `unexpected argument ${JSON.stringify(args.positional[0])}`);
   const concurrency = intOption(args, "--concurrency", 1, 64, USAGE) ?? 4;
   const staleSeconds = intOption(args, "--stale-after", 1, 86_400, USAGE) ?? WORKER_DEFAULTS.staleSeconds;
@@ -29,9 +29,10 @@ export async function runWorkerCommand(argv: readonly string[], io: CliIO): Prom
   const key = await signingKey(args);
   const log = (line: string) => io.stderr(`reach-wasm: ${line}\n`);
   // a database that is not up yet (or restarting) is waited for: the worker starts taking runs once it answers
-  const db = await openStore(args, USAGE, log);
+  const waitMs = dbWaitMs(args, USAGE);
+  const db = await openStore(args, USAGE, log, waitMs);
   try {
-    const queue = await untilAvailable(() => openRunQueue(db, { onError: log }), log);
+    const queue = await untilAvailable(() => openRunQueue(db, { onError: log }), log, waitMs);
     try {
       const id = workerId();
       const pooled = pooledEngine(concurrency);
