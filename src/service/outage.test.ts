@@ -6,7 +6,7 @@
 import { mkdtempSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { runEngine } from "../engine/engine.ts";
 import { openRunQueue } from "../platform/job-queue.ts";
 import { openDatabase } from "../platform/postgres.ts";
@@ -111,7 +111,17 @@ describe("the run service while its database is away", () => {
     gate = new Promise((r) => (release = r));
     const id = await submit({ seed: "1" });
     await until(() => calls.get("1") === 1, "the run to start");
+    // an event stream open while the database answers…
+    const reader = (await fetch(`${t.url}/runs/${id}/events`)).body!.pipeThrough(new TextDecoderStream()).getReader();
+    let streamed = "";
+    while (!streamed.includes("event: step_started")) streamed += (await reader.read()).value ?? "";
+    const consoleError = vi.spyOn(console, "error");
     sw.set(true);
+    // …ends as when idle once it is away (the client resumes with Last-Event-ID), without a stack on stderr
+    for (let r = await reader.read(); !r.done; r = await reader.read()) streamed += r.value;
+    expect(streamed).not.toMatch(/event: error/);
+    expect(consoleError).not.toHaveBeenCalled();
+    consoleError.mockRestore();
     for (const [method, path] of [["GET", "/runs"], ["GET", `/runs/${id}`], ["GET", `/runs/${id}?wait=5`], ["GET", "/healthz"], ["POST", "/runs"]] as const) {
       const res = await fetch(`${t.url}${path}`, { method, ...(method === "POST" ? { headers: { "content-type": "application/json" }, body: JSON.stringify({ pack: digest, seed: "2" }) } : {}) });
       const body = (await res.json()) as { error: { code: string } };
