@@ -55,13 +55,13 @@ import type { PreparedStep, StepOutcome } from "./run-steps.ts";
 import { runStepJob } from "./step-job.ts";
 import type { StepJobResult, StepPool } from "./step-job.ts";
 import { failedEvidence, recordPlanViolation, skippedEvidence, terminalReason } from "./step-events.ts";
+import { RESERVED_STEP_PREFIX } from "./types.ts";
 import type { RunPhase, RunRecord, RunRequest, RunStatus } from "./types.ts";
 import { epochMs } from "../determinism/real-clock.ts";
 
 /** The default virtual epoch (ARCHITECTURE "Determinism"). */
 export const DEFAULT_EPOCH = "1970-01-01T00:00:00.000Z";
-/** Prefix of step ids the coordinator reserves for its own steps (replans). */
-export const RESERVED_STEP_PREFIX = "reach.";
+export { RESERVED_STEP_PREFIX } from "./types.ts";
 
 /** Where an abort was noticed outside any invocation (recorded in `run.aborted` as `abortedAt`). */
 export type AbortPoint = { phase: "planning"; attempt: number } | { phase: "executing"; stepIndex: number };

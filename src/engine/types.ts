@@ -190,3 +190,6 @@ export type RunRecord = {
   /** A session run's link for the run that continues its session: its workspace and memory as it ended. */
   next?: SessionChain;
 };
+
+/** Prefix of step ids the coordinator reserves for its own steps (replans). */
+export const RESERVED_STEP_PREFIX = "reach.";

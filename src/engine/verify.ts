@@ -21,6 +21,7 @@ import { readTapeJsonl } from "../record/tape-jsonl.ts";
 import { firstDifference, TapePlayer } from "../record/player.ts";
 import { canonicalize } from "../canonical/jcs.ts";
 import { runDocument } from "./run-document.ts";
+import { RESERVED_STEP_PREFIX } from "./types.ts";
 import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignature } from "../trust/pack-signature.ts";
 import { parseProof, verifyProof } from "../trust/proofs.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
@@ -133,16 +134,18 @@ export function verifyRunCapsule(capsule: RunCapsule, trustStore?: TrustStore): 
     }
   }
 
-  // plan
+  // plan: the last locked plan (a recorded replan locks the plan it gated, seed 001 §6)
   const plan = entries.get(PLAN_ENTRY);
-  if (plan !== undefined && started?.["planHash"] !== undefined) {
+  const locked = lockedPlanHash(events);
+  if (plan !== undefined && locked !== undefined) {
     let h = "";
     try {
       h = hashCanonical(JSON.parse(dec.decode(plan)));
     } catch {
       h = "(not JSON)";
     }
-    add("plan", h === started["planHash"], h === started["planHash"] ? "plan.json matches the locked plan hash" : `plan.json hashes to ${h}; run.started locked ${String(started["planHash"])}`, h === started["planHash"] ? undefined : { entry: PLAN_ENTRY });
+    const ok = h === locked.hash;
+    add("plan", ok, ok ? "plan.json matches the locked plan hash" : `plan.json hashes to ${h}; ${locked.by} locked ${locked.hash}`, ok ? undefined : { entry: PLAN_ENTRY });
   }
 
   // proof
@@ -285,4 +288,19 @@ function invocationTapeProblem(events: readonly Ev[], records: readonly TapeReco
     }
   }
   return null;
+}
+
+/** The plan hash that locked the run last: `run.started`'s, or the latest completed replan step's. */
+function lockedPlanHash(events: readonly Ev[]): { hash: string; by: string } | undefined {
+  const started = events[0]?.type === "run.started" ? events[0].payload : undefined;
+  let locked = typeof started?.["planHash"] === "string" ? { hash: started["planHash"], by: "run.started" } : undefined;
+  for (const e of events) {
+    if (e.type !== "run.step.completed") continue;
+    const result = e.payload["result"] as Record<string, unknown> | undefined;
+    const stepId = e.payload["stepId"];
+    if (typeof stepId === "string" && stepId.startsWith(`${RESERVED_STEP_PREFIX}replan.`) && typeof result?.["planHash"] === "string") {
+      locked = { hash: result["planHash"], by: `replan step "${stepId}"` };
+    }
+  }
+  return locked;
 }

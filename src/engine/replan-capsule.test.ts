@@ -1,0 +1,34 @@
+// A run that replans (seed 001 §4: the planner asked again after a soft failure) ends in a capsule like any other:
+// it verifies and replays, and its plan.json is the plan that locked the run.
+import { describe, expect, it } from "vitest";
+import { readRunCapsule } from "../capsule/run-capsule.ts";
+import { readPythonWasm } from "../platform/python-engine.ts";
+import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { runEngine } from "./engine.ts";
+import { replayCapsule } from "./replay.ts";
+import { verifyRunCapsule } from "./verify.ts";
+import { jsPack } from "./_test-pack.ts";
+
+const env = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };
+const ECHO = `export default (input) => ({ echo: input })`;
+const planner = `export default ({ context }) => {
+  const bad = context.replan === undefined;
+  return { contract_version: "S2-B-05.v1", plan_id: bad ? "first" : "second", goal_id: "g", created_at: "1970-01-01T00:00:00.000Z",
+    planner: "test", status: "APPROVED", risk: { level: 0 }, scope: { allowed: ["echo"] },
+    steps: [{ id: bad ? "try" : "again", tool: "echo", arguments: { attempt: context.replan?.attempt ?? 0 },
+      return_spec: bad ? { type: "object", required: ["missing"] } : { type: "object" } }], success_criteria: [] };
+}`;
+
+describe("a replanned run's capsule", () => {
+  it("verifies and replays with the same run hash", async () => {
+    const run = await runEngine(env, { pack: { files: jsPack({ tools: { echo: ECHO }, plan: planner, run: { maxReplans: 1 } }) } });
+    expect(run.status, run.error?.message).toBe("COMPLETED");
+    const capsule = readRunCapsule(run.capsule.bytes);
+    const verification = verifyRunCapsule(capsule);
+    expect(verification.checks.filter((c) => !c.ok), JSON.stringify(verification.checks.filter((c) => !c.ok))).toEqual([]);
+    expect(verification.valid).toBe(true);
+    const replay = await replayCapsule(capsule, env);
+    expect(replay.matches, JSON.stringify(replay.divergence ?? null)).toBe(true);
+    expect(replay.runHash).toBe(run.runHash);
+  });
+});
