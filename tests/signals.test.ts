@@ -2,12 +2,23 @@
 // meter's next refill, or its host wait is failed): the first SIGINT/SIGTERM ends the run ABORTED with a capsule that
 // verify and replay both accept; a second one exits at once and leaves no partial file. Spawns the built CLI on Node
 // and the source CLI on Deno. Time bounds are generous (the machine is shared); the latency is measured in the bench.
+//
+// And at any point of a run, without racing the clock: REACH_WASM_TEST_SIGNAL (src/platform/signal-hook.ts) makes the
+// CLI send itself the signal at a named point — before any handler (exit by the signal, no capsule), as the run
+// starts, at every progress report of packs/notes (planner and steps on the calling thread), while a tool holds the
+// calling thread, at the hand-over to an engine thread, after the last step — and the run must end ABORTED with a
+// capsule that verifies and replays, never COMPLETED. The same for `mcp` (a signal as a call starts) and `pack test`.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliRuntimes } from "../src/service/_test-service.ts";
+import { readRunCapsule } from "../src/capsule/run-capsule.ts";
+import { replayCapsule } from "../src/engine/replay.ts";
+import { verifyRunCapsule } from "../src/engine/verify.ts";
+import { defaultEnvironment } from "../src/platform/environment.ts";
+import { writeMcpPack } from "../src/mcp/_test-mcp.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const scratch = mkdtempSync(join(tmpdir(), "reach-signals-"));
@@ -105,3 +116,115 @@ describe.each(RUNTIMES)("signals on %s", (runtime, cmd) => {
 });
 
 
+
+type Ended = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
+
+/** Run the CLI with the signal hook set to `point`; its output. */
+function hooked(cmd: string[], args: string[], point: string, input?: string): Promise<Ended> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd[0]!, [...cmd.slice(1), ...args], { cwd: root, env: { ...process.env, REACH_WASM_TEST_SIGNAL: point }, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.stdin.end(input ?? "");
+    child.on("exit", (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+/** Verify and replay a capsule (in this process: the CLIs' own verify and replay are tested above). */
+async function expectVerifiesAndReplays(path: string): Promise<Record<string, unknown>> {
+  const capsule = readRunCapsule(new Uint8Array(readFileSync(path)));
+  expect(verifyRunCapsule(capsule).valid).toBe(true);
+  const replay = await replayCapsule(capsule, defaultEnvironment());
+  expect(replay.matches, JSON.stringify(replay)).toBe(true);
+  const lines = new TextDecoder().decode(capsule.entries.get("events.jsonl")).trim().split("\n");
+  return (JSON.parse(lines[lines.length - 1]!) as { payload: Record<string, unknown> }).payload;
+}
+
+/** A pack whose middle step computes for seconds on the calling thread (it is moved to an engine thread). */
+function holdingPack(): string {
+  const dir = join(scratch, "holding");
+  mkdirSync(join(dir, "tools"), { recursive: true });
+  writeFileSync(join(dir, "tools", "spin.js"), "export default () => { let c = 0; for (let i = 0; i < 2e7; i++) c = (c + i) % 1000003; return { count: c }; }\n");
+  writeFileSync(join(dir, "tools", "quick.js"), "export default () => ({ ok: true })\n");
+  writeFileSync(join(dir, "reach.json"), JSON.stringify({
+    specVersion: "1.0.0", id: "holding", version: "1.0.0", entrypoint: "plan.json",
+    manifest: { manifestVersion: "1.0.0", capabilities: { tools: [{ name: "spin" }, { name: "quick" }] } },
+    tools: { spin: { kind: "js", module: "tools/spin.js" }, quick: { kind: "js", module: "tools/quick.js" } },
+  }));
+  const step = (id: string, tool: string) => ({ id, tool, arguments: {}, return_spec: { type: "object" } });
+  writeFileSync(join(dir, "plan.json"), JSON.stringify({ contract_version: "S2-B-05.v1", plan_id: "p", goal_id: "g", created_at: "1970-01-01T00:00:00.000Z", planner: "t", status: "APPROVED", risk: { level: 0 }, scope: { allowed: ["spin", "quick"] }, steps: [step("a", "quick"), step("s", "spin"), step("b", "quick")], success_criteria: [], execution: { step_timeout_ms: 600_000 } }));
+  return dir;
+}
+
+const notes = join(root, "packs/notes");
+type Point = { point: string; pack?: () => string; check?: (last: Record<string, unknown>) => void };
+const stoppedInTool = (last: Record<string, unknown>): void => expect(last["stops"]).toEqual([expect.objectContaining({ reason: "abort" })]);
+// packs/notes makes 13 progress reports (pack, planning, planned, 5 steps started and ended; `end` is the last): a
+// storm over a sample of them on Node and on Deno, one CLI run each (src/platform/engine-inline-signals.test.ts
+// covers every point of a run in process).
+const NODE_POINTS: Point[] = [
+  { point: "run", check: (last) => expect(last["abortedAt"]).toEqual({ phase: "planning", attempt: 0 }) },
+  ...[1, 2, 4, 7, 10, 12].map((n) => ({ point: `progress:${n}` })),
+  { point: "end", check: (last) => expect(last["abortedAt"]).toEqual({ phase: "executing", stepIndex: 5 }) },
+  { point: "SIGTERM@step:3", check: (last) => expect(last["signal"]).toBe("SIGTERM") },
+  { point: "poll:10", pack: holdingPack, check: stoppedInTool },
+  { point: "handover", pack: holdingPack },
+];
+const DENO_POINTS: Point[] = [
+  { point: "run" }, { point: "planning" }, { point: "step:2" }, { point: "step-done:3" },
+  { point: "end", check: (last) => expect(last["abortedAt"]).toEqual({ phase: "executing", stepIndex: 5 }) },
+  { point: "SIGTERM@step-done:4", check: (last) => expect(last["signal"]).toBe("SIGTERM") },
+  { point: "poll:10", pack: holdingPack, check: stoppedInTool },
+  { point: "handover", pack: holdingPack },
+];
+
+describe.each(RUNTIMES)("a signal at any point of a run on %s", (runtime, cmd) => {
+  it("before any handler is installed: the process ends by the signal (exit 130 in a shell), no capsule", async () => {
+    const out = join(scratch, `${runtime}-start`);
+    const r = await hooked(cmd, ["run", notes, "--unrestricted", "--out", out, "--json"], "start");
+    expect(r.code === 130 || r.signal === "SIGINT", `${r.code} ${r.signal} ${r.stderr}`).toBe(true);
+    expect(r.stdout).toBe("");
+    expect(existsSync(out) ? readdirSync(out) : []).toEqual([]);
+  }, 120_000);
+
+  it.each(runtime === "node" ? NODE_POINTS : DENO_POINTS)("at $point: ABORTED, never COMPLETED; the capsule verifies and replays", async ({ point, pack, check }) => {
+    const out = join(scratch, `${runtime}-${point.replace(/[^a-z0-9]/gi, "-")}`);
+    const r = await hooked(cmd, ["run", pack === undefined ? notes : pack(), "--unrestricted", "--out", out, "--json"], point);
+    expect(r.code, r.stderr).toBe(1);
+    const json = JSON.parse(r.stdout) as { status: string; capsule: string };
+    expect(json.status).toBe("ABORTED");
+    const last = await expectVerifiesAndReplays(json.capsule);
+    expect(last["signal"]).toBe(point.startsWith("SIGTERM@") ? "SIGTERM" : "SIGINT");
+    check?.(last);
+  }, 120_000);
+
+  it("mcp: a signal as a call starts on the calling thread ends the session ABORTED; its capsule verifies and replays", async () => {
+    const out = join(scratch, `${runtime}-mcp`);
+    const dir = writeMcpPack(join(scratch, `${runtime}-mcp-pack`));
+    const call = (id: number, text: string): string => JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "wordcount", arguments: { text } } });
+    const input = [
+      JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }),
+      JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+      call(1, "a b"), call(2, "c d e"), "",
+    ].join("\n");
+    const r = await hooked(cmd, ["mcp", dir, "--out", out], "call:2", input);
+    const statuses = [...r.stderr.matchAll(/session run (COMPLETED|FAILED|ABORTED) ([0-9a-f]{64})/g)].map((m) => m[1]);
+    expect(statuses, r.stderr).toEqual(["ABORTED"]);
+    const capsule = readdirSync(out).find((n) => n.endsWith(".capsule.tar.gz"))!;
+    expect((await expectVerifiesAndReplays(join(out, capsule)))["signal"]).toBe("SIGINT");
+  }, 120_000);
+
+  it("pack test: a signal while a case runs ends the process by it (exit 130 in a shell); it writes nothing", async () => {
+    const dir = join(scratch, `${runtime}-tested`);
+    cpSync(join(root, "packs/hello"), dir, { recursive: true });
+    mkdirSync(join(dir, "tests"), { recursive: true });
+    writeFileSync(join(dir, "tests", "one.json"), JSON.stringify({ input: { text: "a b" }, expect: { error: "EXEC_TOOL_FAILED" } }));
+    const before = readdirSync(dir, { recursive: true }).map(String).sort();
+    const r = await hooked(cmd, ["pack", "test", dir], "step:1");
+    expect(r.code === 130 || r.signal === "SIGINT", `${r.code} ${r.signal} ${r.stderr}`).toBe(true);
+    expect(r.stderr).not.toMatch(/passed/);
+    expect(readdirSync(dir, { recursive: true }).map(String).sort()).toEqual(before);
+  }, 120_000);
+});

@@ -11,7 +11,7 @@ import { homeDir } from "../platform/config.ts";
 import { openDatabase } from "../platform/postgres.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
 import { readPrivateKeyFile } from "../platform/files.ts";
-import { runInlineFirst } from "../platform/engine-inline.ts";
+import { runInlineFirst, stoppedAtEnd } from "../platform/engine-inline.ts";
 import { EngineThreadPool } from "../platform/engine-thread.ts";
 import { jobRequest, outcomeOf } from "../service/engine-adapter.ts";
 import type { runOnEngine } from "../service/engine-adapter.ts";
@@ -211,7 +211,9 @@ export function pooledEngine(size: number, budgetMs = INLINE_BUDGET_MS): { engin
   const engine: typeof runOnEngine = async (_env, job, hooks) => {
     const request = { ...jobRequest(job), trust: { storeText: job.trust === null ? null : formatTrustStore(job.trust) }, network: job.fetch !== undefined };
     const options = { signal: hooks.signal, onProgress: hooks.onProgress };
-    return outcomeOf(budgetMs <= 0 ? await pool.run(request, options) : await runInlineFirst(request, options, budgetMs, (r, o) => pool.run(r, o)));
+    const run = budgetMs <= 0 ? await pool.run(request, options) : await runInlineFirst(request, options, budgetMs, (r, o) => pool.run(r, o));
+    // A cancel that came after the run's last check but before it was handed back still ends it ABORTED.
+    return outcomeOf(await stoppedAtEnd(run, request, options, (r) => pool.run(r, {})));
   };
   return { engine, close: () => pool.close() };
 }

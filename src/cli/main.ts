@@ -12,6 +12,9 @@ import { detectTerminal } from "./progress.ts";
 import { installRealClock } from "../platform/real-clock.ts";
 import { redactSecrets } from "../platform/redact.ts";
 import { terminalSafe } from "./safe-output.ts";
+import { signalAt } from "../platform/signal-hook.ts";
+
+signalAt("start"); // a test hook (REACH_WASM_TEST_SIGNAL); nothing without it
 
 // The engine thread's script: bundled beside this file in dist/cli/ (engine-worker.mjs), or the source file under Deno.
 setEngineWorkerUrl(new URL(import.meta.url.endsWith(".ts") ? "../platform/engine-worker.ts" : "./engine-worker.mjs", import.meta.url));

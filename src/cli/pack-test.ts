@@ -19,6 +19,7 @@ import type { CliIO } from "./io.ts";
 import { bad } from "./pack-args.ts";
 import type { PackOpts } from "./pack-args.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
+import { progressSignals } from "../platform/signal-hook.ts";
 
 /** One case's result. */
 export type PackTestResult = { name: string; passed: boolean; durationMs: number; status: string; detail: string };
@@ -76,6 +77,7 @@ async function runCase(files: ReadonlyMap<string, Uint8Array>, name: string, c: 
     input: c.input as JsonValue,
     ...(c.seed === undefined ? {} : { seed: c.seed }),
     ...(trust === undefined ? {} : { trust }),
+    onProgress: progressSignals(() => {}), // a test hook (REACH_WASM_TEST_SIGNAL); nothing without it
   });
   const durationMs = performance.now() - started;
   const got = run.error === null ? run.status : `${run.status} ${run.error.code}`;

@@ -19,6 +19,7 @@ import { readHostFile, readPrivateKeyFile } from "../platform/files.ts";
 import { prepareOutDir } from "../platform/out-dir.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
 import { readTrustStoreText } from "../platform/trust-file.ts";
+import { progressSignals, signalAt } from "../platform/signal-hook.ts";
 import { abortOnSignals, writeDirAtomic, writeFileAtomic } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { CliIO } from "./io.ts";
@@ -64,6 +65,7 @@ export async function runRunCommand(argv: readonly string[], io: CliIO): Promise
   // second one still exits at once, removing any temporary file.
   const events = args.events === undefined ? null : openEventStream(args.events, args.heartbeatMs, io);
   const signals = abortOnSignals();
+  signalAt("run");
   try {
     return await runAndWrite(args, { files, input, storeText, keyFileText, approvals, outRoot, signal: signals.signal, events }, io, say, progress);
   } finally {
@@ -108,7 +110,7 @@ async function runAndWrite(args: ReturnType<typeof parseRunArgs>, p: Prepared, i
         ...(keyFileText === undefined ? {} : { keyFileText }),
         network: true,
       },
-      { signal: p.signal, inlineFirstMs: INLINE_FIRST_MS, onProgress: p.events === null ? progress.run : (r) => (r.kind === "event" ? p.events!.onProgress(r) : progress.run(r)) },
+      { signal: p.signal, inlineFirstMs: INLINE_FIRST_MS, onProgress: progressSignals(p.events === null ? progress.run : (r) => (r.kind === "event" ? p.events!.onProgress(r) : progress.run(r))) },
     );
   progress.done();
   const written = await writeResults(outRoot, run);

@@ -30,16 +30,28 @@ export { DEFAULT_EPOCH, RESERVED_STEP_PREFIX, runSeed } from "./run.ts";
  */
 export async function runPack(request: RunRequest): Promise<RunRecord> {
   const run = Run.prepare(request);
+  let err: unknown = null;
   try {
     await planAndStart(run);
     run.phases.push("EXECUTING");
     await walk(run);
-    return run.finish(null);
-  } catch (err) {
-    if (err instanceof InfraRefused) throw err.error;
-    return run.finish(err);
+  } catch (e) {
+    err = e;
+  }
+  try {
+    // An abort that came before the run's end ends it ABORTED, whether it would have COMPLETED or FAILED.
+    if (!(err instanceof Aborted) && !(err instanceof InfraRefused)) await run.checkEnd();
+  } catch (e) {
+    err = e;
   } finally {
     run.closeThreads();
+  }
+  if (err instanceof InfraRefused) throw err.error;
+  if (err !== null) return run.finish(err);
+  try {
+    return run.finish(null);
+  } catch (e) {
+    return run.finish(e);
   }
 }
 
@@ -76,10 +88,13 @@ async function walk(run: Run): Promise<void> {
     const failure = await runGeneration(run, gen, generation, completed);
     if (failure === null) return;
     const { step, error: e } = failure;
-    if (e.severity !== "soft" || replans >= maxReplans || run.interrupted()) {
+    if (e.severity !== "soft" || replans >= maxReplans) {
       run.failedStep = step.id;
       throw e;
     }
+    // A replan is a decision the record must repeat: an abort before it is checked (and recorded) here.
+    await run.turn();
+    run.checkAbort({ phase: "executing", stepIndex: run.stepIndex });
     replans++;
     generation++;
     await replan(run, step, e, replans, completed);

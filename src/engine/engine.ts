@@ -15,6 +15,7 @@ import { runPack } from "./coordinator.ts";
 import { loadPack, packTrust } from "./pack.ts";
 import type { LoadedPack, PackTrust } from "./pack.ts";
 import { runFiles, runResult } from "./run-files.ts";
+import { turnLoop } from "./runners.ts";
 import type { EngineEnvironment } from "./runners.ts";
 import type { RunProgress, RunRecord, RunRequest, RunStatus, SessionChain } from "./types.ts";
 import { Session } from "./session.ts";
@@ -71,10 +72,12 @@ export type EngineRunRequest = {
   wallClock?: () => number;
   /**
    * Stop this invocation at this fuel count (decimal), as aborted by `signal`: for a run started again after an
-   * earlier attempt of the same run was stopped there (`runInlineFirst` in `reach-wasm/node`). The stop is recorded
-   * like any other, so the capsule replays to it.
+   * earlier attempt of the same run was stopped there (`runInlineFirst` in `reach-wasm/node`); or (`atEnd`) stop at
+   * the check before the terminal state, for a run started again because the signal came after an earlier
+   * execution's check but before its results were taken. The stop is recorded like any other, so the capsule
+   * replays to it.
    */
-  stopAt?: { invocationId: string; fuel: string; signal: string };
+  stopAt?: { invocationId: string; fuel: string; signal: string } | { atEnd: true; signal: string };
   /**
    * A session run's place in its session's chain of runs (`openSession` only; conformance/HASHING.md "Session
    * chains"): give `{ segment: 1, previousRunHash: null, memory: [] }` to start a chain, and a finished run's `next`
@@ -222,10 +225,13 @@ function infraToolsOf(names: readonly string[]): readonly string[] {
 }
 
 /** `stopAt`, checked. */
-function resumeOf(stopAt: { invocationId: string; fuel: string; signal: string }): NonNullable<RunRequest["resume"]> {
-  const { invocationId, fuel, signal } = stopAt;
-  if (typeof invocationId !== "string" || invocationId === "" || typeof fuel !== "string" || !/^\d{1,20}$/.test(fuel) || typeof signal !== "string" || signal === "") {
-    throw new ReachError("PROTO_INVALID_ARGUMENT", "stopAt needs an invocationId, a decimal fuel count and a signal name");
+function resumeOf(stopAt: NonNullable<EngineRunRequest["stopAt"]>): NonNullable<RunRequest["resume"]> {
+  const signal: unknown = stopAt.signal;
+  if (typeof signal !== "string" || signal === "") throw new ReachError("PROTO_INVALID_ARGUMENT", "stopAt needs a signal name");
+  if ("atEnd" in stopAt && stopAt.atEnd === true) return { stops: new Map(), signal, atEnd: true };
+  const { invocationId, fuel } = stopAt as { invocationId?: unknown; fuel?: unknown };
+  if (typeof invocationId !== "string" || invocationId === "" || typeof fuel !== "string" || !/^\d{1,20}$/.test(fuel)) {
+    throw new ReachError("PROTO_INVALID_ARGUMENT", "stopAt needs an invocationId and a decimal fuel count, or atEnd: true");
   }
   return { stops: new Map([[invocationId, { fuel: BigInt(fuel), reason: "abort" as const }]]), signal };
 }
@@ -309,6 +315,8 @@ export async function openSession(env: EngineEnvironment, request: EngineRunRequ
       return settle();
     },
     close: async (aborted = false) => {
+      // A signal that came while the last call held the thread is handled before the session decides how it ends.
+      if (!aborted && request.signal !== undefined && !request.signal.aborted) await turnLoop(env, true);
       await session.close(aborted);
       return settle()!;
     },

@@ -27,6 +27,11 @@ export type InlineBudget = {
   ms: number;
   /** The process's CPU time (ms): when given, an attempt over `ms` is given up only if the process also used `ms`. */
   cpuMs?: () => number;
+  /**
+   * One full turn of the event loop, which runs the handler of a signal that came while the attempt held the thread
+   * (`EngineEnvironment.turn`; default: two zero-delay timers, the second after the loop's poll for signals).
+   */
+  turn?: () => Promise<void>;
 };
 
 /** How the run goes on elsewhere: its progress (what the attempt reported is skipped), and where to stop. */
@@ -129,12 +134,17 @@ export function inlineFirst(budget: InlineBudget): (run: (request: EngineRunRequ
     if (!promoted && attempt !== null) return attempt;
     let skip = reported;
     const onProgress = (p: RunProgress): void => (skip > 0 ? void skip-- : request.onProgress?.(p));
-    // An abort that came while the attempt held the thread is handled only now (a timer lets its handler run).
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    // An abort that came while the attempt held the thread is handled only now (a turn of the loop runs its handler).
+    await (budget.turn ?? twoTimers)();
     const stop = signal?.aborted === true && attempt !== null ? attemptStop(attempt) : null;
     if (stop === null) return await elsewhere({ onProgress, ...(signal === undefined ? {} : { signal }) });
     return await elsewhere({ onProgress, stopAt: { ...stop, signal: SIGNALS.includes(String(signal!.reason)) ? String(signal!.reason) : "abort" } });
   };
+}
+
+/** A full turn of the loop without the platform's: a timer set from a timer's callback runs after the poll for signals. */
+async function twoTimers(): Promise<void> {
+  for (let i = 0; i < 2; i++) await new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 /** Where an attempt was stopped (the `stops` of its terminal event), or null when it was not inside an invocation. */

@@ -44,7 +44,7 @@ import { DEFAULT_MAX_STEPS, gatePlanAsync } from "./plan-gate.ts";
 import type { GatedPlan } from "./plan-gate.ts";
 import { makePlan, plannerContext, plannerInvocationId } from "./planner.ts";
 import type { ReplanContext } from "./planner.ts";
-import { runRunners } from "./runners.ts";
+import { runRunners, turnLoop } from "./runners.ts";
 import { INFRA_TOOL_NAMES, infraRefusal } from "./infra-tools.ts";
 import { runBody, runRecord } from "./run-record.ts";
 import { emitStep, prepareStep } from "./run-steps.ts";
@@ -273,6 +273,33 @@ export class Run {
   }
 
   /**
+   * Let the event loop turn once when the run can be aborted from it (it has an abort signal; never in a replay), so
+   * that an abort that came while this thread was held — a signal handler, a cancel waiting for the loop — is seen
+   * by the check that follows (`EngineEnvironment.turn`).
+   * @param last the check before the terminal state
+   * @returns once the loop turned
+   */
+  async turn(last = false): Promise<void> {
+    if (this.#request.signal === undefined || this.#request.replay !== undefined || this.#request.signal.aborted) return;
+    await turnLoop(this.#request.env, last);
+  }
+
+  /**
+   * The check before the terminal state (after the last step, or after what failed the run): an abort that came
+   * before it ends the run ABORTED, whatever else would have ended it, so a run is never COMPLETED once an abort
+   * reached it; a run started again to stop at its end (`resume.atEnd`) stops here. Recorded as
+   * `abortedAt: {phase: "executing", stepIndex}` with the index after the last step written; no other check uses
+   * that index once the walk has ended, so a replay stops here too.
+   * @throws Aborted when the run was aborted (or a replay reached its recorded abort here)
+   */
+  async checkEnd(): Promise<void> {
+    await this.turn(true);
+    const at: AbortPoint = { phase: "executing", stepIndex: this.stepIndex };
+    if (this.#request.resume?.atEnd === true) throw new Aborted(at);
+    this.checkAbort(at);
+  }
+
+  /**
    * Throw {@link Aborted} when the run must stop here: it was aborted, or a replay reached its recorded abort point.
    * @param at where the run is
    */
@@ -294,6 +321,7 @@ export class Run {
   async plan(replan?: ReplanContext): Promise<GatedPlan> {
     const { loaded } = this.#request;
     const attempt = replan?.attempt ?? 0;
+    await this.turn();
     this.checkAbort({ phase: "planning", attempt });
     this.#request.onProgress?.({ kind: "planning", attempt });
     const context = plannerContext(loaded, this.maxSteps, replan, loaded.pack.intents === undefined ? undefined : { query: this.query, intent: this.intent });
@@ -425,7 +453,9 @@ export class Run {
       return this.#pool.run(job, signal);
     }
     const interrupted = (): boolean => this.interrupted() || signal.aborted;
-    const run = this.#serial.then(() => (signal.aborted ? null : runStepJob(job, {
+    // A step on this thread starts only after the loop turned: an abort that came meanwhile stops the run before it
+    // (the abort signal only: the `interrupted` poll belongs to the tool's refills).
+    const run = this.#serial.then(() => this.turn()).then(() => (signal.aborted || this.#request.signal?.aborted === true ? null : runStepJob(job, {
       policy: this.policy,
       runnerFor: this.#runners.runnerFor,
       interrupted,

@@ -33,7 +33,27 @@ export type EngineEnvironment = {
    * one at a time on the engine's thread (`parallel` then changes only the order they are tried in, never the record).
    */
   stepThreads?: (size: number) => StepPool;
+  /**
+   * Let the calling thread's event loop turn once (a macrotask), so that what waits for it runs: a signal handler, a
+   * cancel request, an abort message. A run that has an abort signal turns the loop at its abort checks outside any
+   * invocation (before planning, before each step it runs on this thread, before its terminal state), so an abort
+   * that came while a tool held the thread is acted on there (`run.ts`). `last` marks the check before the terminal
+   * state, which must see every signal that came before it (a turn between steps may be skipped when one was just
+   * taken). Default: a zero-delay timer.
+   */
+  turn?: (last?: boolean) => Promise<void>;
 };
+
+/**
+ * One turn of the event loop, through the platform's `turn` (default: a zero-delay timer, which every runtime has).
+ * @param env the platform
+ * @param last the check before a run's terminal state (a full turn)
+ * @returns once the loop turned
+ * @example await turnLoop(env, true); // a signal that came while this thread computed has been handled now
+ */
+export function turnLoop(env: EngineEnvironment, last = false): Promise<void> {
+  return env.turn?.(last) ?? new Promise<void>((resolve) => void setTimeout(resolve, 0));
+}
 
 /**
  * The runners of one run.

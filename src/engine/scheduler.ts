@@ -83,14 +83,15 @@ export async function runGeneration(run: Run, gen: Generation, generation: numbe
       if (gen.depsOf(i).every((d) => gen.succeeded(d))) start(i);
     }
   };
-  // An abort reaches the steps running elsewhere through their signals (the signal, or the shared word polled here).
+  // An abort reaches the steps running elsewhere through their signals (the signal, or the shared word polled here;
+  // steps on this thread read the word at their fuel refills, and a poll there would only run while none holds it).
   const abortAll = (): void => {
     for (const s of slots) s.controller.abort();
     pump();
   };
-  const poll = setInterval(() => {
+  const poll = run.parallel > 1 ? setInterval(() => {
     if (run.interrupted()) abortAll();
-  }, INTERRUPT_POLL_MS);
+  }, INTERRUPT_POLL_MS) : undefined;
   run.request.signal?.addEventListener("abort", abortAll, { once: true });
   try {
     for (let e = 0; e < n; e++) {

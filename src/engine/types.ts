@@ -89,7 +89,7 @@ export type RunRequest = {
    * Stop these invocations at these fuel counts, as aborted by `signal` (a run started again after an earlier attempt
    * of it was stopped there by that signal: `EngineRunRequest.stopAt`). Recorded like any stop, so replay repeats it.
    */
-  resume?: { stops: ReadonlyMap<string, StopPoint>; signal: string };
+  resume?: { stops: ReadonlyMap<string, StopPoint>; signal: string; atEnd?: boolean };
   /** The fetch for `http.fetch` (default: none, so network calls fail). */
   fetch?: FetchLike;
   /** Replay: answer from this tape instead of the network (issue 5). */

@@ -18,6 +18,8 @@ import type { JsonValue } from "../sandbox/types.ts";
 import type { SessionCall } from "../engine/session.ts";
 import type { IsolatedSession, WireRequest } from "./engine-wire.ts";
 import { mayReachNetwork, processCpuClock } from "./engine-inline.ts";
+import { loopTurn } from "./_loop-turn.ts";
+import { signalAt } from "./signal-hook.ts";
 
 /** Why a call was given up (the inline session's abort reason; never recorded: that session is dropped). */
 const PROMOTED = "moved to an engine thread";
@@ -70,8 +72,8 @@ export async function openInlineFirstSession(request: WireRequest, options: { si
       const own = new AbortController();
       const session = await onThread(request, { signal: own.signal });
       for (const [tool, args] of calls.slice(0, upTo)) await session.call(tool, args).catch(() => undefined); // answered before: same outcome
-      // A signal that came while the call held this thread is handled only now (a timer lets its handler run).
-      await new Promise((resolve) => setTimeout(resolve, 0));
+      // A signal that came while the call held this thread is handled only now (a turn of the loop runs its handler).
+      await loopTurn()(true);
       stop = (): void => void (own.signal.aborted || own.abort(options.signal?.reason ?? "abort"));
       if (options.signal?.aborted === true) stop();
       else options.signal?.addEventListener("abort", stop, { once: true });
@@ -92,6 +94,7 @@ export async function openInlineFirstSession(request: WireRequest, options: { si
   };
   const call = async (tool: string, args: JsonValue): Promise<SessionCall> => {
     const index = calls.push([tool, args]) - 1;
+    signalAt(`call:${index + 1}`); // a test hook (REACH_WASM_TEST_SIGNAL)
     if (!promoted) {
       const answer = await onInline(tool, args);
       if (answer !== null) return answer;

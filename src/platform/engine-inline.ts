@@ -7,10 +7,14 @@
 import type { EngineRun } from "../engine/engine.ts";
 import type { RunProgress } from "../engine/types.ts";
 import process from "node:process";
-import { interruptCode } from "./_interrupt.ts";
+import { INTERRUPT_REASONS, interruptCode } from "./_interrupt.ts";
+import { loopTurn } from "./_loop-turn.ts";
+import { pollSignals, signalAt } from "./signal-hook.ts";
 import type { IsolatedSession, WireRequest } from "./engine-wire.ts";
 
 type Options = { signal?: AbortSignal; onProgress?: (p: RunProgress) => void };
+
+const turn = loopTurn();
 
 async function engineModules() {
   const [{ openSession, runEngine }, { engineRequest }, { defaultEnvironment }] = await Promise.all([import("../engine/engine.ts"), import("./engine-request.ts"), import("./environment.ts")]);
@@ -99,12 +103,39 @@ export async function runInlineFirst(request: WireRequest, options: Options, bud
   if (mayReachNetwork(request)) return await onThread(request, options);
   const [{ runEngine, engineRequest, defaultEnvironment }, { inlineFirst }] = await Promise.all([engineModules(), import("../engine/inline-first.ts")]);
   const cpuMs = processCpuClock();
-  const first = inlineFirst({ ms: budgetMs, ...(cpuMs === undefined ? {} : { cpuMs }) });
+  const first = inlineFirst({ ms: budgetMs, turn: () => turn(true), ...(cpuMs === undefined ? {} : { cpuMs }) });
   // The request as an engine thread makes it (trust store and key parsed, fetch), with the caller's signal.
   const { interrupted: _word, signal: _own, ...engine } = engineRequest(request, new SharedArrayBuffer(8), new AbortController(), options.onProgress ?? (() => {}));
   const env = defaultEnvironment();
-  return await first((r) => runEngine(env, r), { ...engine, ...(options.signal === undefined ? {} : { signal: options.signal }) }, (o) =>
-    onThread(o.stopAt === undefined ? request : { ...request, stopAt: o.stopAt }, { onProgress: o.onProgress, ...(o.signal === undefined ? {} : { signal: o.signal }) }));
+  const polls = pollSignals(); // a test hook (REACH_WASM_TEST_SIGNAL): a signal while a tool holds this thread
+  return await first((r) => runEngine(env, r), { ...engine, ...(options.signal === undefined ? {} : { signal: options.signal }), ...(polls === null ? {} : { interrupted: polls }) }, (o) => {
+    signalAt("handover"); // a test hook (REACH_WASM_TEST_SIGNAL)
+    return onThread(o.stopAt === undefined ? request : { ...request, stopAt: o.stopAt }, { onProgress: o.onProgress, ...(o.signal === undefined ? {} : { signal: o.signal }) });
+  });
+}
+
+/**
+ * The run's results, unless its signal came after the run's last check (while its capsule was made, or on its way
+ * from a thread) but before the caller took them: such a run is started again to stop at that check (`stopAt:
+ * {atEnd}`), so it ends ABORTED, as if the check had seen the signal. A run whose signal came while it was still going
+ * thus never ends COMPLETED (or FAILED); the cost, a second execution, is paid only when a signal lands in that
+ * window (its progress is not reported again; a second signal still exits at once).
+ * @param run the run as it ended
+ * @param request what ran
+ * @param options its signal and progress callback
+ * @param again runs the request again (without a signal: it stops at its end)
+ * @returns the run, or the run started again and ABORTED at its end
+ * @throws ReachError as the run started again may
+ * @example const settled = await stoppedAtEnd(run, request, { signal }, (r) => runInline(r, {}));
+ */
+export async function stoppedAtEnd(run: EngineRun, request: WireRequest, options: Options, again: (request: WireRequest) => Promise<EngineRun>): Promise<EngineRun> {
+  const signal = options.signal;
+  if (signal === undefined || run.status === "ABORTED") return run;
+  if (!signal.aborted) await turn(true); // a signal that came while this thread was held is handled now
+  if (!signal.aborted) return run;
+  const name = INTERRUPT_REASONS[interruptCode(signal.reason)]!;
+  options.onProgress?.({ kind: "warning", message: `${name} came as the run ended ${run.status}; running it again to stop it there, ABORTED (a second signal exits at once)` });
+  return await again({ ...request, stopAt: { atEnd: true, signal: name } });
 }
 
 /**

@@ -17,7 +17,7 @@ import type { EngineRun } from "../engine/engine.ts";
 import type { SessionBudget, SessionScope, SessionTool } from "../engine/session.ts";
 import type { RunProgress } from "../engine/types.ts";
 import { interruptCode } from "./_interrupt.ts";
-import { openInlineSession, runInline, runInlineFirst } from "./engine-inline.ts";
+import { openInlineSession, runInline, runInlineFirst, stoppedAtEnd } from "./engine-inline.ts";
 import { openInlineFirstSession } from "./engine-inline-session.ts";
 import type { FromWorker, IsolatedSession, ToWorker, WireCall, WireRequest, WireRun } from "./engine-wire.ts";
 
@@ -151,10 +151,9 @@ async function open(signal: AbortSignal | undefined): Promise<{ port: Port; inte
  * ```
  */
 export async function runIsolated(request: WireRequest, options: { signal?: AbortSignal; onProgress?: (p: RunProgress) => void; inlineFirstMs?: number } = {}): Promise<EngineRun> {
-  if (inline) return await runInline(request, options);
   const { inlineFirstMs, ...rest } = options;
-  if (inlineFirstMs !== undefined) return await runInlineFirst(request, rest, inlineFirstMs, (r, o) => runOnThread(r, o));
-  return await runOnThread(request, rest);
+  const run = inline ? await runInline(request, rest) : inlineFirstMs !== undefined ? await runInlineFirst(request, rest, inlineFirstMs, (r, o) => runOnThread(r, o)) : await runOnThread(request, rest);
+  return await stoppedAtEnd(run, request, rest, (r) => (inline ? runInline(r, {}) : runOnThread(r, {})));
 }
 
 async function runOnThread(request: WireRequest, options: { signal?: AbortSignal; onProgress?: (p: RunProgress) => void }): Promise<EngineRun> {

@@ -10,6 +10,7 @@ import type { EngineEnvironment } from "../engine/runners.ts";
 import { installComponentStore } from "./component-store.ts";
 import { installDocumentStore } from "./document-store.ts";
 import { installFuelStore } from "./fuel-store.ts";
+import { loopTurn } from "./_loop-turn.ts";
 import { installNativeSha256 } from "./native-sha256.ts";
 import { readPythonWasm } from "./python-engine.ts";
 import { readQuickJsEngineWasm } from "./quickjs-engine.ts";
@@ -50,7 +51,7 @@ export function defaultEnvironment(options: DefaultEnvironmentOptions = {}): Eng
       installDocumentStore();
     }
   }
-  const env: EngineEnvironment = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };
+  const env: EngineEnvironment = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm, turn: loopTurn() };
   // Asked when a run starts, so that a worker URL set later (the CLI bundle, tests) still counts.
   Object.defineProperty(env, "stepThreads", { enumerable: true, get: () => (stepThreadsAvailable() ? (size: number) => new StepThreadPool(size) : undefined) });
   return env;
