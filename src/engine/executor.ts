@@ -27,7 +27,7 @@ import type { ArtifactInfo } from "../protocol/evidence.ts";
 import type { TapePlayer } from "../record/player.ts";
 import type { TapeRecorder } from "../record/tape.ts";
 import type { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
-import { FuelMeter } from "../sandbox/fuel/mod.ts";
+import { FuelMeter, STEP_TIMEOUT_HINT } from "../sandbox/fuel/mod.ts";
 import type { StopPoint } from "../sandbox/fuel/mod.ts";
 import { createHost } from "../sandbox/host/host.ts";
 import { invocationStops } from "../sandbox/stops.ts";
@@ -46,7 +46,7 @@ import { monotonicMs } from "../determinism/real-clock.ts";
  * watchdog, decides its outcome under load too.
  */
 export const FUEL_PER_MS = 50_000n;
-/** Wall-clock grace beyond a step's `timeout_ms` before its watchdog stops it (the fuel budget normally acts first). */
+/** Wall-clock grace beyond the step timeout (the envelope's `timeout_ms`) before its watchdog stops it (the fuel budget normally acts first). */
 export const WATCHDOG_GRACE_MS = 500;
 /** Memory limit of one invocation (256 MiB). */
 export const STEP_MEMORY_BYTES = 256 * 1024 * 1024;
@@ -107,7 +107,7 @@ function isObject(v: unknown): v is JsonObject {
 }
 
 /**
- * Map a fuel exhaustion to the time budget it stands for: the step's `timeout_ms` (`EXEC_TOOL_TIMEOUT`), or the
+ * Map a fuel exhaustion to the time budget it stands for: the step timeout (`EXEC_TOOL_TIMEOUT`), or the
  * run's `maxExecutionTime` when that was the smaller budget (`POLICY_TIMEOUT_EXCEEDED`). A watchdog stop gets the
  * step's timeout in its details.
  */
@@ -118,7 +118,7 @@ function asTimeout(error: ReachError, tool: string, timeoutMs: number, runBound:
         details: { reason: "timeout", fuelLimit: error.details["fuelLimit"] as number },
       });
     }
-    return new ReachError("EXEC_TOOL_TIMEOUT", `tool "${tool}" did not finish within its budget of ${timeoutMs} ms (${error.details["fuelLimit"]} fuel units); it probably loops forever — otherwise raise the step's timeout_ms`, {
+    return new ReachError("EXEC_TOOL_TIMEOUT", `tool "${tool}" did not finish within its budget of ${timeoutMs} ms (${error.details["fuelLimit"]} fuel units); it probably loops forever — otherwise ${STEP_TIMEOUT_HINT}`, {
       details: { reason: "timeout", timeoutMs, fuelLimit: error.details["fuelLimit"] as number },
     });
   }

@@ -14,11 +14,12 @@
  */
 import { ReachError } from "../protocol/errors.ts";
 import type { FuelMeterOptions, StopReason } from "./fuel/fuel-meter.ts";
+import { STEP_TIMEOUT_HINT } from "./fuel/meter.ts";
 import { monotonicMs } from "../determinism/real-clock.ts";
 
 /** Options of {@link invocationStops}. */
 export type StopOptions = {
-  /** The tool's wall-clock limit in ms (its step's `timeout_ms` plus any grace). */
+  /** The tool's wall-clock limit in ms (the step timeout, its envelope's `timeout_ms`, plus any grace). */
   limitMs: number;
   /** Whether the run was aborted; read at every refill (default: never). */
   interrupted?: () => boolean;
@@ -47,7 +48,7 @@ export type InvocationStops = {
 export function waitStopError(reason: StopReason): ReachError {
   return reason === "abort"
     ? new ReachError("EXEC_ABORTED", "the run was aborted while the tool waited for this host call", { details: { reason: "aborted" } })
-    : new ReachError("EXEC_TOOL_TIMEOUT", "the watchdog stopped the tool while it waited for this host call; raise the step's timeout_ms", { details: { reason: "watchdog" } });
+    : new ReachError("EXEC_TOOL_TIMEOUT", "the watchdog stopped the tool while it waited for this host call; " + STEP_TIMEOUT_HINT, { details: { reason: "watchdog" } });
 }
 
 /**

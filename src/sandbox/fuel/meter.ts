@@ -99,6 +99,12 @@ function jsonInt(n: bigint): number | string {
 }
 
 /**
+ * How a tool gets more time: the fields that set a step's timeout, as the refusals name them (a plan step has no
+ * timeout of its own: seed 001's plan sets one for all its steps).
+ */
+export const STEP_TIMEOUT_HINT = "raise the step timeout (the plan's execution.step_timeout_ms, or run --step-timeout MS when the plan sets none)";
+
+/**
  * The error for a tool that ran out of fuel.
  * @param fuelLimit the budget the tool had (all of it was used)
  * @param context optional `toolName` for the message and details
@@ -117,7 +123,7 @@ export function fuelError(fuelLimit: bigint, context: { toolName?: string } = {}
   return new ReachError(
     "EXEC_RESOURCE_EXHAUSTED",
     `${who} ran out of fuel after ${fuelLimit} units (one per function call and loop iteration); ` +
-      "it probably loops forever — otherwise raise the step's fuel budget or give the tool less work",
+      `it probably loops forever — otherwise give the tool less work, or ${STEP_TIMEOUT_HINT}: its fuel follows from that`,
     { details },
   );
 }
@@ -135,7 +141,7 @@ export function stopError(reason: "abort" | "watchdog", fuel: bigint, toolName: 
   const details = { reason: reason === "abort" ? "aborted" : "watchdog", fuel: jsonInt(fuel), toolName };
   return reason === "abort"
     ? new ReachError("EXEC_ABORTED", `tool "${toolName}" was stopped because the run was aborted (after ${fuel} fuel units); its effects were discarded`, { details })
-    : new ReachError("EXEC_TOOL_TIMEOUT", `the watchdog stopped tool "${toolName}" when it ran past its wall-clock limit (after ${fuel} fuel units); raise the step's timeout_ms or give it less work`, { details });
+    : new ReachError("EXEC_TOOL_TIMEOUT", `the watchdog stopped tool "${toolName}" when it ran past its wall-clock limit (after ${fuel} fuel units); ${STEP_TIMEOUT_HINT} or give it less work`, { details });
 }
 
 /**

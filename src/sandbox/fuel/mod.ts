@@ -14,6 +14,6 @@ export {
   setMeteredModuleStore,
 } from "./cache.ts";
 export type { MeteredModule, MeteredModuleStore } from "./cache.ts";
-export { fuelError, fuelGlobal, fuelUsed, isFuelExhausted, meterError, noRefillImports, remainingFuel, setFuel, stopError } from "./meter.ts";
+export { fuelError, fuelGlobal, fuelUsed, isFuelExhausted, meterError, noRefillImports, remainingFuel, setFuel, STEP_TIMEOUT_HINT, stopError } from "./meter.ts";
 export { FUEL_SLICE, FuelMeter, FuelSlot, unmeteredWork } from "./fuel-meter.ts";
 export type { FuelMeterOptions, MeterOutcome, StopPoint, StopReason } from "./fuel-meter.ts";

@@ -39,7 +39,7 @@ export type FinishContext = {
  */
 export function exhausted(reason: "memory" | "stack", ctx: FinishContext): ReachError {
   const message = reason === "memory"
-    ? `${ctx.what} exceeded its memory limit of ${ctx.memoryLimitBytes} bytes; give it less data or raise the step's memory limit`
+    ? `${ctx.what} exceeded its memory limit of ${ctx.memoryLimitBytes} bytes; give it less data (every invocation has this limit)`
     : `${ctx.what} recursed too deeply (the Python stack allows about 280 nested calls); make the recursion iterative or shallower`;
   const details = { reason, toolName: ctx.toolName, ...(reason === "memory" ? { memoryLimitBytes: ctx.memoryLimitBytes } : {}) };
   return new ReachError("EXEC_RESOURCE_EXHAUSTED", message, { details });

@@ -22,7 +22,7 @@ const DESCRIBE_HEADROOM = 1024 * 1024;
  */
 export function exhausted(reason: "memory" | "stack", toolName: string, limit?: number): ReachError {
   const message = reason === "memory"
-    ? `tool "${toolName}" exceeded its memory limit of ${limit} bytes; give it less data or raise the step's memory limit`
+    ? `tool "${toolName}" exceeded its memory limit of ${limit} bytes; give it less data (every invocation has this limit)`
     : `tool "${toolName}" recursed too deeply (stack limit); make the recursion iterative or shallower`;
   return new ReachError("EXEC_RESOURCE_EXHAUSTED", message, { details: { reason, toolName, ...(limit === undefined ? {} : { memoryLimitBytes: limit }) } });
 }
