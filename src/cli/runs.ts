@@ -32,7 +32,8 @@ async function list(argv: readonly string[], io: CliIO): Promise<number> {
   const page = await clientOf(args).list({ status, pack: args.values.get("--pack"), cursor: args.values.get("--cursor"), limit });
   if (args.flags.has("--json")) io.stdout(JSON.stringify(page) + "\n");
   else {
-    for (const r of page.runs) io.stderr(`${line(r)}\n`);
+    // The table is the result (stdout, one run a line, for pipes); the count and the next page's cursor are notes.
+    io.stdout(page.runs.map((r) => `${line(r)}\n`).join(""));
     io.stderr(page.nextCursor === null ? `(${page.runs.length} run(s))\n` : `(${page.runs.length} run(s); more with --cursor ${page.nextCursor})\n`);
   }
   return 0;
@@ -45,9 +46,9 @@ async function show(argv: readonly string[], io: CliIO): Promise<number> {
   const r = args.flags.has("--wait") ? await client.waitForEnd(id) : await client.run(id);
   if (args.flags.has("--json")) io.stdout(JSON.stringify(r) + "\n");
   else {
-    io.stderr(`${line(r)}\n`);
-    io.stderr(`  phase ${r.phase}, step ${r.currentStepIndex + 1}/${r.totalSteps}, attempts ${r.attempts}${r.worker === null ? "" : `, worker ${r.worker}`}${r.incidents > 0 ? `, ${r.incidents} DETERMINISM INCIDENT(S)` : ""}\n`);
-    if (r.error !== null) io.stderr(`  ${r.error.code}: ${r.error.message}\n`);
+    io.stdout(`${line(r)}\n`);
+    io.stdout(`  phase ${r.phase}, step ${r.currentStepIndex + 1}/${r.totalSteps}, attempts ${r.attempts}${r.worker === null ? "" : `, worker ${r.worker}`}${r.incidents > 0 ? `, ${r.incidents} DETERMINISM INCIDENT(S)` : ""}\n`);
+    if (r.error !== null) io.stdout(`  ${r.error.code}: ${r.error.message}\n`);
   }
   return 0;
 }

@@ -69,6 +69,12 @@ describe("submit", () => {
     expect([show.code, show.json!["status"]]).toEqual([0, "COMPLETED"]);
     const list = await cli("runs", "list", "--server", t.url, "--limit", "1", "--json");
     expect((list.json!["runs"] as Json[]).map((r) => r["runId"])).toEqual([runId]);
+    // Without --json the table is the result: on stdout, one run a line; the count is a note on stderr.
+    const table = await cli("runs", "list", "--server", t.url, "--limit", "1");
+    expect([table.code, table.stdout.trim().split("\n").map((l) => l.split(/\s+/)[0])]).toEqual([0, [runId]]);
+    expect(table.stderr).toMatch(/\(1 run\(s\)/);
+    const one = await cli("runs", "show", runId, "--server", t.url);
+    expect([one.code, one.stdout]).toEqual([0, expect.stringMatching(new RegExp(`^${runId}\\s+COMPLETED`))]);
     const cap = await cli("runs", "capsule", runId, "--server", t.url, "--out", scratch, "--json");
     expect(cap.code, cap.stderr).toBe(0);
     expect(readFileSync(cap.json!["capsule"] as string).length).toBe(cap.json!["bytes"]);
