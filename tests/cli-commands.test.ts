@@ -1,5 +1,5 @@
 // keygen, pack init|validate|build|sign, and run of a pack archive and of a signed pack through a trust store.
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync, cpSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync, cpSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -120,5 +120,42 @@ describe("pack", () => {
     const r = await cli("verify", "packs/hello", "--json");
     expect(r.code).toBe(1);
     expect((r.json!["checks"] as { name: string; ok: boolean }[]).find((c) => c.name === "pack.signature")?.ok).toBe(false);
+  });
+});
+
+// `reach-wasm <command> --help` documents every option the command accepts: every option its parser names (a
+// "--name" literal in the command's files under src/cli/) appears in the help of a command that file serves. A new
+// file with options must be placed here, so no parser escapes the check.
+describe("--help names every option a command accepts", () => {
+  const SERVES: Record<string, string[]> = {
+    "cli.ts": ["", "run"], // the global options, and run's --on
+    "run-args.ts": ["run"], "run.ts": ["run"], "delegated-run.ts": ["run"],
+    "capsule-commands.ts": ["replay", "verify"], "args.ts": ["show", "report", "diff", "replay", "verify"],
+    "show.ts": ["show"], "report.ts": ["report"], "diff.ts": ["diff"], "wasi.ts": ["wasi"],
+    "pack.ts": ["pack"], "pack-args.ts": ["pack"], "pack-init.ts": ["pack"], "pack-test.ts": ["pack"],
+    "trust.ts": ["trust"], "mcp-args.ts": ["mcp"], "approve.ts": ["approve"], "keygen.ts": ["keygen"],
+    "serve.ts": ["serve"], "worker.ts": ["worker"], "submit.ts": ["submit"], "runs.ts": ["runs"], "tokens.ts": ["tokens"],
+    "_service-args.ts": ["serve", "worker", "submit", "runs", "tokens"],
+    "node.ts": ["node"], "node-serve.ts": ["node"], "federation-host.ts": ["node", "delegate", "revoke"],
+    "delegate.ts": ["delegate", "revoke"], "doctor.ts": ["doctor"], "conformance.ts": ["conformance"],
+  };
+  const dir = "src/cli";
+  const optionsOf = (file: string): string[] => [...new Set([...readFileSync(join(dir, file), "utf8").matchAll(/"(--[a-z][a-z0-9-]*)"/g)].map((m) => m[1]!))];
+  const helpOf = async (command: string): Promise<string> => {
+    let out = "";
+    const code = await main(command === "" ? ["--help"] : [command, "--help"], { stdout: (t) => void (out += t), stderr: () => {} });
+    expect(code).toBe(0);
+    return out;
+  };
+
+  it("every file of src/cli/ that names an option is checked", () => {
+    const files = readdirSync(dir).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts") && optionsOf(f).length > 0);
+    expect(files.filter((f) => !Object.hasOwn(SERVES, f))).toEqual([]);
+  });
+
+  it.each(Object.entries(SERVES))("%s: each of its options is in the help of %j", async (file, commands) => {
+    const helps = await Promise.all(commands.map(helpOf));
+    const missing = optionsOf(file).filter((o) => !helps.some((h) => new RegExp(`${o}(?![a-z0-9-])`).test(h)));
+    expect(missing, `${file}: not in ${commands.map((c) => `reach-wasm ${c} --help`).join(" / ")}`).toEqual([]);
   });
 });
