@@ -13,7 +13,7 @@ import type { CliIO } from "./io.ts";
 import { DEFAULT_LISTEN, dbWaitMs, engineEnvironment, intOption, pooledEngine, openStore, parseArgs, signingKey, untilAvailable, untilSignal, usageError, workerId } from "./_service-args.ts";
 import type { ParsedArgs } from "./_service-args.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
-import { loadTrustStore } from "../platform/trust-file.ts";
+import { watchTrustStore } from "../platform/trust-file.ts";
 import { VERSION } from "./version.ts";
 import { allowedOf, HTTP_GUARD_USAGE } from "./_http-args.ts";
 
@@ -48,10 +48,10 @@ export async function runServeCommand(argv: readonly string[], io: CliIO): Promi
   const limits = { ...(streamsPerClient === undefined ? {} : { watchersPerClient: streamsPerClient }), ...(streamIdle === undefined ? {} : { streamIdleMs: streamIdle * 1000 }) };
   const maxBody = intOption(args, "--max-body", 1024, 1024 * 1024 * 1024, USAGE) ?? DEFAULT_MAX_BODY_BYTES;
   const staleSeconds = intOption(args, "--stale-after", 1, 86_400, USAGE) ?? WORKER_DEFAULTS.staleSeconds;
-  const trust = await loadTrustStore(args.values.get("--trust"));
+  const log = (line: string) => io.stderr(`reach-wasm: ${line}\n`);
+  const trust = await watchTrustStore(args.values.get("--trust"), log); // read again when it changes
   const key = await signingKey(args);
   const workersArg = intOption(args, "--workers", 0, 64, USAGE);
-  const log = (line: string) => io.stderr(`reach-wasm: ${line}\n`);
   const waitMs = dbWaitMs(args, USAGE);
   const { db, gated } = await storeOrGate(args, listen, log, waitMs);
   let svc: RunningService | null = null;

@@ -8,7 +8,7 @@ import { ReachError } from "../protocol/errors.ts";
 import { WORKER_DEFAULTS, startWorker } from "../service/worker.ts";
 import type { CliIO } from "./io.ts";
 import { dbWaitMs, engineEnvironment, intOption, pooledEngine, openStore, parseArgs, signingKey, untilAvailable, untilSignal, usageError, workerId } from "./_service-args.ts";
-import { loadTrustStore } from "../platform/trust-file.ts";
+import { watchTrustStore } from "../platform/trust-file.ts";
 
 const USAGE = "reach-wasm worker [--db URL | --data DIR] [--concurrency N] [--trust FILE] [--key FILE] [--stale-after S] [--db-wait S] [--json]";
 
@@ -25,9 +25,9 @@ export async function runWorkerCommand(argv: readonly string[], io: CliIO): Prom
   const concurrency = intOption(args, "--concurrency", 1, 64, USAGE) ?? 4;
   const staleSeconds = intOption(args, "--stale-after", 1, 86_400, USAGE) ?? WORKER_DEFAULTS.staleSeconds;
   const pollMs = intOption(args, "--poll", 50, 60_000, USAGE) ?? WORKER_DEFAULTS.pollMs;
-  const trust = await loadTrustStore(args.values.get("--trust"));
-  const key = await signingKey(args);
   const log = (line: string) => io.stderr(`reach-wasm: ${line}\n`);
+  const trust = await watchTrustStore(args.values.get("--trust"), log); // read again when it changes
+  const key = await signingKey(args);
   // a database that is not up yet (or restarting) is waited for: the worker starts taking runs once it answers
   const waitMs = dbWaitMs(args, USAGE);
   const db = await openStore(args, USAGE, log, waitMs);

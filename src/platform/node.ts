@@ -16,7 +16,7 @@ export { defaultEnvironment } from "./environment.ts";
 export type { DefaultEnvironmentOptions } from "./environment.ts";
 export { readPackFiles, MAX_PACK_BYTES } from "./pack-files.ts";
 export { loadHostPack } from "./host-pack.ts";
-export { loadTrustStore, readTrustStoreText } from "./trust-file.ts";
+export { loadTrustStore, readTrustStoreText, watchTrustStore } from "./trust-file.ts";
 export { writeDirAtomic, writeFileAtomic } from "./write.ts";
 export { prepareOutDir } from "./out-dir.ts";
 export { EngineThreadPool, openIsolatedSession, runIsolated, setEngineWorkerUrl } from "./engine-thread.ts";

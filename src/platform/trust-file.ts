@@ -84,3 +84,41 @@ export async function readTrustStoreText(explicit?: string, options: { creating?
   if (text === null && explicit !== undefined && options.creating !== true) throw new ReachError("PROTO_INVALID_ARGUMENT", `the trust store ${JSON.stringify(path)} does not exist; create it with \`reach-wasm trust add KEY.pub --trust ${path}\``);
   return text;
 }
+
+/**
+ * The trust store as it is now, for a process that runs for a long time (a service worker, `serve`): the file is
+ * looked at before every use and read again whenever it changed (its size, modification time or inode: `trust add`
+ * replaces it atomically), so a key added or removed reaches the next run without a restart. A store that became
+ * unreadable, malformed or (given with `--trust`) missing trusts no key until it is fixed, and says so once through
+ * `onError`; at start such a store is still a refusal.
+ * @param explicit the `--trust` path, if given
+ * @param onError where a store that can no longer be read is reported
+ * @returns a function giving the store now (null: no key is trusted)
+ * @throws ReachError as {@link loadTrustStore} for the store at start
+ * @example
+ * ```ts
+ * const trust = await watchTrustStore(undefined, (line) => console.error(line));
+ * console.log((await trust())?.keys.length ?? 0); // again after `reach-wasm trust add`: one more
+ * ```
+ */
+export async function watchTrustStore(explicit?: string, onError: (message: string) => void = () => {}): Promise<() => Promise<TrustStore | null>> {
+  const path = explicit ?? defaultTrustStorePath();
+  const stampOf = async (): Promise<string> => {
+    const st = await lstat(path).catch(() => null);
+    return st === null ? "missing" : `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  };
+  let stamp = await stampOf();
+  let current = await loadTrustStore(explicit);
+  let reading: Promise<TrustStore | null> | null = null;
+  return async () => {
+    const now = await stampOf();
+    if (now === stamp) return await (reading ?? Promise.resolve(current));
+    stamp = now;
+    reading = loadTrustStore(explicit).catch((err: unknown) => {
+      onError(`the trust store ${path} can no longer be read (${err instanceof Error ? err.message : String(err)}); no key is trusted until it is fixed`);
+      return null;
+    });
+    current = await reading;
+    return current;
+  };
+}

@@ -5,7 +5,7 @@
 import type { EngineEnvironment } from "../engine/runners.ts";
 import type { RunQueue } from "../platform/job-queue.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
-import type { TrustStore } from "../trust/trust-store.ts";
+import type { TrustSource } from "./engine-adapter.ts";
 import type { Authenticator } from "./http-auth.ts";
 import type { ClientSlots, WatchLimits } from "./http-limits.ts";
 import type { RunHub } from "./run-hub.ts";
@@ -17,8 +17,8 @@ export type ServiceContext = {
   queue: RunQueue;
   /** The engine environment (to check uploaded packs). */
   env: EngineEnvironment;
-  /** Decides whether an uploaded pack counts as trusted. */
-  trust: TrustStore | null;
+  /** Decides whether an uploaded pack counts as trusted (as it is now: `trustNow`). */
+  trust: TrustSource;
   auth: Authenticator;
   hub: RunHub;
   /** The largest request body accepted (bytes). */

@@ -17,6 +17,22 @@ import type { JsonValue } from "../sandbox/types.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 import type { RunOptions } from "./schemas.ts";
 
+/**
+ * The trust store of a service that runs for a long time: fixed, or (`watchTrustStore` of `reach-wasm/node`) a
+ * function giving the store as it is now, asked before each use, so a key added or removed reaches the next run.
+ */
+export type TrustSource = TrustStore | null | (() => Promise<TrustStore | null>);
+
+/**
+ * The store a source gives now.
+ * @param source the trust source
+ * @returns the store (null: no key is trusted)
+ * @example const store = await trustNow(async () => null); // null
+ */
+export async function trustNow(source: TrustSource): Promise<TrustStore | null> {
+  return typeof source === "function" ? await source() : source;
+}
+
 /** What a worker hands the engine. */
 export type EngineJob = {
   /** The pack's files or archive bytes. */

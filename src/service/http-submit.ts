@@ -9,7 +9,7 @@ import { sha256Hex } from "../canonical/sha256.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { acceptJsonValue, MAX_JSON_DEPTH, parseJsonText } from "../protocol/json-text.ts";
 import type { ServiceContext } from "./context.ts";
-import { inspectPack } from "./engine-adapter.ts";
+import { inspectPack, trustNow } from "./engine-adapter.ts";
 import type { PackInspection } from "./engine-adapter.ts";
 import { refuse } from "./http-errors.ts";
 import { PackDigestSchema, RunOptionsSchema, SubmitRunSchema } from "./schemas.ts";
@@ -110,7 +110,7 @@ export async function registerUpload(ctx: ServiceContext, tenant: string, bytes:
   if (bytes.length === 0) throw refuse(400, "PROTO_INVALID_MESSAGE", "the pack archive is empty; send the bytes of `reach-wasm pack build`");
   let inspection: PackInspection;
   try {
-    inspection = await inspectPack(ctx.env, bytes, ctx.trust);
+    inspection = await inspectPack(ctx.env, bytes, await trustNow(ctx.trust));
   } catch (err) {
     if (err instanceof ReachError) throw refuse(422, err.code, `the uploaded pack cannot run: ${err.message}`, err.details);
     throw err;

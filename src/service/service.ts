@@ -8,8 +8,8 @@ import type { RunQueue } from "../platform/job-queue.ts";
 import type { ClientInfo } from "../platform/http-server.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
 import type { FetchLike } from "../sandbox/host/http.ts";
-import type { TrustStore } from "../trust/trust-store.ts";
 import { ReachError } from "../protocol/errors.ts";
+import type { TrustSource } from "./engine-adapter.ts";
 import { Authenticator } from "./http-auth.ts";
 import { errorResponse } from "./http-errors.ts";
 import { createServiceApp } from "./http-api.ts";
@@ -33,7 +33,8 @@ export type ServiceOptions = {
   db: SqlDatabase;
   queue: RunQueue;
   env: EngineEnvironment;
-  trust: TrustStore | null;
+  /** Packs signed by its keys run unrestricted (a function: read before each use, so changes reach the next run). */
+  trust: TrustSource;
   /** false: requests without a token act as the local tenant (see {@link tokensRequired}). */
   requireToken: boolean;
   serve: Serve;

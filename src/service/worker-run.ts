@@ -11,7 +11,7 @@
 import type { RunProgress } from "../engine/types.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
 import { toReachError } from "../protocol/errors.ts";
-import { runOnEngine } from "./engine-adapter.ts";
+import { runOnEngine, trustNow } from "./engine-adapter.ts";
 import { advance, eventsOf } from "./events.ts";
 import type { EventDraft, ProgressCounters } from "./events.ts";
 import type { PackCache } from "./pack-cache.ts";
@@ -75,7 +75,7 @@ export async function executeRun(ctx: RunContext, run: ClaimedRun): Promise<bool
     const files = await whileUnavailable(() => ctx.cache.files(run.archiveSha256), ctx.stopped);
     const out = await (o.engine ?? runOnEngine)(
       o.env,
-      { pack: { files }, options: run.options, trust: o.trust, ...(o.key === undefined ? {} : { key: o.key }), ...(o.fetch === undefined ? {} : { fetch: o.fetch }) },
+      { pack: { files }, options: run.options, trust: await trustNow(o.trust), ...(o.key === undefined ? {} : { key: o.key }), ...(o.fetch === undefined ? {} : { fetch: o.fetch }) },
       { signal: ctx.signal, onProgress: stream.progress },
     );
     const error = out.error === null ? null : { code: out.error.code, message: out.error.message };

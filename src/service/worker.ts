@@ -8,8 +8,8 @@ import type { EngineEnvironment } from "../engine/runners.ts";
 import type { RunQueue } from "../platform/job-queue.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
 import type { FetchLike } from "../sandbox/host/http.ts";
-import type { TrustStore } from "../trust/trust-store.ts";
 import type { runOnEngine } from "./engine-adapter.ts";
+import type { TrustSource } from "./engine-adapter.ts";
 import { PackCache } from "./pack-cache.ts";
 import { isStoreUnavailable } from "./store-errors.ts";
 import { CHANNELS } from "./store-runs.ts";
@@ -22,8 +22,8 @@ export type WorkerOptions = {
   db: SqlDatabase;
   queue: RunQueue;
   env: EngineEnvironment;
-  /** Packs signed by these keys run unrestricted. */
-  trust: TrustStore | null;
+  /** Packs signed by these keys run unrestricted (a function: asked before each run, so changes reach the next one). */
+  trust: TrustSource;
   /** Sign capsules with this Ed25519 private key seed. */
   key?: Uint8Array;
   /** Network for trusted packs that declare hosts (default none). */
