@@ -3,9 +3,13 @@
  * [--unrestricted] [--trust FILE] [--max-steps N] [--step-timeout MS] [--parallel N] [--request-id ID] [--events FILE|-] [--heartbeat MS] [--quiet] [--json]` (ARCHITECTURE.md
  * "Command line"); with `--on`, the delegated run (`delegated-run.ts`, dispatched by `cli.ts`).
  *
- * The command only parses arguments, hands the run to the engine on its own thread (`runIsolated`: this thread's
- * event loop stays free, so SIGINT/SIGTERM abort the run at once, wherever it is) and writes the results: the capsule
- * and the run files under `--out`, atomically. `--out` is checked before the run starts. Progress goes to stderr;
+ * The command only parses arguments, hands the run to the engine (`runIsolated`: on this thread first, on an engine
+ * thread once a tool holds this one longer than {@link INLINE_FIRST_MS}) and writes the results: the capsule and the
+ * run files under `--out`, atomically. SIGINT/SIGTERM from the moment the run starts end it ABORTED, never COMPLETED:
+ * at the next check (before the next step, before its terminal state), while a tool computes here once the run has
+ * moved to a thread, at once on a thread; a signal after the run's last check but before its results were taken runs
+ * it again to stop there (`stoppedAtEnd`). Before the handlers are installed a signal ends the process (exit 130/143),
+ * with nothing written. `--out` is checked before the run starts. Progress goes to stderr;
  * `--json` prints one object on stdout: `{"runId","status","runHash","capsule","out","error"?,"writeError"?}`.
  * Exit 0 COMPLETED, 1 FAILED or ABORTED (or the results could not be written), 2 bad invocation or invalid input.
  * A second signal exits at once (130 / 143), leaving no partial file.

@@ -12,9 +12,11 @@
  * twice). The run then starts again from the beginning elsewhere. A run is a pure function of its pack and request
  * (virtual time, seeded randomness, no network before that point), so the second execution records exactly what the
  * first would have: the clocks decide only where a run executes, never what it records. Progress already reported is
- * not reported again. An abort the thread could handle during the attempt (a signal while a tool waits for the host)
- * ends the run there, ABORTED, as on a thread; one that came while the attempt held the thread is seen only once it
- * was given up: the run started again is then stopped where the attempt stopped (`stopAt`), as that abort's stop.
+ * not reported again. An abort the thread could handle during the attempt ends the run there, ABORTED, as on a
+ * thread: one that came while a tool waited for the host, or while a step held the thread (the engine lets the loop
+ * turn at its checks outside an invocation: before planning, before each step, before the terminal state, so its
+ * handler runs there). One that came while a tool held the thread past the budget is seen only once the attempt was
+ * given up: the run started again is then stopped where the attempt stopped (`stopAt`), as that abort's stop.
  * @module
  */
 import type { EngineRun, EngineRunRequest } from "./engine.ts";
