@@ -58,6 +58,11 @@ export type EngineRunRequest = {
   key?: Uint8Array;
   /** Aborts the run: it ends ABORTED with its capsule. */
   signal?: AbortSignal;
+  /**
+   * How the run lets the event loop turn at its checks, for `signal`'s handler (default the environment's `turn`;
+   * `inline-first.ts` gives its own, which its hold watch does not count as a break).
+   */
+  turn?: (last?: boolean) => Promise<void>;
   /** Read at every fuel refill (a shared word in a worker, so a signal lands while a tool holds the thread). */
   interrupted?: () => boolean;
   /** The fetch behind `http.fetch` (default: none, so network calls fail). */
@@ -207,6 +212,7 @@ function runOptions(request: EngineRunRequest): Omit<RunRequest, "loaded" | "env
     ...(request.wallClock === undefined ? {} : { wallClock: request.wallClock }),
     ...(request.liveEvents === true ? { liveEvents: true } : {}),
     ...(request.signal === undefined ? {} : { signal: request.signal }),
+    ...(request.turn === undefined ? {} : { turn: request.turn }),
     ...(request.interrupted === undefined ? {} : { interrupted: request.interrupted }),
     ...(request.fetch === undefined ? {} : { fetch: request.fetch }),
     ...(request.onProgress === undefined ? {} : { onProgress: request.onProgress }),
@@ -316,7 +322,7 @@ export async function openSession(env: EngineEnvironment, request: EngineRunRequ
     },
     close: async (aborted = false) => {
       // A signal that came while the last call held the thread is handled before the session decides how it ends.
-      if (!aborted && request.signal !== undefined && !request.signal.aborted) await turnLoop(env, true);
+      if (!aborted && request.signal !== undefined && !request.signal.aborted) await (request.turn ?? ((last) => turnLoop(env, last)))(true);
       await session.close(aborted);
       return settle()!;
     },

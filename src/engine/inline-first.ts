@@ -33,7 +33,7 @@ export type InlineBudget = {
    * One full turn of the event loop, which runs the handler of a signal that came while the attempt held the thread
    * (`EngineEnvironment.turn`; default: two zero-delay timers, the second after the loop's poll for signals).
    */
-  turn?: () => Promise<void>;
+  turn?: (last?: boolean) => Promise<void>;
 };
 
 /** How the run goes on elsewhere: its progress (what the attempt reported is skipped), and where to stop. */
@@ -55,18 +55,22 @@ export type Hold = { readonly at: number; readonly cpu: number };
 
 /**
  * Watches how long attempts hold the calling thread (a 10 ms ticker while any is under way; it cannot fire while a
- * tool computes, so a late tick means the thread was held).
+ * tool computes, so a late tick means the thread was held). The turns of the loop the engine makes at its checks
+ * (`turn`, for a signal's handler) are no break: a tick during one is not counted, so where a run executes does not
+ * change with them.
  * @param budget how long an attempt may hold the thread
  * @returns `begin()` starts an attempt's hold, `over(hold)` says whether it has held the thread too long, `end()`
- *   ends the attempt
+ *   ends the attempt, `turn(last)` is the budget's turn of the loop, not counted as a break
  * @throws RangeError for a negative or non-finite budget
  * @example const watch = holdWatch({ ms: 50 }); const hold = watch.begin(); watch.over(hold); watch.end();
  */
-export function holdWatch(budget: InlineBudget): { begin(): Hold; over(hold: Hold): boolean; end(): void } {
+export function holdWatch(budget: InlineBudget): { begin(): Hold; over(hold: Hold): boolean; end(): void; turn(last?: boolean): Promise<void> } {
   if (!Number.isFinite(budget.ms) || budget.ms < 0) throw new RangeError(`"budget.ms" expected a finite number >= 0, got ${budget.ms}`);
-  const loop = { at: 0, cpu: 0, users: 0, timer: undefined as ReturnType<typeof setInterval> | undefined };
+  const loop = { at: 0, cpu: 0, users: 0, quiet: 0, timer: undefined as ReturnType<typeof setInterval> | undefined };
   const cpu = budget.cpuMs ?? (() => 0);
+  const base = budget.turn ?? twoTimers;
   const turned = (): void => {
+    if (loop.quiet > 0) return;
     loop.at = monotonicMs();
     loop.cpu = cpu();
   };
@@ -84,6 +88,14 @@ export function holdWatch(budget: InlineBudget): { begin(): Hold; over(hold: Hol
     },
     end: () => {
       if (--loop.users === 0) clearInterval(loop.timer);
+    },
+    turn: async (last) => {
+      loop.quiet++;
+      try {
+        await base(last);
+      } finally {
+        loop.quiet--;
+      }
     },
   };
 }
@@ -119,6 +131,7 @@ export function inlineFirst(budget: InlineBudget): (run: (request: EngineRunRequ
         ...request,
         parallel: 1, // the record is the same for every value; the attempt starts no step threads
         signal: controller.signal,
+        turn: (last) => watch.turn(last),
         interrupted: () => promoted || outer?.() === true || (!controller.signal.aborted && watch.over(start) && promote()),
         ...(request.fetch === undefined ? {} : { fetch: () => (promote(), Promise.reject(new Error(PROMOTED))) }),
         onProgress: (p) => {
@@ -137,7 +150,7 @@ export function inlineFirst(budget: InlineBudget): (run: (request: EngineRunRequ
     let skip = reported;
     const onProgress = (p: RunProgress): void => (skip > 0 ? void skip-- : request.onProgress?.(p));
     // An abort that came while the attempt held the thread is handled only now (a turn of the loop runs its handler).
-    await (budget.turn ?? twoTimers)();
+    await (budget.turn ?? twoTimers)(true);
     const stop = signal?.aborted === true && attempt !== null ? attemptStop(attempt) : null;
     if (stop === null) return await elsewhere({ onProgress, ...(signal === undefined ? {} : { signal }) });
     return await elsewhere({ onProgress, stopAt: { ...stop, signal: SIGNALS.includes(String(signal!.reason)) ? String(signal!.reason) : "abort" } });

@@ -281,7 +281,7 @@ export class Run {
    */
   async turn(last = false): Promise<void> {
     if (this.#request.signal === undefined || this.#request.replay !== undefined || this.#request.signal.aborted) return;
-    await turnLoop(this.#request.env, last);
+    await (this.#request.turn === undefined ? turnLoop(this.#request.env, last) : this.#request.turn(last));
   }
 
   /**

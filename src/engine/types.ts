@@ -71,6 +71,8 @@ export type RunRequest = {
   restricted?: boolean;
   /** Aborts the run (SIGINT/SIGTERM): it ends ABORTED with its terminal event written. */
   signal?: AbortSignal;
+  /** How the run lets the event loop turn at its checks (default the environment's `turn`: `EngineEnvironment.turn`). */
+  turn?: (last?: boolean) => Promise<void>;
   /**
    * Whether the run was aborted, read at every fuel refill while a tool computes (in a worker: a word of shared
    * memory the main thread sets on a signal, so the stop lands while the tool holds the thread). Default: `signal`.

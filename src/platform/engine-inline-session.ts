@@ -38,7 +38,8 @@ export async function openInlineFirstSession(request: WireRequest, options: { si
   if (mayReachNetwork(request)) return await onThread(request, options);
   const [{ openSession }, { engineRequest }, { defaultEnvironment }, { holdWatch }] = await Promise.all([import("../engine/engine.ts"), import("./engine-request.ts"), import("./environment.ts"), import("../engine/inline-first.ts")]);
   const cpuMs = processCpuClock();
-  const watch = holdWatch({ ms: budgetMs, ...(cpuMs === undefined ? {} : { cpuMs }) });
+  const turn = loopTurn();
+  const watch = holdWatch({ ms: budgetMs, turn, ...(cpuMs === undefined ? {} : { cpuMs }) });
   const here = new AbortController();
   const forward = (): void => void (here.signal.aborted || here.abort(options.signal?.reason ?? "abort"));
   if (options.signal?.aborted === true) forward();
@@ -55,6 +56,7 @@ export async function openInlineFirstSession(request: WireRequest, options: { si
     ...engine,
     parallel: 1,
     signal: here.signal,
+    turn: (last) => watch.turn(last), // the engine's turns for a signal are no break of a call's hold
     interrupted: () => promoted || (hold !== null && !here.signal.aborted && watch.over(hold) && promote()),
     ...(fetch === undefined ? {} : { fetch: () => (promote(), Promise.reject(new Error(PROMOTED))) }),
   }).catch((err: unknown) => {
@@ -73,7 +75,7 @@ export async function openInlineFirstSession(request: WireRequest, options: { si
       const session = await onThread(request, { signal: own.signal });
       for (const [tool, args] of calls.slice(0, upTo)) await session.call(tool, args).catch(() => undefined); // answered before: same outcome
       // A signal that came while the call held this thread is handled only now (a turn of the loop runs its handler).
-      await loopTurn()(true);
+      await turn(true);
       stop = (): void => void (own.signal.aborted || own.abort(options.signal?.reason ?? "abort"));
       if (options.signal?.aborted === true) stop();
       else options.signal?.addEventListener("abort", stop, { once: true });

@@ -103,7 +103,7 @@ export async function runInlineFirst(request: WireRequest, options: Options, bud
   if (mayReachNetwork(request)) return await onThread(request, options);
   const [{ runEngine, engineRequest, defaultEnvironment }, { inlineFirst }] = await Promise.all([engineModules(), import("../engine/inline-first.ts")]);
   const cpuMs = processCpuClock();
-  const first = inlineFirst({ ms: budgetMs, turn: () => turn(true), ...(cpuMs === undefined ? {} : { cpuMs }) });
+  const first = inlineFirst({ ms: budgetMs, turn, ...(cpuMs === undefined ? {} : { cpuMs }) });
   // The request as an engine thread makes it (trust store and key parsed, fetch), with the caller's signal.
   const { interrupted: _word, signal: _own, ...engine } = engineRequest(request, new SharedArrayBuffer(8), new AbortController(), options.onProgress ?? (() => {}));
   const env = defaultEnvironment();

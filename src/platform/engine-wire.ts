@@ -11,7 +11,7 @@ import type { RunProgress } from "../engine/types.ts";
 import type { JsonValue } from "../sandbox/types.ts";
 
 /** What crosses to the worker: the request without functions (the worker makes its own fetch and progress). */
-export type WireRequest = Omit<EngineRunRequest, "signal" | "interrupted" | "fetch" | "onProgress" | "annex" | "trust" | "wallClock"> & {
+export type WireRequest = Omit<EngineRunRequest, "signal" | "interrupted" | "turn" | "fetch" | "onProgress" | "annex" | "trust" | "wallClock"> & {
   /** The trust store document (JSON text) and `unrestricted`. */
   trust?: { storeText?: string | null; unrestricted?: boolean };
   /** Give tools the runtime's `fetch` for `http.fetch` (the pack's policy still decides which hosts). */
