@@ -6,8 +6,9 @@
 // And at any point of a run, without racing the clock: REACH_WASM_TEST_SIGNAL (src/platform/signal-hook.ts) makes the
 // CLI send itself the signal at a named point — before any handler (exit by the signal, no capsule), as the run
 // starts, at every progress report of packs/notes (planner and steps on the calling thread), while a tool holds the
-// calling thread, at the hand-over to an engine thread, after the last step — and the run must end ABORTED with a
-// capsule that verifies and replays, never COMPLETED. The same for `mcp` (a signal as a call starts) and `pack test`.
+// calling thread, at the hand-over to an engine thread, after the last step, while its results are written — and the
+// run must end ABORTED with a capsule that verifies and replays, never COMPLETED (once the results are in place, a
+// signal stops nothing and is reported). The same for `mcp` (a signal as a call starts) and `pack test`.
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -198,6 +199,25 @@ describe.each(RUNTIMES)("a signal at any point of a run on %s", (runtime, cmd) =
     const last = await expectVerifiesAndReplays(json.capsule);
     expect(last["signal"]).toBe(point.startsWith("SIGTERM@") ? "SIGTERM" : "SIGINT");
     check?.(last);
+  }, 120_000);
+
+  it("while the results are written (not yet in place): the run is stopped at its end, ABORTED; only those results are left", async () => {
+    const out = join(scratch, `${runtime}-write`);
+    const r = await hooked(cmd, ["run", join(root, "packs/hello"), "--out", out, "--json"], "write");
+    expect(r.code, r.stderr).toBe(1);
+    const json = JSON.parse(r.stdout) as { status: string; capsule: string; runHash: string };
+    expect(json.status).toBe("ABORTED");
+    expect((await expectVerifiesAndReplays(json.capsule))["abortedAt"]).toEqual({ phase: "executing", stepIndex: 1 });
+    expect(readdirSync(out).sort()).toEqual([`${json.runHash}.capsule.tar.gz`, "runs"]);
+    expect(readdirSync(join(out, "runs"))).toEqual([json.runHash]);
+  }, 120_000);
+
+  it("once the results are in place: nothing is stopped, the run stays COMPLETED (exit 0), and the signal is reported", async () => {
+    const out = join(scratch, `${runtime}-written`);
+    const r = await hooked(cmd, ["run", join(root, "packs/hello"), "--out", out, "--json"], "written");
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ status: "COMPLETED" });
+    expect(r.stderr).toMatch(/SIGINT after the run had ended and its results were written; nothing was stopped \(exit 0\)/);
   }, 120_000);
 
   it("mcp: a signal as a call starts on the calling thread ends the session ABORTED; its capsule verifies and replays", async () => {

@@ -7,15 +7,14 @@
  * thread once a tool holds this one longer than {@link INLINE_FIRST_MS}) and writes the results: the capsule and the
  * run files under `--out`, atomically. SIGINT/SIGTERM from the moment the run starts end it ABORTED, never COMPLETED:
  * at the next check (before the next step, before its terminal state), while a tool computes here once the run has
- * moved to a thread, at once on a thread; a signal after the run's last check but before its results were taken runs
- * it again to stop there (`stoppedAtEnd`). Before the handlers are installed a signal ends the process (exit 130/143),
- * with nothing written. `--out` is checked before the run starts. Progress goes to stderr;
+ * moved to a thread, at once on a thread; a signal after the run's last check but before its results are in place
+ * (`run-results.ts`) runs it again to stop there (`stoppedAtEnd`). Before the handlers are installed a signal ends the
+ * process (exit 130/143), with nothing written; after the results are in place it stops nothing and is reported. `--out` is checked before the run starts. Progress goes to stderr;
  * `--json` prints one object on stdout: `{"runId","status","runHash","capsule","out","error"?,"writeError"?}`.
  * Exit 0 COMPLETED, 1 FAILED or ABORTED (or the results could not be written), 2 bad invocation or invalid input.
  * A second signal exits at once (130 / 143), leaving no partial file.
  * @module
  */
-import { join } from "node:path";
 import type { EngineRun } from "../engine/engine.ts";
 import { runIsolated } from "../platform/engine-thread.ts";
 import { coreCount } from "../platform/step-thread.ts";
@@ -23,30 +22,17 @@ import { readHostFile, readPrivateKeyFile } from "../platform/files.ts";
 import { prepareOutDir } from "../platform/out-dir.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
 import { readTrustStoreText } from "../platform/trust-file.ts";
+import { loopTurn } from "../platform/_loop-turn.ts";
 import { progressSignals, signalAt } from "../platform/signal-hook.ts";
-import { abortOnSignals, writeDirAtomic, writeFileAtomic } from "../platform/write.ts";
+import { abortOnSignals } from "../platform/write.ts";
+import { stoppedAtEnd } from "../platform/engine-inline.ts";
+import type { WireRequest } from "../platform/engine-wire.ts";
+import { writeRunResults } from "./run-results.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { CliIO } from "./io.ts";
 import { createProgress } from "./progress.ts";
 import { parseRunArgs, readInput } from "./run-args.ts";
 import { openEventStream } from "./run-events.ts";
-
-/** Write the capsule and the run files; a failure (a full disk) is reported, not thrown. */
-async function writeResults(outRoot: string, run: EngineRun): Promise<{ capsulePath: string | null; outDir: string | null; error: ReachError | null }> {
-  const capsulePath = join(outRoot, run.capsule.name);
-  const outDir = join(outRoot, "runs", run.runHash);
-  try {
-    await writeFileAtomic(capsulePath, run.capsule.bytes, 0o600, { within: outRoot });
-  } catch (err) {
-    return { capsulePath: null, outDir: null, error: err instanceof ReachError ? err : new ReachError("PROTO_INVALID_ARGUMENT", String(err)) };
-  }
-  try {
-    await writeDirAtomic(outDir, run.files, { within: outRoot, mode: 0o600 });
-  } catch (err) {
-    return { capsulePath, outDir: null, error: err instanceof ReachError ? err : new ReachError("PROTO_INVALID_ARGUMENT", String(err)) };
-  }
-  return { capsulePath, outDir, error: null };
-}
 
 /**
  * The `run` command.
@@ -65,18 +51,27 @@ export async function runRunCommand(argv: readonly string[], io: CliIO): Promise
   const storeText = await readTrustStoreText(args.trust);
   const keyFileText = args.key === undefined ? undefined : new TextDecoder().decode(await readPrivateKeyFile(args.key));
   const approvals = await Promise.all(args.approvals.map(readApproval));
-  // The handlers stay until the results are written: a signal while writing cannot abort a finished run, but a
-  // second one still exits at once, removing any temporary file.
+  // The handlers go on right before the run: a signal before then ends the process (nothing is written); from then on
+  // it ends the run ABORTED, until the results are in place (`writeRunResults`); a second one exits at once,
+  // removing any temporary file.
   const events = args.events === undefined ? null : openEventStream(args.events, args.heartbeatMs, io);
   const signals = abortOnSignals();
   signalAt("run");
+  let code: number | undefined;
   try {
-    return await runAndWrite(args, { files, input, storeText, keyFileText, approvals, outRoot, signal: signals.signal, events }, io, say, progress);
+    code = await runAndWrite(args, { files, input, storeText, keyFileText, approvals, outRoot, signal: signals.signal, events }, io, say, progress);
   } finally {
-    signals.dispose();
+    if (code === undefined) signals.dispose();
+    // The results are written and reported: a signal while the process winds down has nothing left to stop.
+    else signals.settle((name) => io.stderr(`reach-wasm: ${name} after the run had ended and its results were written; nothing was stopped (exit ${code})\n`));
     events?.close();
   }
+  await turn(); // a signal that came since is reported before the process ends
+  return code;
 }
+
+/** One turn of the event loop (a signal's handler runs in it). */
+const turn = (): Promise<void> => loopTurn()(true);
 
 /**
  * How long a run may hold this thread before it starts again on an engine thread (`runInlineFirst`): short runs
@@ -96,28 +91,33 @@ async function readApproval(path: string): Promise<unknown> {
   }
 }
 
+/** What crosses to the engine: the pack, the request's options, the trust decision, the key. */
+function wireRequestOf(args: ReturnType<typeof parseRunArgs>, p: Prepared): WireRequest {
+  return {
+    pack: { files: p.files },
+    input: p.input,
+    ...(args.seed === undefined ? {} : { seed: args.seed }),
+    approve: args.approve,
+    ...(p.approvals.length === 0 ? {} : { approvals: p.approvals }),
+    ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }),
+    ...(args.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: args.stepTimeoutMs }),
+    parallel: args.parallel ?? coreCount(),
+    ...(args.requestId === undefined ? {} : { requestId: args.requestId }),
+    ...(p.events === null ? {} : { liveEvents: true }),
+    trust: { storeText: p.storeText, unrestricted: args.unrestricted },
+    ...(p.keyFileText === undefined ? {} : { keyFileText: p.keyFileText }),
+    network: true,
+  };
+}
+
 async function runAndWrite(args: ReturnType<typeof parseRunArgs>, p: Prepared, io: CliIO, say: (text: string) => void, progress: ReturnType<typeof createProgress>): Promise<number> {
-  const { files, input, storeText, keyFileText, approvals, outRoot } = p;
-  const run: EngineRun = await runIsolated(
-      {
-        pack: { files },
-        input,
-        ...(args.seed === undefined ? {} : { seed: args.seed }),
-        approve: args.approve,
-        ...(approvals.length === 0 ? {} : { approvals }),
-        ...(args.maxSteps === undefined ? {} : { maxSteps: args.maxSteps }),
-        ...(args.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: args.stepTimeoutMs }),
-        parallel: args.parallel ?? coreCount(),
-        ...(args.requestId === undefined ? {} : { requestId: args.requestId }),
-        ...(p.events === null ? {} : { liveEvents: true }),
-        trust: { storeText, unrestricted: args.unrestricted },
-        ...(keyFileText === undefined ? {} : { keyFileText }),
-        network: true,
-      },
-      { signal: p.signal, inlineFirstMs: INLINE_FIRST_MS, onProgress: progressSignals(p.events === null ? progress.run : (r) => (r.kind === "event" ? p.events!.onProgress(r) : progress.run(r))) },
-    );
+  const request = wireRequestOf(args, p);
+  const onProgress = progressSignals(p.events === null ? progress.run : (r) => (r.kind === "event" ? p.events!.onProgress(r) : progress.run(r)));
+  const ended: EngineRun = await runIsolated(request, { signal: p.signal, inlineFirstMs: INLINE_FIRST_MS, onProgress });
   progress.done();
-  const written = await writeResults(outRoot, run);
+  signalAt("write"); // a test hook (REACH_WASM_TEST_SIGNAL), as the next one
+  const { run, written } = await writeRunResults(p.outRoot, ended, p.signal, (r) => stoppedAtEnd(r, request, { signal: p.signal, onProgress }, (again) => runIsolated(again, {})));
+  signalAt("written");
   const summary = run.error === null ? "" : `: ${run.error.code}: ${run.error.message}`;
   say(`${run.status} ${run.runHash}${summary}`);
   if (written.error === null) say(`capsule ${written.capsulePath}${run.capsule.signed ? " (signed)" : ""}; run files in ${written.outDir}`);

@@ -76,11 +76,62 @@ function cannotWrite(path: string, err: unknown): ReachError {
   return new ReachError("PROTO_INVALID_ARGUMENT", `cannot write ${JSON.stringify(path)}: ${(err as Error).message}`, { cause: err });
 }
 
+/** A write done under a temporary name, not yet in place: `commit` renames it there, `discard` drops it. */
+export type StagedWrite = { commit(): void; discard(): void };
+
+/** Remove a temporary file or folder of ours and forget it. */
+function dropTemp(tmp: string): void {
+  removeTree(tmp);
+  inFlight.delete(tmp);
+}
+
 /**
- * Write a file atomically (a new temporary file beside it, opened `O_EXCL|O_NOFOLLOW`, then renamed into place).
- * Missing parent folders are created (0700 when `mode` is private, else 0755). Synchronous inside on purpose: while a
- * file is written, no signal handler runs in between (they run on the event loop), so a second signal finds every
- * file either not started or renamed into place, never half-written.
+ * Write a file under a new temporary name beside `path` (opened `O_EXCL|O_NOFOLLOW`), to be put in place by `commit`
+ * (a rename) or dropped by `discard`: for results a caller may still have to withdraw. Missing parent folders are
+ * created (0700 when `mode` is private, else 0755). Synchronous on purpose: while a file is written, no signal
+ * handler runs in between (they run on the event loop), so a second signal finds every file either not started or
+ * renamed into place, never half-written.
+ * @param path the destination; refused when it is a symbolic link or a directory (checked again at `commit`)
+ * @param bytes the content
+ * @param mode the exact file mode whatever the umask (default 0644; keys, stores and capsules use 0600)
+ * @param options `within`: the folder the caller was given (see {@link WriteOptions})
+ * @returns the staged write
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when the file cannot be written, or the path is a link, leaves
+ *   `within` or names something unsafe (nothing is left behind)
+ * @example const staged = stageFile(".reach/example.json", new TextEncoder().encode("{}\n")); staged.commit();
+ */
+export function stageFile(path: string, bytes: Uint8Array, mode = 0o644, options: WriteOptions = {}): StagedWrite {
+  let tmp: string | null = null;
+  let target: string;
+  try {
+    const { parent, name } = placeIn(path, mode, options.within);
+    target = join(parent, name);
+    replaceableFile(target);
+    const candidate = tempName(target);
+    createFile(candidate, bytes, mode);
+    inFlight.add((tmp = candidate));
+  } catch (err) {
+    if (tmp !== null) dropTemp(tmp);
+    throw cannotWrite(path, err);
+  }
+  const staged = tmp;
+  return {
+    commit: () => {
+      try {
+        replaceableFile(target); // a link planted since the file was staged is refused too
+        renameSync(staged, target);
+        inFlight.delete(staged);
+      } catch (err) {
+        dropTemp(staged);
+        throw cannotWrite(path, err);
+      }
+    },
+    discard: () => dropTemp(staged),
+  };
+}
+
+/**
+ * Write a file atomically: {@link stageFile}, then put in place at once.
  * @param path the destination; refused when it is a symbolic link or a directory
  * @param bytes the content
  * @param mode the exact file mode whatever the umask (default 0644; keys, stores and capsules use 0600)
@@ -93,29 +144,77 @@ function cannotWrite(path: string, err: unknown): ReachError {
  * ```
  */
 export async function writeFileAtomic(path: string, bytes: Uint8Array, mode = 0o644, options: WriteOptions = {}): Promise<void> {
-  let tmp: string | null = null;
-  try {
-    const { parent, name } = placeIn(path, mode, options.within);
-    const target = join(parent, name);
-    replaceableFile(target);
-    const candidate = tempName(target);
-    createFile(candidate, bytes, mode);
-    inFlight.add((tmp = candidate));
+  stageFile(path, bytes, mode, options).commit();
+}
+
+/** The directory at `target` as it may be replaced: null when absent; a link or another kind of file is refused. */
+function replaceableDir(target: string): ReturnType<typeof lstatOrNull> {
+  const existing = lstatOrNull(target);
+  if (existing?.isSymbolicLink() === true) throw new ReachError("PROTO_INVALID_ARGUMENT", `${JSON.stringify(target)} is a symbolic link; reach-wasm never writes or removes through a link, and leaves it and its target as they are — remove the link or choose another --out`);
+  if (existing !== null && !existing.isDirectory()) throw new ReachError("PROTO_INVALID_ARGUMENT", `${JSON.stringify(target)} exists and is not a directory; move it away or choose another --out`);
+  return existing;
+}
+
+/** Rename the complete folder `tmp` to `target`, replacing a real directory there (removed without following links). */
+function putDirInPlace(tmp: string, target: string): void {
+  if (replaceableDir(target) === null) {
     renameSync(tmp, target);
     inFlight.delete(tmp);
-  } catch (err) {
-    if (tmp !== null) {
-      removeTree(tmp);
-      inFlight.delete(tmp);
-    }
-    throw cannotWrite(path, err);
+    return;
   }
+  const old = tempName(`${target}.old`);
+  renameSync(target, old);
+  inFlight.add(old);
+  renameSync(tmp, target);
+  inFlight.delete(tmp);
+  dropTemp(old);
 }
 
 /**
- * Write a directory of files atomically: built under a new temporary name beside `dir`, then renamed to `dir`. An
- * existing `dir` is replaced only after the new one is complete, and only when it is a real directory: a link there
- * is refused, never followed (the old tree is removed without descending through any link).
+ * Build a directory of files under a new temporary name beside `dir`, to be put in place by `commit` (an existing
+ * `dir` is replaced only then, and only when it is a real directory: a link there is refused, never followed; the old
+ * tree is removed without descending through any link) or dropped by `discard`.
+ * @param dir the destination directory
+ * @param files relative `/`-separated paths (each segment checked with {@link safeName}) and their bytes
+ * @param options `within` (see {@link WriteOptions}); `mode` of the files (default 0644; run files 0600: folders
+ *   follow, 0755 or 0700); `executable`: paths that also get the execute bits
+ * @returns the staged write
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when it cannot be written, or a path is a link, leaves `within` or is
+ *   unsafe (nothing is left behind)
+ * @example const staged = stageDir(".reach/example", new Map([["a.txt", new TextEncoder().encode("a")]])); staged.commit();
+ */
+export function stageDir(dir: string, files: ReadonlyMap<string, Uint8Array>, options: WriteOptions & { mode?: number; executable?: ReadonlySet<string> } = {}): StagedWrite {
+  const mode = options.mode ?? 0o644;
+  let tmp: string | null = null;
+  let target: string;
+  try {
+    const { parent, name } = placeIn(dir, mode, options.within ?? dirname(resolve(dir)));
+    target = join(parent, name);
+    replaceableDir(target);
+    const candidate = tempName(target);
+    newDir(candidate, folderMode(mode)); // fails when the name exists, a link included
+    inFlight.add((tmp = candidate));
+    fillDir(tmp, files, mode, options.executable);
+  } catch (err) {
+    if (tmp !== null) dropTemp(tmp);
+    throw cannotWrite(dir, err);
+  }
+  const staged = tmp;
+  return {
+    commit: () => {
+      try {
+        putDirInPlace(staged, target);
+      } catch (err) {
+        if (inFlight.has(staged)) dropTemp(staged);
+        throw cannotWrite(dir, err);
+      }
+    },
+    discard: () => dropTemp(staged),
+  };
+}
+
+/**
+ * Write a directory of files atomically: {@link stageDir}, then put in place at once.
  * @param dir the destination directory
  * @param files relative `/`-separated paths (each segment checked with {@link safeName}) and their bytes
  * @param options `within` (see {@link WriteOptions}); `mode` of the files (default 0644; run files 0600: folders
@@ -128,37 +227,7 @@ export async function writeFileAtomic(path: string, bytes: Uint8Array, mode = 0o
  * ```
  */
 export async function writeDirAtomic(dir: string, files: ReadonlyMap<string, Uint8Array>, options: WriteOptions & { mode?: number; executable?: ReadonlySet<string> } = {}): Promise<void> {
-  const mode = options.mode ?? 0o644;
-  let tmp: string | null = null;
-  try {
-    const { parent, name } = placeIn(dir, mode, options.within ?? dirname(resolve(dir)));
-    const target = join(parent, name);
-    const existing = lstatOrNull(target);
-    if (existing?.isSymbolicLink() === true) throw new ReachError("PROTO_INVALID_ARGUMENT", `${JSON.stringify(target)} is a symbolic link; reach-wasm never writes or removes through a link, and leaves it and its target as they are — remove the link or choose another --out`);
-    if (existing !== null && !existing.isDirectory()) throw new ReachError("PROTO_INVALID_ARGUMENT", `${JSON.stringify(target)} exists and is not a directory; move it away or choose another --out`);
-    const candidate = tempName(target);
-    newDir(candidate, folderMode(mode)); // fails when the name exists, a link included
-    inFlight.add((tmp = candidate));
-    fillDir(tmp, files, mode, options.executable);
-    if (existing !== null) {
-      const old = tempName(`${target}.old`);
-      renameSync(target, old);
-      inFlight.add(old);
-      renameSync(tmp, target);
-      inFlight.delete(tmp);
-      removeTree(old);
-      inFlight.delete(old);
-    } else {
-      renameSync(tmp, target);
-      inFlight.delete(tmp);
-    }
-  } catch (err) {
-    if (tmp !== null && inFlight.has(tmp)) {
-      removeTree(tmp);
-      inFlight.delete(tmp);
-    }
-    throw cannotWrite(dir, err);
-  }
+  stageDir(dir, files, options).commit();
 }
 
 /** Write `files` into the new folder `root` (ours, 0700 or 0755): folders with exact modes, files created new. */
@@ -194,14 +263,23 @@ export async function readStdin(maxBytes = 64 * 1024 * 1024): Promise<Uint8Array
   return out;
 }
 
+/** The handlers of the last run whose results were taken (`settle`): kept until the next run's are installed. */
+let lingering: (() => void) | null = null;
+
 /**
  * Turn SIGINT and SIGTERM into an abort signal for the duration of a run. A second signal exits at once (130/143),
  * after removing any temporary file still being written, so no partial file is left.
- * @returns the signal and a function that removes the handlers (kept after a first signal: the process is ending)
+ * @returns the signal; `dispose` removes the handlers (kept after a first signal: the process is ending); `settle`
+ *   keeps them once the run's results are final, so that a signal while the process winds down (there is nothing
+ *   left to stop) is reported through `late` instead of ending the process by the default action, whose exit status
+ *   would contradict the results written (a second one still exits at once)
  */
-export function abortOnSignals(): { signal: AbortSignal; dispose: () => void } {
+export function abortOnSignals(): { signal: AbortSignal; dispose: () => void; settle: (late: (name: string) => void) => void } {
+  lingering?.();
+  lingering = null;
   const controller = new AbortController();
   const handlers: [NodeJS.Signals, () => void][] = [];
+  let late: ((name: string) => void) | null = null;
   for (const name of ["SIGINT", "SIGTERM"] as const) {
     const h = (): void => {
       if (controller.signal.aborted) {
@@ -209,17 +287,26 @@ export function abortOnSignals(): { signal: AbortSignal; dispose: () => void } {
         process.exit(name === "SIGINT" ? 130 : 143);
       }
       controller.abort(name);
+      late?.(name);
     };
     process.on(name, h);
     handlers.push([name, h]);
   }
+  const remove = (): void => {
+    for (const [name, h] of handlers) process.off(name, h);
+  };
   return {
     signal: controller.signal,
     dispose: () => {
       // Once a signal arrived the process is on its way out: the handlers stay, so a second signal still exits at
       // once with 130/143 (not by the default action) until it has.
       if (controller.signal.aborted) return;
-      for (const [name, h] of handlers) process.off(name, h);
+      remove();
+    },
+    settle: (note) => {
+      if (controller.signal.aborted) return; // the run saw its signal: a second one exits at once
+      late = note;
+      lingering = remove; // signal handlers do not keep the process alive; the next run's replace them
     },
   };
 }
