@@ -122,8 +122,11 @@ export async function openInlineFirstSession(request: WireRequest, options: { si
     close: (aborted = false) =>
       queued(async () => {
         if (thread === null) {
-          options.signal?.removeEventListener("abort", forward);
-          return await inline.close(aborted);
+          try {
+            return await inline.close(aborted); // a signal that came during the last call is still passed on here
+          } finally {
+            options.signal?.removeEventListener("abort", forward);
+          }
         }
         try {
           return await (await thread).close(aborted);

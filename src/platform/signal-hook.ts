@@ -12,6 +12,7 @@
  * - `planning`, `planned`: the planner is asked / its plan is gated;
  * - `step:N`, `step-done:N`: step N (from 1) starts / has ended;
  * - `end`: the plan's last step has ended (before the run's terminal state and capsule);
+ * - `write`, `written`: the CLI's `run` is about to write the results of a run that has ended / has written them;
  * - `poll:N`: the N-th time a run's attempt on the calling thread is asked whether it was interrupted (at every fuel
  *   refill of a computing tool or planner, and at the checks between steps): a signal while a tool holds the thread;
  * - `handover`: a run given up on the calling thread is about to start again on an engine thread;
