@@ -59,7 +59,7 @@ describe("docs/authoring.md", () => {
     expect(guide).toContain(`\`WASI_CALL_FUEL\` = ${fmt(WASI_CALL_FUEL)}`);
     expect(guide).toContain(`\`DEFAULT_MAX_CALLS\` = ${fmt(DEFAULT_MAX_CALLS)}`);
     expect(guide).toContain(`\`STEP_MEMORY_BYTES\` = ${fmt(STEP_MEMORY_BYTES)}`);
-    expect(guide).toContain(`\`timeout_ms\` + ${WATCHDOG_GRACE_MS} ms`);
+    expect(guide).toContain(`the step timeout + ${WATCHDOG_GRACE_MS} ms`);
     for (const op of HOST_OPS) expect(guide, op).toMatch(new RegExp(`^\\| \`${op.replace(".", "\\.")}\` \\|`, "m"));
   });
 });

@@ -100,7 +100,7 @@ describe("guest- and network-supplied text on the terminal", () => {
       expectEscaped(submitted.stderr, "submit --wait");
       const runId = /submitted run ([0-9a-f-]{36})/.exec(submitted.stderr)![1]!;
       const shown = await cli(["runs", "show", runId, "--server", t.url]);
-      expectEscaped(shown.stderr, "runs show");
+      expectEscaped(shown.stdout, "runs show"); // the record is the command's answer: on stdout
       const json = await cli(["runs", "show", runId, "--server", t.url, "--json"]);
       expect(json.stdout).not.toMatch(RAW_CONTROL);
       expect((JSON.parse(json.stdout) as { error: { message: string } }).error.message).toContain("\u009b31m\u202egnp.exe");
