@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { buildRunCapsule, capsuleFileName, capsuleRequest } from "../src/engine/capsule.ts";
 import { runPack } from "../src/engine/coordinator.ts";
 import { loadPack } from "../src/engine/pack.ts";
-import type { JsonValue } from "../src/sandbox/types.ts";
+import type { JsonValue } from "../src/protocol/json.ts";
 import { installNativeSha256 } from "../src/platform/native-sha256.ts";
 import { readPackFiles } from "../src/platform/pack-files.ts";
 import { readQuickJsEngineWasm } from "../src/platform/quickjs-engine.ts";

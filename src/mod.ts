@@ -59,7 +59,8 @@ export {
   verifyPackSignature,
   writeArchive,
 } from "./engine/host-api.ts";
-export type { ApprovalRecord, JsonObject, JsonValue, KeyPair, RunCapsule, TrustedKey, TrustStoreDocument } from "./engine/host-api.ts";
+export type { ApprovalRecord, KeyPair, RunCapsule, TrustedKey, TrustStoreDocument } from "./engine/host-api.ts";
+export type { JsonObject, JsonValue } from "./protocol/json.ts";
 
 // Errors (seed 003 §7) and the protocol version.
 export { isErrorCode, ReachError } from "./protocol/errors.ts";

@@ -13,7 +13,7 @@ import { loadPack } from "../../src/engine/pack.ts";
 import { replayCapsule } from "../../src/engine/replay.ts";
 import type { EngineEnvironment } from "../../src/engine/runners.ts";
 import type { RunRecord } from "../../src/engine/types.ts";
-import type { JsonObject } from "../../src/sandbox/types.ts";
+import type { JsonObject } from "../../src/protocol/json.ts";
 import type { ConformanceCase, ConformanceIO } from "./types.ts";
 import { check } from "./types.ts";
 

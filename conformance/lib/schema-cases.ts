@@ -11,7 +11,7 @@ import { compileSchema, loadFullValidator } from "../../src/engine/schema-check.
 import type { SchemaValidator } from "../../src/engine/schema-check.ts";
 import { readRunCapsule } from "../../src/capsule/run-capsule.ts";
 import { liveRunDocument } from "../../src/engine/run-document.ts";
-import type { JsonObject } from "../../src/sandbox/types.ts";
+import type { JsonObject } from "../../src/protocol/json.ts";
 import type { ConformanceCase, ConformanceIO } from "./types.ts";
 import { check } from "./types.ts";
 

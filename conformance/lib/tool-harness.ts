@@ -15,7 +15,8 @@ import { TapeRecorder } from "../../src/record/tape.ts";
 import { ArtifactSink } from "../../src/sandbox/host/artifact-sink.ts";
 import { createHost } from "../../src/sandbox/host/host.ts";
 import { MemoryStore } from "../../src/sandbox/host/memory-store.ts";
-import type { JsonValue, ToolInvocation, ToolRunner } from "../../src/sandbox/types.ts";
+import type { ToolInvocation, ToolRunner } from "../../src/sandbox/types.ts";
+import type { JsonValue } from "../../src/protocol/json.ts";
 import type { StepTransaction } from "../../src/sandbox/workspace/workspace.ts";
 import { Workspace } from "../../src/sandbox/workspace/workspace.ts";
 

@@ -14,7 +14,7 @@ import { readPackFiles } from "../platform/pack-files.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { packTestFiles, parsePackTestCase } from "../protocol/pack-test.ts";
 import type { PackTestCase } from "../protocol/pack-test.ts";
-import type { JsonValue } from "../engine/host-api.ts";
+import type { JsonValue } from "../protocol/json.ts";
 import type { CliIO } from "./io.ts";
 import { bad } from "./pack-args.ts";
 import type { PackOpts } from "./pack-args.ts";

@@ -7,7 +7,7 @@ import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
 import { readPythonWasm } from "../platform/python-engine.ts";
-import type { JsonValue } from "../sandbox/types.ts";
+import type { JsonValue } from "../protocol/json.ts";
 import { runPack } from "./coordinator.ts";
 import { loadPack } from "./pack.ts";
 import type { RunRecord, RunRequest } from "./types.ts";

@@ -13,7 +13,7 @@
  */
 import { ReachError } from "../protocol/errors.ts";
 import { jsonDepth, MAX_JSON_DEPTH } from "../protocol/json-text.ts";
-import type { JsonObject, JsonValue } from "../sandbox/types.ts";
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
 
 /** A `{"$step", "pointer"}` reference found in a step's arguments. */
 export type StepReference = { step: string; pointer: string; where: string };

@@ -5,8 +5,8 @@
  * @module
  */
 import { ReachError } from "../protocol/errors.ts";
-import type { FetchLike } from "../sandbox/host/http.ts";
-import type { JsonValue } from "../sandbox/types.ts";
+import type { FetchLike } from "../protocol/fetch.ts";
+import type { JsonValue } from "../protocol/json.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 import type { AnnexEvent } from "./annex.ts";
 import { buildRunCapsule, capsuleFileName } from "./capsule.ts";

@@ -17,7 +17,7 @@
  */
 import type { PlanStep } from "../protocol/plan.ts";
 import type { StoredArtifact } from "../sandbox/host/artifact-sink.ts";
-import type { JsonObject } from "../sandbox/types.ts";
+import type { JsonObject } from "../protocol/json.ts";
 import { applyWorkspaceDelta, mergeWorkspaceChanges } from "../sandbox/workspace/workspace.ts";
 import type { WorkspaceImage } from "../sandbox/workspace/workspace.ts";
 import type { StepJobResult } from "./step-job.ts";

@@ -18,4 +18,3 @@ export type { KeyPair } from "../trust/keys.ts";
 export { formatPackSignature, PACK_SIGNATURE_PATH, packDigest, signPack, verifyPackSignature } from "../trust/pack-signature.ts";
 export { formatTrustStore, parseTrustStore, TrustStore } from "../trust/trust-store.ts";
 export type { TrustedKey, TrustStoreDocument } from "../trust/trust-store.ts";
-export type { JsonObject, JsonValue } from "../sandbox/types.ts";

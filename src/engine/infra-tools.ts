@@ -13,7 +13,7 @@ import { policyViolation } from "../protocol/errors.ts";
 import type { ReachError } from "../protocol/errors.ts";
 import { INFRA_TOOL_NAMES, INFRA_TOOL_SCHEMAS, isInfraTool } from "../sandbox/infra/runner.ts";
 import type { InfraToolName } from "../sandbox/infra/runner.ts";
-import type { JsonObject } from "../sandbox/types.ts";
+import type { JsonObject } from "../protocol/json.ts";
 import type { PackTool } from "./pack.ts";
 
 export { INFRA_TOOL_NAMES, isInfraTool };

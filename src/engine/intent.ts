@@ -16,7 +16,7 @@
 import { ReachError } from "../protocol/errors.ts";
 import type { Intent, Pack } from "../protocol/pack.ts";
 import type { Blueprint } from "../protocol/plan.ts";
-import type { JsonValue } from "../sandbox/types.ts";
+import type { JsonValue } from "../protocol/json.ts";
 
 /** The intent a run was classified as (recorded in `run.started`). */
 export type RunIntent = { name: string; artifacts: string[] };

@@ -21,7 +21,7 @@ import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { MAX_JSON_DEPTH, parseJsonText } from "../protocol/json-text.ts";
 import { genObject, rng, spell } from "../protocol/_test-json.ts";
-import type { JsonValue } from "../sandbox/types.ts";
+import type { JsonValue } from "../protocol/json.ts";
 import { buildRunCapsule, capsuleRequest } from "./capsule.ts";
 import { runPack } from "./coordinator.ts";
 import { openSession } from "./engine.ts";

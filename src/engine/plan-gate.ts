@@ -36,7 +36,7 @@ import { stepReferences } from "./arguments.ts";
 import { dependencyClosures, directDependencies } from "./step-graph.ts";
 import { checkIntentPlan } from "./intent.ts";
 import type { RunIntent } from "./intent.ts";
-import type { JsonObject } from "../sandbox/types.ts";
+import type { JsonObject } from "../protocol/json.ts";
 
 /** Seed 002: a plan has at most 10 steps unless configured otherwise. */
 export const DEFAULT_MAX_STEPS = 10;

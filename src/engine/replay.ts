@@ -17,7 +17,7 @@ import { readJsonl } from "../ledger/jsonl.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { differencePointer, firstDifference, showValue, TapePlayer } from "../record/player.ts";
 import { readTapeJsonl } from "../record/tape-jsonl.ts";
-import type { JsonValue } from "../sandbox/types.ts";
+import type { JsonValue } from "../protocol/json.ts";
 import { buildRunCapsule } from "./capsule.ts";
 import type { CapsuleRequest } from "./capsule.ts";
 import { runPack } from "./coordinator.ts";

@@ -28,7 +28,7 @@ import { formatIsoMillis, parseIsoMillis } from "../determinism/clock.ts";
 import { prefixOf } from "../protocol/errors.ts";
 import type { ErrorCode } from "../protocol/errors.ts";
 import { isErrorCode } from "../protocol/errors.ts";
-import type { JsonObject, JsonValue } from "../sandbox/types.ts";
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { queryOf } from "./intent.ts";
 import type { RunPhase, RunStatus } from "./types.ts";
 

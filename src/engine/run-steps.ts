@@ -13,7 +13,7 @@ import { parseOrThrow } from "../protocol/parse.ts";
 import type { PlanStep } from "../protocol/plan.ts";
 import { DEFAULT_MAX_BLOB_BYTES, DEFAULT_MAX_RECORDS } from "../record/tape.ts";
 import { DEFAULT_TIMEOUT_MS } from "../sandbox/types.ts";
-import type { JsonObject } from "../sandbox/types.ts";
+import type { JsonObject } from "../protocol/json.ts";
 import { resolveArguments } from "./arguments.ts";
 import { FUEL_PER_MS, invocationIdOf } from "./executor.ts";
 import type { Generation, LedgerState } from "./generation.ts";

@@ -31,7 +31,7 @@ import type { PlanStep } from "../protocol/plan.ts";
 import { TapeRecorder } from "../record/tape.ts";
 import type { StopPoint } from "../sandbox/fuel/mod.ts";
 import { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
-import type { JsonObject, JsonValue } from "../sandbox/types.ts";
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { Workspace } from "../sandbox/workspace/workspace.ts";
 import type { SnapshotEntry, WorkspaceImage } from "../sandbox/workspace/workspace.ts";
 import { contentsDigest } from "../capsule/run-capsule-core.ts";

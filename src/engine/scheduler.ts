@@ -8,7 +8,7 @@
  */
 import type { ReachError } from "../protocol/errors.ts";
 import type { PlanStep } from "../protocol/plan.ts";
-import type { JsonObject } from "../sandbox/types.ts";
+import type { JsonObject } from "../protocol/json.ts";
 import type { Generation } from "./generation.ts";
 import { Aborted } from "./run.ts";
 import type { Run } from "./run.ts";

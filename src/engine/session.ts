@@ -19,7 +19,7 @@
 import { ReachError, policyViolation } from "../protocol/errors.ts";
 import { PLAN_CONTRACT_VERSION } from "../protocol/plan.ts";
 import type { Blueprint, PlanStep } from "../protocol/plan.ts";
-import type { JsonObject, JsonValue } from "../sandbox/types.ts";
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { hashCanonical } from "../canonical/jcs.ts";
 import { FUEL_PER_MS } from "./executor.ts";
 import { compileSchema } from "./schema-check.ts";

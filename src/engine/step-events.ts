@@ -9,7 +9,7 @@ import { prefixOf } from "../protocol/errors.ts";
 import type { ReachError } from "../protocol/errors.ts";
 import type { ArtifactInfo, RunEvidence } from "../protocol/evidence.ts";
 import type { PlanStep } from "../protocol/plan.ts";
-import type { JsonObject } from "../sandbox/types.ts";
+import type { JsonObject } from "../protocol/json.ts";
 import type { StepExecution } from "./executor.ts";
 
 /**

@@ -3,9 +3,9 @@
  * @module
  */
 import type { StopPoint } from "../sandbox/fuel/mod.ts";
-import type { FetchLike } from "../sandbox/host/http.ts";
+import type { FetchLike } from "../protocol/fetch.ts";
 import type { StoredArtifact } from "../sandbox/host/artifact-sink.ts";
-import type { JsonObject, JsonValue } from "../sandbox/types.ts";
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import type { SnapshotEntry } from "../sandbox/workspace/workspace.ts";
 import type { RecordedEvent } from "../ledger/event-log.ts";
 import type { TapePlayer } from "../record/player.ts";

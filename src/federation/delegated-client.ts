@@ -10,7 +10,7 @@ import type { Delegation, NodeIdentity } from "../protocol/delegation.ts";
 import { ENTRY_PATH_RE, SHA256_HEX_RE, UUID_RE } from "../protocol/_common.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { parseOrThrow } from "../protocol/parse.ts";
-import type { JsonValue } from "../sandbox/types.ts";
+import type { JsonValue } from "../protocol/json.ts";
 import { checkDelegatedCapsule } from "./capsule-check.ts";
 import { exchange, RUN_TIMEOUT_MS } from "./client.ts";
 import type { ClientContext } from "./client.ts";

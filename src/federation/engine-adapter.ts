@@ -18,8 +18,8 @@ import type { EngineRun } from "../engine/engine.ts";
 import type { AnnexEvent } from "../engine/annex.ts";
 import type { EngineEnvironment } from "../engine/runners.ts";
 import type { RunStatus } from "../engine/types.ts";
-import type { FetchLike } from "../sandbox/host/http.ts";
-import type { JsonValue } from "../sandbox/types.ts";
+import type { FetchLike } from "../protocol/fetch.ts";
+import type { JsonValue } from "../protocol/json.ts";
 
 /** The engine's infrastructure tools (granted to a delegated run only by name, `scope.ts`). */
 export const INFRA_TOOLS: readonly string[] = INFRA_TOOL_NAMES;

@@ -22,7 +22,7 @@ import { upgradePackDocument } from "../protocol/deprecations.ts";
 import { PackSchema } from "../protocol/pack.ts";
 import type { Pack } from "../protocol/pack.ts";
 import { parseOrThrow } from "../protocol/parse.ts";
-import type { JsonValue } from "../sandbox/types.ts";
+import type { JsonValue } from "../protocol/json.ts";
 import { PACK_SIGNATURE_PATH, verifyPackSignature } from "../trust/pack-signature.ts";
 import { delegationAnnex } from "./annex.ts";
 import { MAX_CHAIN_LENGTH, validateChain } from "./chain.ts";

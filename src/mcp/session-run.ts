@@ -21,7 +21,7 @@ import type { SessionBudget, SessionCall, SessionScope, SessionSpent, SessionToo
 import { SESSION_START } from "../engine/session-chain.ts";
 import type { RunStatus, SessionChain } from "../engine/types.ts";
 import { ReachError, toReachError } from "../protocol/errors.ts";
-import type { JsonObject, JsonValue } from "../sandbox/types.ts";
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { errorResult, outputResult, standing } from "./answers.ts";
 import type { EndedRun, RunStanding } from "./answers.ts";
 import { listPage, pathOfUri, readContents } from "./resources.ts";

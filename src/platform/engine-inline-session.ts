@@ -14,7 +14,7 @@
  * earlier calls are made again there, so its capsule never ends before a call the client saw answered.
  * @module
  */
-import type { JsonValue } from "../sandbox/types.ts";
+import type { JsonValue } from "../protocol/json.ts";
 import type { SessionCall } from "../engine/session.ts";
 import type { IsolatedSession, WireRequest } from "./engine-wire.ts";
 import { mayReachNetwork, processCpuClock } from "./engine-inline.ts";

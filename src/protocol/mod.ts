@@ -15,4 +15,6 @@ export * from "./capsule.ts";
 export * from "./delegation.ts";
 export * from "./parse.ts";
 export * from "./json-text.ts";
+export type * from "./json.ts";
+export type * from "./fetch.ts";
 export * from "./json-schema.ts";

@@ -5,11 +5,8 @@
  */
 import type { ReachError } from "../protocol/errors.ts";
 import type { FuelMeter } from "./fuel/fuel-meter.ts";
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
 
-/** A JSON value as it crosses the sandbox boundary. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
-/** A JSON object. */
-export type JsonObject = { [key: string]: JsonValue };
 
 /**
  * The host operations (issue 3 "One host API"; seed 002's infrastructure tools). Requests and responses are JSON

@@ -12,8 +12,8 @@ import { packTrust } from "../engine/pack.ts";
 import type { EngineEnvironment } from "../engine/runners.ts";
 import type { RunProgress, RunStatus } from "../engine/types.ts";
 import type { ReachError } from "../protocol/errors.ts";
-import type { FetchLike } from "../sandbox/host/http.ts";
-import type { JsonValue } from "../sandbox/types.ts";
+import type { FetchLike } from "../protocol/fetch.ts";
+import type { JsonValue } from "../protocol/json.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 import type { RunOptions } from "./schemas.ts";
 

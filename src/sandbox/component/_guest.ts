@@ -7,7 +7,8 @@
 import { isErrorCode, ReachError, toReachError } from "../../protocol/errors.ts";
 import type { ErrorCode } from "../../protocol/errors.ts";
 import { isHostOp } from "../types.ts";
-import type { JsonObject, JsonValue, ToolInvocation } from "../types.ts";
+import type { ToolInvocation } from "../types.ts";
+import type { JsonObject, JsonValue } from "../../protocol/json.ts";
 import type { TranspiledComponent } from "./transpiled.ts";
 import { GuestExit } from "./wasi-p2.ts";
 import type { ImportObject } from "./wasi-p2.ts";

@@ -20,7 +20,8 @@
  * @module
  */
 import { ReachError, toReachError } from "../../protocol/errors.ts";
-import type { JsonValue, ModuleIdentity, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
+import type { ModuleIdentity, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
+import type { JsonValue } from "../../protocol/json.ts";
 import { FuelMeter, meterError } from "../fuel/mod.ts";
 import { WASI_CALL_FUEL } from "../wasi/runner.ts";
 import { compileCoreModules, componentDigest } from "./_core-modules.ts";

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { bytesToBase64 } from "../../canonical/hex.ts";
 import { ReachError } from "../../protocol/errors.ts";
-import type { HostApi, HostOp, JsonObject } from "../types.ts";
+import type { HostApi, HostOp } from "../types.ts";
+import type { JsonObject } from "../../protocol/json.ts";
 import { createWasiP2, GuestExit, WASI_P2_INTERFACES } from "./wasi-p2.ts";
 
 type Fn = (...args: unknown[]) => unknown;

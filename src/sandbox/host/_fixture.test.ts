@@ -14,7 +14,7 @@ import { ArtifactSink } from "./artifact-sink.ts";
 import type { ArtifactStage } from "./artifact-sink.ts";
 import { createHost } from "./host.ts";
 import type { Host, HostLimits } from "./host.ts";
-import type { FetchLike } from "./http.ts";
+import type { FetchLike } from "../../protocol/fetch.ts";
 import { MemoryStore } from "./memory-store.ts";
 import type { MemoryTransaction } from "./memory-store.ts";
 

@@ -5,7 +5,8 @@ import { ArtifactInfoSchema } from "../../protocol/evidence.ts";
 import { TapePlayer } from "../../record/player.ts";
 import { TapeRecorder } from "../../record/tape.ts";
 import type { TapeOutcome, TapeRecord } from "../../record/tape.ts";
-import type { HostOp, JsonObject } from "../types.ts";
+import type { HostOp } from "../types.ts";
+import type { JsonObject } from "../../protocol/json.ts";
 import { INVOCATION, caught, enc, rejected, setup } from "./_fixture.test.ts";
 import type { Setup } from "./_fixture.test.ts";
 

@@ -4,7 +4,7 @@ import type { Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { base64ToBytes } from "../../canonical/hex.ts";
 import { TapePlayer } from "../../record/player.ts";
-import type { FetchLike } from "./http.ts";
+import type { FetchLike } from "../../protocol/fetch.ts";
 import { rejected, setup } from "./_fixture.test.ts";
 
 let server: Server;

@@ -13,12 +13,10 @@ import { bytesToBase64 } from "../../canonical/hex.ts";
 import { checkFetchUrl } from "../../policy/capabilities.ts";
 import type { CapabilityPolicy } from "../../policy/capabilities.ts";
 import { ReachError } from "../../protocol/errors.ts";
-import type { JsonObject } from "../types.ts";
+import type { JsonObject } from "../../protocol/json.ts";
 import { body, invalid, shape, str } from "./_assert.ts";
 import type { Req } from "./_assert.ts";
-
-/** The web-standard `fetch` signature the host needs. */
-export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+import type { FetchLike } from "../../protocol/fetch.ts";
 
 /** Limits of `http.fetch`. */
 export type HttpLimits = {

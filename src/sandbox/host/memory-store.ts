@@ -10,7 +10,7 @@
 import { canonicalize } from "../../canonical/jcs.ts";
 import { sha256Hex } from "../../canonical/sha256.ts";
 import { ReachError } from "../../protocol/errors.ts";
-import type { JsonValue } from "../types.ts";
+import type { JsonValue } from "../../protocol/json.ts";
 
 /** Longest key, in UTF-16 code units. */
 export const MAX_MEMORY_KEY_LENGTH = 256;

@@ -6,7 +6,7 @@
 export { createHost, DEFAULT_MAX_CALLS, MAX_REQUEST_CHARS } from "./host.ts";
 export type { Host, HostContext, HostLimits } from "./host.ts";
 export { DEFAULT_HTTP_LIMITS, performFetch, validateFetch } from "./http.ts";
-export type { FetchLike, FetchRequest, HttpLimits } from "./http.ts";
+export type { FetchRequest, HttpLimits } from "./http.ts";
 export { DEFAULT_OP_LIMITS, MAX_LINES_PER_READ, MAX_RANDOM_BYTES } from "./_ops.ts";
 export type { OpLimits } from "./_ops.ts";
 export {

@@ -16,7 +16,8 @@
 import { ReachError, toReachError } from "../../protocol/errors.ts";
 import type { FuelMeter } from "../fuel/fuel-meter.ts";
 import { FuelMeter as Meter } from "../fuel/fuel-meter.ts";
-import type { JsonObject, JsonValue, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
+import type { ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
+import type { JsonObject, JsonValue } from "../../protocol/json.ts";
 import { MAX_MEMORY_KEY_LENGTH } from "../host/memory-store.ts";
 
 /** The names of the infrastructure tools. */

@@ -6,7 +6,7 @@
  * @module
  */
 import type { ErrorCode } from "../../protocol/errors.ts";
-import type { JsonValue } from "../types.ts";
+import type { JsonValue } from "../../protocol/json.ts";
 
 /** What a payload must end with. */
 export type Expect = { code: ErrorCode; reason?: string; errorName?: string } | { result: JsonValue };

@@ -5,7 +5,8 @@
  */
 import { readPythonWasm } from "../../platform/python-engine.ts";
 import { invocation } from "../quickjs/_test-host.ts";
-import type { JsonValue, ToolInvocation, ToolOutcome } from "../types.ts";
+import type { ToolInvocation, ToolOutcome } from "../types.ts";
+import type { JsonValue } from "../../protocol/json.ts";
 import { execPython } from "./exec-python.ts";
 import { PythonRunner } from "./runner.ts";
 import type { PythonRunnerOptions } from "./runner.ts";

@@ -9,7 +9,8 @@ import { z } from "zod";
 import { canonicalize } from "../../canonical/jcs.ts";
 import { parseOrThrow } from "../../protocol/parse.ts";
 import { ReachError } from "../../protocol/errors.ts";
-import type { JsonValue, ToolOutcome } from "../types.ts";
+import type { ToolOutcome } from "../types.ts";
+import type { JsonValue } from "../../protocol/json.ts";
 import type { PythonInvocation, PythonRunner } from "./runner.ts";
 
 /** Largest snippet, in characters. */

@@ -15,7 +15,8 @@ import { base64ToBytes } from "../../canonical/hex.ts";
 import { ReachError } from "../../protocol/errors.ts";
 import { haltsTool } from "../halting.ts";
 import { isHostOp } from "../types.ts";
-import type { HostApi, JsonObject, JsonValue } from "../types.ts";
+import type { HostApi } from "../types.ts";
+import type { JsonObject, JsonValue } from "../../protocol/json.ts";
 import { GuestStop } from "./imports.ts";
 import type { ChannelName, GuestHooks } from "./imports.ts";
 

@@ -6,7 +6,7 @@
  * @module
  */
 import { ReachError } from "../../protocol/errors.ts";
-import type { JsonValue } from "../types.ts";
+import type { JsonValue } from "../../protocol/json.ts";
 import { probeAfterTrap } from "./fuel.ts";
 import { GuestStop } from "./imports.ts";
 import type { Interpreter } from "./interpreter.ts";

@@ -6,7 +6,8 @@
 import { base64ToBytes, bytesToBase64 } from "../../canonical/hex.ts";
 import { deriveStream, VirtualClock } from "../../determinism/mod.ts";
 import { policyViolation, ReachError } from "../../protocol/errors.ts";
-import type { HostApi, HostOp, JsonObject, JsonValue, ToolInvocation } from "../types.ts";
+import type { HostApi, HostOp, ToolInvocation } from "../types.ts";
+import type { JsonObject, JsonValue } from "../../protocol/json.ts";
 import { DEFAULT_FUEL } from "../types.ts";
 import { FuelMeter } from "../fuel/mod.ts";
 import { invocationStops } from "../stops.ts";

@@ -14,7 +14,8 @@ import { base64ToBytes, bytesToBase64 } from "../../canonical/hex.ts";
 import { ReachError } from "../../protocol/errors.ts";
 import { haltsTool } from "../halting.ts";
 import { isHostOp } from "../types.ts";
-import type { HostApi, HostOp, JsonObject } from "../types.ts";
+import type { HostApi, HostOp } from "../types.ts";
+import type { JsonObject } from "../../protocol/json.ts";
 
 /** Largest request a guest may send in one host call (JSON text, UTF-16 code units). */
 export const MAX_REQUEST_CHARS = 16 * 1024 * 1024;

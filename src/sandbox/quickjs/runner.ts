@@ -23,7 +23,8 @@ import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emsc
 import { sha256Hex } from "../../canonical/sha256.ts";
 import { ReachError } from "../../protocol/errors.ts";
 import { FuelMeter, meterError } from "../fuel/mod.ts";
-import type { JsonValue, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
+import type { ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
+import type { JsonValue } from "../../protocol/json.ts";
 import { InvocationState } from "./bridge.ts";
 import { EngineHost } from "./engine.ts";
 import type { EngineWasmSource } from "./engine.ts";

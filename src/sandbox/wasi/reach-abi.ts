@@ -7,7 +7,8 @@
  */
 import { toReachError } from "../../protocol/errors.ts";
 import { isHostOp } from "../types.ts";
-import type { HostApi, JsonObject } from "../types.ts";
+import type { HostApi } from "../types.ts";
+import type { JsonObject } from "../../protocol/json.ts";
 import { WasiErrno } from "./errno.ts";
 import { WasiExit, WasiHalt } from "./context.ts";
 import type { WasiContext } from "./context.ts";
