@@ -13,6 +13,7 @@ import { toReachError } from "../protocol/errors.ts";
 import type { PlanStep } from "../protocol/plan.ts";
 import type { ReplanContext } from "./planner.ts";
 import { Aborted, InfraRefused, Run, RESERVED_STEP_PREFIX } from "./run.ts";
+import { finishRun } from "./run-record.ts";
 import { runGeneration } from "./scheduler.ts";
 import type { CompletedStep } from "./scheduler.ts";
 import type { RunRecord, RunRequest } from "./types.ts";
@@ -47,11 +48,11 @@ export async function runPack(request: RunRequest): Promise<RunRecord> {
     run.closeThreads();
   }
   if (err instanceof InfraRefused) throw err.error;
-  if (err !== null) return run.finish(err);
+  if (err !== null) return finishRun(run, err);
   try {
-    return run.finish(null);
+    return finishRun(run, null);
   } catch (e) {
-    return run.finish(e);
+    return finishRun(run, e);
   }
 }
 

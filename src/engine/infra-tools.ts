@@ -13,13 +13,9 @@ import { policyViolation } from "../protocol/errors.ts";
 import type { ReachError } from "../protocol/errors.ts";
 import { INFRA_TOOL_NAMES, INFRA_TOOL_SCHEMAS, isInfraTool } from "../sandbox/infra/runner.ts";
 import type { InfraToolName } from "../sandbox/infra/runner.ts";
-import type { JsonObject } from "../protocol/json.ts";
 import type { PackTool } from "./pack.ts";
 
 export { INFRA_TOOL_NAMES, isInfraTool };
-
-/** The definition of an infrastructure tool (no module: it is built in). */
-export type InfraDefinition = { kind: "infra"; module: string; description: string; inputSchema: JsonObject; outputSchema: JsonObject };
 
 const EMPTY = new Uint8Array(0);
 const TOOLS: ReadonlyMap<string, PackTool> = new Map(

@@ -28,8 +28,8 @@ import { parseOrThrow } from "../protocol/parse.ts";
 import { validatedDocument } from "./document-cache.ts";
 import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignature } from "../trust/pack-signature.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
-import { isInfraTool } from "./infra-tools.ts";
-import type { InfraDefinition } from "./infra-tools.ts";
+import { isInfraTool } from "../sandbox/infra/runner.ts";
+import type { JsonObject } from "../protocol/json.ts";
 import { resolveDependencies } from "./dependencies.ts";
 import type { ResolvedDependency } from "./dependencies.ts";
 import { compileSchema, isLiteSchema, loadFullValidator } from "./schema-check.ts";
@@ -42,6 +42,9 @@ export const SIGNATURE_FILE = PACK_SIGNATURE_PATH;
 export const WORKSPACE_DIR = "workspace/";
 /** Largest `reach.json` accepted. */
 export const MAX_PACK_DOCUMENT_BYTES = 1024 * 1024;
+
+/** The definition of an infrastructure tool (no module: it is built in; `infra-tools.ts`). */
+export type InfraDefinition = { kind: "infra"; module: string; description: string; inputSchema: JsonObject; outputSchema: JsonObject };
 
 /** A declared tool with its code. */
 export type PackTool = {

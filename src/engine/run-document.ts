@@ -30,7 +30,7 @@ import type { ErrorCode } from "../protocol/errors.ts";
 import { isErrorCode } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { queryOf } from "./intent.ts";
-import type { RunPhase, RunStatus } from "./types.ts";
+import type { RealTimes, RunPhase, RunStatus } from "./types.ts";
 
 /** Seed 004's run states. */
 export type ProductionStatus = "queued" | "planning" | "running" | "verifying" | "completed" | "failed" | "timeout" | "cancelled";
@@ -166,8 +166,6 @@ function virtualTime(epoch: string, startedAt: string, endedAt: string): JsonObj
   return { epoch, startedAtOffsetMs: parseIsoMillis(startedAt) - e, updatedAtOffsetMs: parseIsoMillis(endedAt) - e, completedAtOffsetMs: parseIsoMillis(endedAt) - e };
 }
 
-/** Real times of a run (ms since the Unix epoch, from the platform's wall clock; never hashed). */
-export type RealTimes = { createdAt: number; startedAt: number | null; completedAt: number };
 
 /**
  * The run files' `run.json`: the capsule's document with real times (virtual offsets beside them) and real step

@@ -1,6 +1,6 @@
 /**
- * What a run leaves when it ends (`Run.finish`): the capsule's body (every entry but the events), the per-step
- * `TASK_<id>.json` documents, the execution header, and the run record the engine call returns.
+ * What a run leaves when it ends (`finishRun`): the terminal event, the capsule's body (every entry but the events),
+ * the per-step `TASK_<id>.json` documents, the execution header, and the run record the engine call returns.
  * @module
  */
 import { hashCanonical } from "../canonical/jcs.ts";
@@ -8,10 +8,14 @@ import { utf8 } from "../canonical/sha256.ts";
 import { capsuleBody } from "../capsule/run-capsule-core.ts";
 import { parseIsoMillis } from "../determinism/clock.ts";
 import { auditCapabilities, changedPaths } from "../policy/audit.ts";
+import { contentsDigest } from "../capsule/run-capsule-core.ts";
+import { toReachError } from "../protocol/errors.ts";
 import type { ReachError } from "../protocol/errors.ts";
+import { Aborted } from "./run.ts";
 import type { Run } from "./run.ts";
 import { memoryDigest } from "./session-chain.ts";
-import type { ExecutionHeader, RunRecord, RunStatus } from "./types.ts";
+import { recordPlanViolation, skippedEvidence, terminalReason } from "./step-events.ts";
+import type { AbortPoint, ExecutionHeader, RunRecord, RunStatus } from "./types.ts";
 
 /**
  * The capsule's body (`capsuleBody`): pack, request, header, plan, result, tape, blobs, workspaces, artifacts. Makes
@@ -135,4 +139,51 @@ export function runRecord(run: Run, status: RunStatus, error: ReachError | null,
     ...(run.request.replay?.runDocument === false ? { runDocument: false } : {}),
     ...(chain === undefined ? {} : { next: { segment: chain.segment + 1, previousRunHash: runHash, workspace: contents, memory: run.memoryEntries() } }),
   };
+}
+
+/**
+ * Close the run: the terminal event (with the output hash, or the error), and the record.
+ * @param run the run
+ * @param err what ended the run early (an error or {@link Aborted}), or null when every step succeeded
+ * @returns the run record
+ */
+export function finishRun(run: Run, err: unknown): RunRecord {
+  const { loaded } = run.request;
+  const stops: Record<string, unknown> = run.stops.length === 0 ? {} : { stops: run.stops.map((s) => ({ ...s })) };
+  if (err !== null) {
+    // Close whatever is open so that the terminal event is legal (seed 003 §3.2: termination comes last).
+    if (run.log.events.length === 0) run.start(null);
+    const error = err instanceof Aborted ? run.abortError() : toReachError(err, "EXEC_TOOL_FAILED");
+    if (run.log.openInvocation !== null) run.log.append("tool.failed", { invocationId: run.log.openInvocation, error: error.toDetails() });
+    if (run.log.openStep !== null) {
+      run.failedStep = run.log.openStep;
+      run.log.append("run.step.failed", { stepId: run.log.openStep, result: { status: "error", reason: terminalReason(error) }, error: error.toDetails() });
+    }
+    recordPlanViolation(run.log, error, loaded.pack.manifest.capabilities.tools.map((t) => t.name));
+    return terminate(run, err instanceof Aborted ? "ABORTED" : "FAILED", error, err instanceof Aborted ? err.at : null, stops);
+  }
+  if (hashCanonical(loaded.pack.manifest) !== loaded.manifestHash) throw new Error("internal: the locked manifest changed during the run");
+  return terminate(run, "COMPLETED", null, null, stops);
+}
+
+/**
+ * Build the capsule body (everything but the events), then append the terminal event, which commits the body's
+ * digest (`contents`) and the workspace's digest: the run hash covers every entry of the capsule.
+ */
+function terminate(run: Run, status: RunStatus, error: ReachError | null, at: AbortPoint | null, stops: Record<string, unknown>): RunRecord {
+  run.phases.push(status);
+  run.markEnded();
+  const ran = new Set(run.evidence.map((e) => e.stepId));
+  for (const step of run.gated?.plan.steps ?? []) if (!ran.has(step.id)) run.evidence.push(skippedEvidence(step, run.requestId));
+  const body = runBody(run, status, error);
+  const committed = { workspaceAfter: run.workspace.digest(), contents: contentsDigest(body), ...stops };
+  if (status === "COMPLETED") {
+    const artifacts = run.artifacts.artifacts.map((a) => a.info);
+    run.log.append("run.completed", { runId: run.runId, status: "success", outputHash: hashCanonical(run.outputs), ...(artifacts.length > 0 ? { artifacts } : {}), ...committed });
+  } else if (status === "ABORTED") {
+    run.log.append("run.aborted", { runId: run.runId, status: "failure", reason: "aborted", signal: run.signalName(), error: error!.toDetails(), ...(at === null ? {} : { abortedAt: at }), ...committed });
+  } else {
+    run.log.append("run.failed", { runId: run.runId, status: "failure", error: error!.toDetails(), reason: terminalReason(error!), ...(run.failedStep === undefined ? {} : { failedStep: run.failedStep }), ...committed });
+  }
+  return runRecord(run, status, error, body);
 }

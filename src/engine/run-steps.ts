@@ -1,8 +1,9 @@
 /**
  * A step's two halves (`step-graph.ts`): **prepare** — its view, envelope and job, made when its dependencies are done
  * — and **emit** — its events, evidence, tape segment and commits, written when every earlier step of the plan has
- * been written. Between them the job runs, on a step thread or on this one (`Run.runJob`). Emission is the only
- * place that writes the run's record, always in plan order, so the record is the same whatever ran when and where.
+ * been written. Between them the job runs, on a step thread or on this one (`Run.runJob`); `executeStep` does all three
+ * for a step that arrives from outside (a session call). Emission is the only place that writes the run's record,
+ * always in plan order, so the record is the same whatever ran when and where.
  * @module
  */
 import { deriveId } from "../canonical/ids.ts";
@@ -159,4 +160,24 @@ export function emitStep(run: Run, gen: Generation, p: PreparedStep, result: Ste
     throw new Aborted(null);
   }
   return { stepError: exec.stepError, toolOutput: exec.toolOutput };
+}
+
+/**
+ * Execute one step that arrives from outside (a session call): it depends on the call before it.
+ * @param run the run
+ * @param step the step
+ * @param generation the plan generation
+ * @param total the number of steps known so far (progress)
+ * @returns the step's failure and output
+ * @throws Aborted when the run was aborted before or during the step (its events are written)
+ * @throws ReachError `POLICY_RATE_LIMIT_EXCEEDED` / `POLICY_TIMEOUT_EXCEEDED` when a budget is spent
+ */
+export async function executeStep(run: Run, step: PlanStep, generation: number, total: number): Promise<StepOutcome> {
+  const gen = run.gen ?? run.beginGeneration([]);
+  const i = gen.add(step);
+  const p = prepareStep(run, gen, i, generation);
+  run.request.onProgress?.({ kind: "step", index: run.stepIndex, total, stepId: step.id, tool: step.tool, status: "started" });
+  const result = p.job === null ? null : await run.runJob(p.job, new AbortController().signal);
+  gen.complete(i, p.view.workspace, result, p.clockStartMs);
+  return emitStep(run, gen, p, result, total);
 }

@@ -34,7 +34,6 @@ import { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { Workspace } from "../sandbox/workspace/workspace.ts";
 import type { SnapshotEntry, WorkspaceImage } from "../sandbox/workspace/workspace.ts";
-import { contentsDigest } from "../capsule/run-capsule-core.ts";
 import type { CapsuleRequest } from "./capsule.ts";
 import { FUEL_PER_MS } from "./executor.ts";
 import type { ExecutorRunState } from "./executor.ts";
@@ -46,45 +45,19 @@ import { makePlan, plannerContext, plannerInvocationId } from "./planner.ts";
 import type { ReplanContext } from "./planner.ts";
 import { runRunners, turnLoop } from "./runners.ts";
 import { INFRA_TOOL_NAMES, infraRefusal } from "./infra-tools.ts";
-import { runBody, runRecord } from "./run-record.ts";
-import { emitStep, prepareStep } from "./run-steps.ts";
 import { classifyIntent, queryOf } from "./intent.ts";
 import type { RunIntent } from "./intent.ts";
-import type { RealTimes } from "./run-document.ts";
-import type { PreparedStep, StepOutcome } from "./run-steps.ts";
 import { runStepJob } from "./step-job.ts";
-import type { StepJobResult, StepPool } from "./step-job.ts";
-import { failedEvidence, recordPlanViolation, skippedEvidence, terminalReason } from "./step-events.ts";
+import type { StepJob, StepJobResult, StepPool } from "./step-job.ts";
+import { failedEvidence, terminalReason } from "./step-events.ts";
 import { RESERVED_STEP_PREFIX } from "./types.ts";
-import type { RunPhase, RunRecord, RunRequest, RunStatus } from "./types.ts";
+import type { AbortPoint, RealTimes, RunPhase, RunRequest } from "./types.ts";
 import { epochMs } from "../determinism/real-clock.ts";
 
 /** The default virtual epoch (ARCHITECTURE "Determinism"). */
 export const DEFAULT_EPOCH = "1970-01-01T00:00:00.000Z";
 export { RESERVED_STEP_PREFIX } from "./types.ts";
-
-/** Where an abort was noticed outside any invocation (recorded in `run.aborted` as `abortedAt`). */
-export type AbortPoint = { phase: "planning"; attempt: number } | { phase: "executing"; stepIndex: number };
-
-/** What a replay is told about the recorded run's stops (read from its events: `replay.ts`). */
-export type ReplayDirectives = {
-  /** Invocations (tools and planners) a signal or the watchdog stopped, with their fuel counts. */
-  stops: ReadonlyMap<string, StopPoint>;
-  /** An abort noticed outside any invocation. */
-  abortedAt: AbortPoint | null;
-  /** The recorded signal name of an aborted run. */
-  signal: string | null;
-  /**
-   * Whether the recorded capsule holds the run document (`run.json`) and the per-step `TASK_<id>.json` entries;
-   * capsules made before they existed replay without them, so they keep their run hash. Absent: true.
-   */
-  runDocument?: boolean;
-  /**
-   * Whether the recorded run's `result.json` holds the capability audit (seed 003 §4.2); capsules made before the
-   * audit existed replay without it, so they keep their run hash. Absent: true.
-   */
-  audit?: boolean;
-};
+export type { AbortPoint, ReplayDirectives } from "./types.ts";
 
 /**
  * A plan called an infrastructure tool the run may not use (`RunRequest.infraTools`): thrown out of the run, which
@@ -438,15 +411,14 @@ export class Run {
   }
 
   /**
-   * Run a prepared step's job: on a step thread when the platform gives them, steps may run in parallel and the
+   * Run a prepared step's job (`prepareStep`): on a step thread when the platform gives them, steps may run in parallel and the
    * current generation has steps that can (not a chain: starting a thread costs more than a step), else on this
    * thread, one job at a time in the order they were asked for. The result is the same either way.
-   * @param p the prepared step (with a job)
+   * @param job the step's job
    * @param signal aborts the job (its result is then never used)
    * @returns the job's result, or null when it was aborted before it started
    */
-  runJob(p: PreparedStep, signal: AbortSignal): Promise<StepJobResult | null> {
-    const job = p.job!;
+  runJob(job: StepJob, signal: AbortSignal): Promise<StepJobResult | null> {
     const threads = this.#request.env.stepThreads;
     if (this.parallel > 1 && threads !== undefined && this.gen !== null && !this.gen.isChain) {
       this.#pool ??= threads(this.parallel);
@@ -470,25 +442,6 @@ export class Run {
   closeThreads(): void {
     this.#pool?.close();
     this.#pool = null;
-  }
-
-  /**
-   * Execute one step that arrives from outside (a session call): it depends on the call before it.
-   * @param step the step
-   * @param generation the plan generation
-   * @param total the number of steps known so far (progress)
-   * @returns the step's failure and output
-   * @throws Aborted when the run was aborted before or during the step (its events are written)
-   * @throws ReachError `POLICY_RATE_LIMIT_EXCEEDED` / `POLICY_TIMEOUT_EXCEEDED` when a budget is spent
-   */
-  async execute(step: PlanStep, generation: number, total: number): Promise<StepOutcome> {
-    const gen = this.gen ?? this.beginGeneration([]);
-    const i = gen.add(step);
-    const p = prepareStep(this, gen, i, generation);
-    this.#request.onProgress?.({ kind: "step", index: this.stepIndex, total, stepId: step.id, tool: step.tool, status: "started" });
-    const result = p.job === null ? null : await this.runJob(p, new AbortController().signal);
-    gen.complete(i, p.view.workspace, result, p.clockStartMs);
-    return emitStep(this, gen, p, result, total);
   }
 
   /**
@@ -545,50 +498,9 @@ export class Run {
     if (stop !== null) this.stops.push({ invocationId, ...stop });
   }
 
-  /**
-   * Close the run: the terminal event (with the output hash, or the error), and the record.
-   * @param err what ended the run early (an error or {@link Aborted}), or null when every step succeeded
-   * @returns the run record
-   */
-  finish(err: unknown): RunRecord {
-    const { loaded } = this.#request;
-    const stops: Record<string, unknown> = this.stops.length === 0 ? {} : { stops: this.stops.map((s) => ({ ...s })) };
-    if (err !== null) {
-      // Close whatever is open so that the terminal event is legal (seed 003 §3.2: termination comes last).
-      if (this.log.events.length === 0) this.start(null);
-      const error = err instanceof Aborted ? this.abortError() : toReachError(err, "EXEC_TOOL_FAILED");
-      if (this.log.openInvocation !== null) this.log.append("tool.failed", { invocationId: this.log.openInvocation, error: error.toDetails() });
-      if (this.log.openStep !== null) {
-        this.failedStep = this.log.openStep;
-        this.log.append("run.step.failed", { stepId: this.log.openStep, result: { status: "error", reason: terminalReason(error) }, error: error.toDetails() });
-      }
-      recordPlanViolation(this.log, error, loaded.pack.manifest.capabilities.tools.map((t) => t.name));
-      return this.#terminate(err instanceof Aborted ? "ABORTED" : "FAILED", error, err instanceof Aborted ? err.at : null, stops);
-    }
-    if (hashCanonical(loaded.pack.manifest) !== loaded.manifestHash) throw new Error("internal: the locked manifest changed during the run");
-    return this.#terminate("COMPLETED", null, null, stops);
-  }
-
-  /**
-   * Build the capsule body (everything but the events), then append the terminal event, which commits the body's
-   * digest (`contents`) and the workspace's digest: the run hash covers every entry of the capsule.
-   */
-  #terminate(status: RunStatus, error: ReachError | null, at: AbortPoint | null, stops: Record<string, unknown>): RunRecord {
-    this.phases.push(status);
+  /** Note the real time the run ended (run files and live events only; never hashed). */
+  markEnded(): void {
     this.#real.completedAt = this.wallClock();
-    const ran = new Set(this.evidence.map((e) => e.stepId));
-    for (const step of this.gated?.plan.steps ?? []) if (!ran.has(step.id)) this.evidence.push(skippedEvidence(step, this.requestId));
-    const body = runBody(this, status, error);
-    const committed = { workspaceAfter: this.workspace.digest(), contents: contentsDigest(body), ...stops };
-    if (status === "COMPLETED") {
-      const artifacts = this.artifacts.artifacts.map((a) => a.info);
-      this.log.append("run.completed", { runId: this.runId, status: "success", outputHash: hashCanonical(this.outputs), ...(artifacts.length > 0 ? { artifacts } : {}), ...committed });
-    } else if (status === "ABORTED") {
-      this.log.append("run.aborted", { runId: this.runId, status: "failure", reason: "aborted", signal: this.signalName(), error: error!.toDetails(), ...(at === null ? {} : { abortedAt: at }), ...committed });
-    } else {
-      this.log.append("run.failed", { runId: this.runId, status: "failure", error: error!.toDetails(), reason: terminalReason(error!), ...(this.failedStep === undefined ? {} : { failedStep: this.failedStep }), ...committed });
-    }
-    return runRecord(this, status, error, body);
   }
 
   /** The signal an abort came from (recorded; a replay repeats the recorded one). */

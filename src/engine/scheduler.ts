@@ -59,7 +59,7 @@ export async function runGeneration(run: Run, gen: Generation, generation: numbe
     }
     running++;
     run.request.onProgress?.({ kind: "step", index: first + i, total: first + n, stepId: p.step.id, tool: p.step.tool, status: "started" });
-    const job = run.runJob(p, s.controller.signal).then(
+    const job = run.runJob(p.job, s.controller.signal).then(
       (r) => {
         if (r !== null) gen.complete(i, p.view.workspace, r, p.clockStartMs);
         s.settle(r);

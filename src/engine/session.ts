@@ -28,7 +28,9 @@ import { deepFreeze } from "./pack.ts";
 import type { LoadedPack, PackTool } from "./pack.ts";
 import { infraAllowed, infraRefusal, infraTool, infraTools } from "./infra-tools.ts";
 import { Aborted, Run } from "./run.ts";
+import { executeStep } from "./run-steps.ts";
 import type { StepOutcome } from "./run-steps.ts";
+import { finishRun } from "./run-record.ts";
 import type { RunRecord, RunRequest } from "./types.ts";
 
 /** A tool as a session offers it (MCP `tools/list`). */
@@ -237,7 +239,7 @@ export class Session {
         this.run.refuse(step, error);
         return this.#end(stepId, error);
       }
-      exec = await this.run.execute(step, 0, this.#steps.length);
+      exec = await executeStep(this.run, step, 0, this.#steps.length);
     } catch (err) {
       const error = err instanceof Aborted ? this.run.abortError() : err instanceof ReachError ? err : new ReachError("EXEC_TOOL_FAILED", String(err));
       this.#record = this.#finish(err);
@@ -257,7 +259,7 @@ export class Session {
   #finish(err: unknown): RunRecord {
     const plan = deepFreeze(sessionPlan(this.run.runId, this.run.epoch, this.#steps));
     this.run.gated = Object.freeze({ plan, planHash: hashCanonical(plan), approvedBy: null });
-    return this.run.finish(err);
+    return finishRun(this.run, err);
   }
 
   /**

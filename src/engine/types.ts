@@ -15,11 +15,35 @@ import type { RunEvidence } from "../protocol/evidence.ts";
 import type { Blueprint } from "../protocol/plan.ts";
 import type { LoadedPack } from "./pack.ts";
 import type { EngineEnvironment } from "./runners.ts";
-import type { ReplayDirectives } from "./run.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
-import type { RealTimes } from "./run-document.ts";
 import type { CapabilityAudit } from "../policy/audit.ts";
 import type { DeprecationNotice } from "../protocol/deprecations.ts";
+
+/** Where an abort was noticed outside any invocation (recorded in `run.aborted` as `abortedAt`). */
+export type AbortPoint = { phase: "planning"; attempt: number } | { phase: "executing"; stepIndex: number };
+
+/** What a replay is told about the recorded run's stops (read from its events: `replay.ts`). */
+export type ReplayDirectives = {
+  /** Invocations (tools and planners) a signal or the watchdog stopped, with their fuel counts. */
+  stops: ReadonlyMap<string, StopPoint>;
+  /** An abort noticed outside any invocation. */
+  abortedAt: AbortPoint | null;
+  /** The recorded signal name of an aborted run. */
+  signal: string | null;
+  /**
+   * Whether the recorded capsule holds the run document (`run.json`) and the per-step `TASK_<id>.json` entries;
+   * capsules made before they existed replay without them, so they keep their run hash. Absent: true.
+   */
+  runDocument?: boolean;
+  /**
+   * Whether the recorded run's `result.json` holds the capability audit (seed 003 §4.2); capsules made before the
+   * audit existed replay without it, so they keep their run hash. Absent: true.
+   */
+  audit?: boolean;
+};
+
+/** Real times of a run (ms since the Unix epoch, from the platform's wall clock; never hashed). */
+export type RealTimes = { createdAt: number; startedAt: number | null; completedAt: number };
 
 /** The three terminal states (seed 003 §3.1). */
 export type RunStatus = "COMPLETED" | "FAILED" | "ABORTED";
