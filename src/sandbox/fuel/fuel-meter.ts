@@ -21,18 +21,12 @@
  */
 import { REFILL_FIELD, REFILL_MODULE } from "./instrument.ts";
 import { fuelGlobal } from "./meter.ts";
+import type { MeterOutcome, StopPoint, StopReason } from "./meter.ts";
+
+export type { MeterOutcome, StopPoint, StopReason } from "./meter.ts";
 
 /** Most units handed out at once (2^18 ≈ 1–5 ms of work): how soon an interrupt is noticed in a busy loop. */
 export const FUEL_SLICE = 1n << 18n;
-
-/** Why a meter stopped an instance before its budget ran out. */
-export type StopReason = "abort" | "watchdog";
-
-/** A recorded stop point: stop once this much fuel is used, for this reason (replay). */
-export type StopPoint = { readonly fuel: bigint; readonly reason: StopReason };
-
-/** What a meter ended with: out of fuel, or stopped from outside at a fuel count. */
-export type MeterOutcome = { kind: "exhausted" } | { kind: "stopped"; reason: StopReason; fuel: bigint };
 
 /** Options of {@link FuelMeter}. */
 export type FuelMeterOptions = {

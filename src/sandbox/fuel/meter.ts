@@ -4,8 +4,16 @@
  * @module
  */
 import { ReachError } from "../../protocol/errors.ts";
-import type { MeterOutcome } from "./fuel-meter.ts";
 import { FUEL_EXPORT, MAX_FUEL, REFILL_FIELD, REFILL_MODULE } from "./instrument.ts";
+
+/** Why a meter stopped an instance before its budget ran out. */
+export type StopReason = "abort" | "watchdog";
+
+/** A recorded stop point: stop once this much fuel is used, for this reason (replay). */
+export type StopPoint = { readonly fuel: bigint; readonly reason: StopReason };
+
+/** What a meter ended with: out of fuel, or stopped from outside at a fuel count. */
+export type MeterOutcome = { kind: "exhausted" } | { kind: "stopped"; reason: StopReason; fuel: bigint };
 
 /**
  * The refill import for an instance driven with {@link setFuel} alone: every refill is refused, so the instance

@@ -17,7 +17,6 @@
  * @module
  */
 import { ReachError } from "../../protocol/errors.ts";
-import type { InterpreterExports } from "./interpreter.ts";
 
 /** The functions of the `_reach` module. */
 export type ChannelName = "call" | "begin" | "finish";
@@ -39,6 +38,23 @@ export interface GuestHooks {
   /** 32 random bits (the seed of `random`). */
   randomU32(): number;
 }
+
+/** The exports of the interpreter module the runner uses. */
+export type InterpreterExports = {
+  memory: WebAssembly.Memory;
+  __indirect_function_table: WebAssembly.Table;
+  __wasm_call_ctors(): void;
+  emscripten_stack_init(): void;
+  emscripten_stack_get_current(): number;
+  _emscripten_stack_restore(sp: number): void;
+  setThrew(threw: number, value: number): void;
+  malloc(size: number): number;
+  free(ptr: number): void;
+  mp_js_init(pystackWords: number, heapBytes: number): void;
+  proxy_c_init(): void;
+  mp_js_register_js_module(name: number, value: number): void;
+  mp_js_do_exec(src: number, len: number, out: number): void;
+};
 
 /** The mutable link between an instance's imports and the runner. */
 export type Link = { exports: InterpreterExports | undefined; hooks: GuestHooks };

@@ -28,7 +28,7 @@ import { coreSections, leb } from "../wasm-binary.ts";
 import type { FuelSlot } from "../fuel/mod.ts";
 import { compileInterpreter, newFuelSlot, prepareFuel } from "./fuel.ts";
 import { makeImports } from "./imports.ts";
-import type { Link } from "./imports.ts";
+import type { InterpreterExports, Link } from "./imports.ts";
 
 /** Where the interpreter's WebAssembly bytes come from (the platform layer reads them from node_modules). */
 export type PythonWasmSource = Uint8Array | (() => Promise<Uint8Array>);
@@ -55,23 +55,6 @@ export const BREAK_ADDRESS = 179_028;
 export const CSTACK_TOP_ADDRESS = 185_108;
 /** The C-stack limit we give MicroPython (of the 64 KiB stack; the rest is margin for C frames between checks). */
 export const CSTACK_LIMIT_BYTES = 60_000;
-
-/** The exports of the interpreter module the runner uses. */
-export type InterpreterExports = {
-  memory: WebAssembly.Memory;
-  __indirect_function_table: WebAssembly.Table;
-  __wasm_call_ctors(): void;
-  emscripten_stack_init(): void;
-  emscripten_stack_get_current(): number;
-  _emscripten_stack_restore(sp: number): void;
-  setThrew(threw: number, value: number): void;
-  malloc(size: number): number;
-  free(ptr: number): void;
-  mp_js_init(pystackWords: number, heapBytes: number): void;
-  proxy_c_init(): void;
-  mp_js_register_js_module(name: number, value: number): void;
-  mp_js_do_exec(src: number, len: number, out: number): void;
-};
 
 /** One instance of the interpreter module, with its own memory and import link. Never reused after a trap. */
 export type Interpreter = {
