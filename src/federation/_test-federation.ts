@@ -12,7 +12,8 @@ import type { NodeSelf } from "./identity.ts";
 import { NonceBook } from "./nonces.ts";
 import { createNodeApp } from "./server.ts";
 import { NodeState } from "./state.ts";
-import type { NodeFiles, NodeStateOptions } from "./state.ts";
+import type { NodeStateOptions } from "./state.ts";
+import type { NodeFiles } from "./node-files.ts";
 
 /** File operations a `memoryFiles` saw, by kind, with the paths read (tests count them). */
 export type FileOps = { read: string[]; write: string[]; list: string[]; remove: string[] };

@@ -21,7 +21,7 @@ import { ReachError } from "../protocol/errors.ts";
 import { MAX_CHAIN_LENGTH } from "./chain.ts";
 import { parseRevocation } from "./revocation.ts";
 import type { Revocation } from "./revocation.ts";
-import type { NodeFiles } from "./state.ts";
+import type { NodeFiles } from "./node-files.ts";
 
 export { MAX_RELAYED_PER_NODE, MAX_REVOCATIONS_PER_NODE } from "./revocation.ts";
 

@@ -29,18 +29,8 @@ import type { NonceFile } from "./nonces.ts";
 import { MAX_REVOCATIONS_PER_NODE } from "./revocation.ts";
 import type { Revocation } from "./revocation.ts";
 import { RevocationStore } from "./revocation-store.ts";
+import type { NodeFiles } from "./node-files.ts";
 
-/** File access rooted at the node directory (supplied by the CLI; paths are relative and `/`-separated). */
-export type NodeFiles = {
-  /** The file's bytes, or null when it does not exist. */
-  read(path: string, maxBytes: number): Promise<Uint8Array | null>;
-  /** Write atomically with `mode` (default 0644), creating parent directories. */
-  write(path: string, bytes: Uint8Array, mode?: number): Promise<void>;
-  /** File names inside a directory, sorted; [] when it does not exist. */
-  list(dir: string): Promise<string[]>;
-  /** Delete a file; false when it did not exist. */
-  remove(path: string): Promise<boolean>;
-};
 
 export const NODE_FILE = "node.json";
 export const KEY_FILE = "node.key";
