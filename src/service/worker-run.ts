@@ -9,16 +9,52 @@
  * @module
  */
 import type { RunProgress } from "../engine/types.ts";
+import type { EngineEnvironment } from "../engine/runners.ts";
+import type { RunQueue } from "../platform/job-queue.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
+import type { FetchLike } from "../protocol/fetch.ts";
 import { toReachError } from "../protocol/errors.ts";
 import { runOnEngine, trustNow } from "./engine-adapter.ts";
+import type { TrustSource } from "./engine-adapter.ts";
 import { advance, eventsOf } from "./events.ts";
 import type { EventDraft, ProgressCounters } from "./events.ts";
 import type { PackCache } from "./pack-cache.ts";
 import { isStoreUnavailable } from "./store-errors.ts";
 import { finishRun, flushEvents, numberEvents } from "./store-worker.ts";
 import type { ClaimedRun, NumberedEvent, RunEnd } from "./store-worker.ts";
-import type { WorkerOptions } from "./worker.ts";
+
+/** How a worker runs (`startWorker`, `worker.ts`). */
+export type WorkerOptions = {
+  db: SqlDatabase;
+  queue: RunQueue;
+  env: EngineEnvironment;
+  /** Packs signed by these keys run unrestricted (a function: asked before each run, so changes reach the next one). */
+  trust: TrustSource;
+  /** Sign capsules with this Ed25519 private key seed. */
+  key?: Uint8Array;
+  /** Network for trusted packs that declare hosts (default none). */
+  fetch?: FetchLike;
+  /** This worker's id (host:pid:n), shown in run records. */
+  id: string;
+  /** Runs at once (default 1). */
+  concurrency?: number;
+  /** Look for jobs at least this often when no NOTIFY arrives (default 2000 ms). */
+  pollMs?: number;
+  /** Heartbeat (and cancel check) period (default 500 ms). */
+  heartbeatMs?: number;
+  /**
+   * A worker silent this long is presumed dead and its runs re-queued (default 45 s). Only while the database has
+   * answered this worker for at least as long: after an outage every heartbeat is old, and the runs' workers get that
+   * time to heartbeat and store their ends before anyone presumes them dead.
+   */
+  staleSeconds?: number;
+  /** How many workers a run may lose before it ends FAILED (default 3). */
+  maxAttempts?: number;
+  /** One line per noteworthy event (incidents, re-queues, database errors), for stderr. */
+  log?: (line: string) => void;
+  /** The engine call (default `runOnEngine`, the service's one way into the engine; tests put a stand-in here). */
+  engine?: typeof runOnEngine;
+};
 
 /**
  * Backoff while the store is unavailable: from 250 ms, doubling, at most this far apart (ms). Short: an end is stored

@@ -4,51 +4,15 @@
  * Any number of workers, in any number of processes and machines, share one database.
  * @module
  */
-import type { EngineEnvironment } from "../engine/runners.ts";
-import type { RunQueue } from "../platform/job-queue.ts";
-import type { SqlDatabase } from "../platform/postgres.ts";
-import type { FetchLike } from "../protocol/fetch.ts";
-import type { runOnEngine } from "./engine-adapter.ts";
-import type { TrustSource } from "./engine-adapter.ts";
 import { PackCache } from "./pack-cache.ts";
 import { isStoreUnavailable } from "./store-errors.ts";
 import { CHANNELS } from "./store-runs.ts";
 import { claimRuns, heartbeat, releaseRuns, requeueStale } from "./store-worker.ts";
 import type { ClaimedRun } from "./store-worker.ts";
 import { executeRun } from "./worker-run.ts";
+import type { WorkerOptions } from "./worker-run.ts";
 
-/** How a worker runs. */
-export type WorkerOptions = {
-  db: SqlDatabase;
-  queue: RunQueue;
-  env: EngineEnvironment;
-  /** Packs signed by these keys run unrestricted (a function: asked before each run, so changes reach the next one). */
-  trust: TrustSource;
-  /** Sign capsules with this Ed25519 private key seed. */
-  key?: Uint8Array;
-  /** Network for trusted packs that declare hosts (default none). */
-  fetch?: FetchLike;
-  /** This worker's id (host:pid:n), shown in run records. */
-  id: string;
-  /** Runs at once (default 1). */
-  concurrency?: number;
-  /** Look for jobs at least this often when no NOTIFY arrives (default 2000 ms). */
-  pollMs?: number;
-  /** Heartbeat (and cancel check) period (default 500 ms). */
-  heartbeatMs?: number;
-  /**
-   * A worker silent this long is presumed dead and its runs re-queued (default 45 s). Only while the database has
-   * answered this worker for at least as long: after an outage every heartbeat is old, and the runs' workers get that
-   * time to heartbeat and store their ends before anyone presumes them dead.
-   */
-  staleSeconds?: number;
-  /** How many workers a run may lose before it ends FAILED (default 3). */
-  maxAttempts?: number;
-  /** One line per noteworthy event (incidents, re-queues, database errors), for stderr. */
-  log?: (line: string) => void;
-  /** The engine call (default `runOnEngine`, the service's one way into the engine; tests put a stand-in here). */
-  engine?: typeof runOnEngine;
-};
+export type { WorkerOptions } from "./worker-run.ts";
 
 /** A running worker. */
 export type RunWorker = {
