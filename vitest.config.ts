@@ -5,6 +5,6 @@ export default defineConfig({
     include: ["src/**/*.test.ts", "conformance/node/**/*.test.ts", "scripts/**/*.test.ts", "tests/**/*.test.ts"],
     testTimeout: 20_000,
     pool: "forks",
-    setupFiles: ["./tests/_setup-home.ts", "./tests/_setup-inline-engine.ts"],
+    setupFiles: ["./tests/_setup-home.ts"],
   },
 });

@@ -16,12 +16,9 @@ import { join } from "node:path";
 import process from "node:process";
 import { main } from "../src/cli/cli.ts";
 import { startNode } from "../src/cli/node-serve.ts";
-import { setInlineEngine } from "../src/platform/engine-thread.ts";
-import { installNativeSha256 } from "../src/platform/native-sha256.ts";
 
-installNativeSha256();
-// Both sides run in this process from the sources: the engine runs inline (a worker cannot load TypeScript on Node).
-setInlineEngine(true);
+// Both sides run in this process from the sources: the engine runs inline (a thread cannot start from TypeScript on
+// Node, src/host/engine-thread.ts), with the platform the CLI hands it (native SHA-256, the disk caches).
 const args = process.argv.slice(2);
 const runs = args.includes("--runs") ? Number(args[args.indexOf("--runs") + 1]) : 15;
 const useTls = args.includes("--tls");

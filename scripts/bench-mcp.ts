@@ -24,8 +24,8 @@ import { openSession } from "../src/engine/engine.ts";
 import { SESSION_START } from "../src/engine/session-chain.ts";
 import { McpSessionRun, createMcpServer } from "../src/mcp/mod.ts";
 import type { McpEngine } from "../src/mcp/mod.ts";
-import { openIsolatedSession, setEngineWorkerUrl } from "../src/platform/engine-thread.ts";
-import { defaultEnvironment } from "../src/platform/environment.ts";
+import { openIsolatedSession } from "../src/host/engine-thread.ts";
+import { defaultEnvironment } from "../src/host/environment.ts";
 import { readPackFiles } from "../src/platform/pack-files.ts";
 // @ts-expect-error: plain JavaScript (Node and Deno run the baseline server as it is)
 import { baselineServer } from "./bench/mcp-baseline.mjs";
@@ -109,12 +109,13 @@ async function overStdio(reach: Awaited<ReturnType<typeof cli>>, pack: string, o
 }
 
 /** The same calls in this process: the SDK alone, the engine, the engine thread, and the MCP layer over it. */
-async function inProcess(files: Map<string, Uint8Array>): Promise<{ sdk: number; engine: number; thread: number; layer: number }> {
+async function inProcess(files: Map<string, Uint8Array>, workerUrl: URL | null): Promise<{ sdk: number; engine: number; thread: number; layer: number }> {
+  const thread = workerUrl === null ? {} : { workerUrl };
   const sdk = await inMemory(baselineServer() as Server);
   const local = await openSession(defaultEnvironment(), { pack: { files } });
-  const isolated = await openIsolatedSession({ pack: { files } });
+  const isolated = await openIsolatedSession({ pack: { files } }, thread);
   // As `reach-wasm mcp` opens its sessions: calls on this thread until one holds it (src/cli/mcp.ts).
-  const engine: McpEngine = { openSession: ({ session, signal }) => openIsolatedSession({ pack: { files }, session }, { inlineFirstMs: 50, ...(signal === undefined ? {} : { signal }) }) };
+  const engine: McpEngine = { openSession: ({ session, signal }) => openIsolatedSession({ pack: { files }, session }, { inlineFirstMs: 50, ...thread, ...(signal === undefined ? {} : { signal }) }) };
   const run = new McpSessionRun(await engine.openSession({ session: SESSION_START }), async () => "", { engine });
   const mcp = await inMemory(createMcpServer(run, { name: "bench", version: "1" }));
   try {
@@ -131,10 +132,9 @@ const scratch = mkdtempSync(join(tmpdir(), "reach-bench-mcp-"));
 const reach = await cli();
 try {
   const pack = benchPack(join(scratch, "hello"));
-  if (reach.worker !== null) setEngineWorkerUrl(reach.worker);
   log(`load before: ${load()}`);
   const stdio = await overStdio(reach, pack, join(scratch, "out"));
-  const here = await inProcess(await readPackFiles(pack));
+  const here = await inProcess(await readPackFiles(pack), reach.worker);
   log(`load after: ${load()}`);
   log(`${CALLS} tools/call over stdio, median round trip: reach-wasm mcp ${ms(stdio.ours)}; baseline (same SDK, the work in plain JS) ${ms(stdio.baseline)}; ratio ${(stdio.ours / stdio.baseline).toFixed(2)}×`);
   const processes = stdio.baseline - here.sdk;

@@ -3,7 +3,7 @@
  * ones. The pack is packs/parallel with a heavier CPU-bound part: 8 independent `crunch` steps (primes below LIMIT, in
  * QuickJS) and one `total` step that takes their outputs. Runs alternate `parallel: 1` and `parallel: N` (default the
  * core count) ROUNDS times; the medians, their ratio, the load average and the run hashes (which must be equal) are
- * printed. On Node the step thread runs a bundle of src/platform/step-worker.ts (Node cannot start a TypeScript worker).
+ * printed. On Node the step thread runs a bundle of src/host/step-worker.ts (Node cannot start a TypeScript worker).
  * Environment: LIMIT (default 250000), ROUNDS (default 5), PARALLEL (default the core count).
  * @module
  */
@@ -13,9 +13,9 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import process from "node:process";
 import { runEngine } from "../src/engine/engine.ts";
-import { defaultEnvironment } from "../src/platform/environment.ts";
+import { defaultEnvironment } from "../src/host/environment.ts";
 import { readPackFiles } from "../src/platform/pack-files.ts";
-import { coreCount, setStepWorkerUrl } from "../src/platform/step-thread.ts";
+import { coreCount } from "../src/platform/threads.ts";
 
 const root = new URL("../", import.meta.url);
 const limit = Number(process.env["LIMIT"] ?? 250_000);
@@ -29,15 +29,14 @@ if (!deno) {
   // inside node_modules, so that the bundle's external packages resolve
   scratch = mkdtempSync(join(new URL("node_modules/.cache/", root).pathname, "reach-wasm-bench-"));
   const { build } = await import("esbuild");
-  await build({ entryPoints: [new URL("src/platform/step-worker.ts", root).pathname], bundle: true, format: "esm", platform: "node", target: "node20", outfile: join(scratch, "step-worker.js"), logLevel: "error", external: ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@bytecodealliance/*"] });
-  setStepWorkerUrl(pathToFileURL(join(scratch, "step-worker.js")));
+  await build({ entryPoints: [new URL("src/host/step-worker.ts", root).pathname], bundle: true, format: "esm", platform: "node", target: "node20", outfile: join(scratch, "step-worker.js"), logLevel: "error", external: ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@bytecodealliance/*"] });
 }
 
 const files = await readPackFiles(new URL("packs/parallel", root).pathname);
 const plan = JSON.parse(new TextDecoder().decode(files.get("plan.json")!)) as { steps: { tool: string; arguments: Record<string, unknown> }[] };
 for (const s of plan.steps) if (s.tool === "crunch") s.arguments["limit"] = limit;
 files.set("plan.json", new TextEncoder().encode(JSON.stringify(plan)));
-const env = defaultEnvironment();
+const env = defaultEnvironment(scratch === null ? {} : { stepWorkerUrl: pathToFileURL(join(scratch, "step-worker.js")) });
 
 async function once(n: number): Promise<{ ms: number; runHash: string }> {
   const t0 = performance.now();

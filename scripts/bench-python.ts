@@ -14,11 +14,12 @@
  */
 import { readFileSync } from "node:fs";
 import { invokeOnce, newWorkspace } from "../conformance/lib/tool-harness.ts";
-import { installNativeSha256 } from "../src/platform/native-sha256.ts";
+import { setSha256Backend } from "../src/canonical/sha256.ts";
+import { nativeSha256Backend } from "../src/platform/native-sha256.ts";
 import { execPython, PythonRunner } from "../src/sandbox/python/mod.ts";
 import type { ToolInvocation, ToolRunner } from "../src/sandbox/types.ts";
 
-installNativeSha256();
+setSha256Backend(nativeSha256Backend); // as an engine call on Node hashes
 const root = new URL("../", import.meta.url);
 const runtime = "Deno" in globalThis ? `deno ${(globalThis as unknown as { Deno: { version: { deno: string } } }).Deno.version.deno}` : `node ${globalThis.process?.version}`;
 const log = (line: string) => console.log(`[${runtime}] ${line}`);

@@ -21,14 +21,10 @@ import { readFileSync, readdirSync } from "node:fs";
 import { hostname, loadavg } from "node:os";
 import { join } from "node:path";
 import { runEngine } from "../src/engine/engine.ts";
-import { installNativeSha256 } from "../src/platform/native-sha256.ts";
-import { installFuelStore } from "../src/platform/fuel-store.ts";
 import { readPackFiles } from "../src/platform/pack-files.ts";
 import { cliBundle, env, freshPostgres, packArchive, root, startTestService, testPostgres } from "../src/service/_test-service.ts";
 import type { TestService } from "../src/service/_test-service.ts";
 
-installNativeSha256();
-installFuelStore();
 const THROUGHPUT_RUNS = Number(process.env["BENCH_SERVICE_RUNS"] ?? 400);
 const LATENCY_RUNS = 200;
 const IN_FLIGHT = 48;

@@ -6,7 +6,8 @@
  * ≥ 70% of node:crypto's MB/s. Issue 3: per tool kind, warm per-invocation time against a raw baseline (≤ 1.5×).
  * @module
  */
-import { installNativeSha256 } from "../src/platform/native-sha256.ts";
+import { setSha256Backend } from "../src/canonical/sha256.ts";
+import { nativeSha256Backend } from "../src/platform/native-sha256.ts";
 import { benchCapsule } from "./bench/capsule.ts";
 import { benchEngine } from "./bench/engine.ts";
 import { benchLedger } from "./bench/ledger.ts";
@@ -15,7 +16,7 @@ import { benchStartup } from "./bench/startup.ts";
 import { benchSteps } from "./bench/steps.ts";
 import { benchComponent, benchQuickJs, benchTools } from "./bench/tools.ts";
 
-installNativeSha256();
+setSha256Backend(nativeSha256Backend); // the core measured on the native backend, as an engine call on Node uses it
 const runtime = "Deno" in globalThis ? `deno ${(globalThis as unknown as { Deno: { version: { deno: string } } }).Deno.version.deno}` : `node ${globalThis.process?.version}`;
 const log = (line: string) => console.log(`[${runtime}] ${line}`);
 const ledger = benchLedger(log);

@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { runEngine } from "../src/engine/engine.ts";
 import { openDatabase } from "../src/platform/postgres.ts";
 import { ReachError } from "../src/protocol/errors.ts";
-import { defaultEnvironment } from "../src/platform/environment.ts";
+import { defaultEnvironment } from "../src/host/environment.ts";
 import { freshPostgres, privatePostgres, spawnCli, spinPackArchive, until } from "../src/service/_test-fleet.ts";
 import type { CliProcess } from "../src/service/_test-fleet.ts";
 import { ServiceClient } from "../src/service/client.ts";

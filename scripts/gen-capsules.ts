@@ -13,20 +13,19 @@ import { buildRunCapsule, capsuleFileName, capsuleRequest } from "../src/engine/
 import { runPack } from "../src/engine/coordinator.ts";
 import { loadPack } from "../src/engine/pack.ts";
 import type { JsonValue } from "../src/protocol/json.ts";
-import { installNativeSha256 } from "../src/platform/native-sha256.ts";
+import { nativeSha256Backend } from "../src/platform/native-sha256.ts";
 import { readPackFiles } from "../src/platform/pack-files.ts";
 import { readQuickJsEngineWasm } from "../src/platform/quickjs-engine.ts";
 import { readPythonWasm } from "../src/platform/python-engine.ts";
 import { generateKeyPair } from "../src/trust/keys.ts";
 
-installNativeSha256();
 const root = new URL("../", import.meta.url).pathname;
 const outRoot = join(root, "conformance/capsules");
 
 async function capsule(pack: string, folder: string, options: { input?: JsonValue; restricted?: boolean; key?: Uint8Array; fetch?: typeof fetch } = {}): Promise<void> {
   const loaded = await loadPack(await readPackFiles(join(root, "packs", pack)));
   const req = { restricted: options.restricted ?? false, approve: false };
-  const record = await runPack({ loaded, env: { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm }, ...req, ...(options.input === undefined ? {} : { input: options.input }), ...(options.fetch === undefined ? {} : { fetch: options.fetch }) });
+  const record = await runPack({ loaded, env: { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm, sha256: nativeSha256Backend }, ...req, ...(options.input === undefined ? {} : { input: options.input }), ...(options.fetch === undefined ? {} : { fetch: options.fetch }) });
   const { bytes } = buildRunCapsule(record, loaded, capsuleRequest(record, req), options.key);
   const dir = join(outRoot, folder);
   rmSync(dir, { recursive: true, force: true });

@@ -7,7 +7,7 @@
  *
  * ```ts
  * import { readRunCapsule, runEngine, verifyRunCapsule } from "./mod.ts";
- * import { defaultEnvironment, readPackFiles } from "./platform/node.ts";
+ * import { defaultEnvironment, readPackFiles } from "./host/node.ts";
  *
  * const env = defaultEnvironment();
  * const run = await runEngine(env, { pack: { files: await readPackFiles("packs/hello") }, input: { text: "a b c" } });

@@ -8,7 +8,7 @@ import { PoliciesSchema, SandboxPolicySchema } from "../src/protocol/pack.ts";
 import { PlanExecutionSchema, PlanStepSchema } from "../src/protocol/plan.ts";
 
 const root = new URL("../", import.meta.url).pathname;
-const entries = ["src/mod.ts", "src/platform/node.ts"];
+const entries = ["src/mod.ts", "src/host/node.ts"];
 const checked = (JSON.parse(readFileSync(join(root, "deno.json"), "utf8")) as { tasks: { check: string } }).tasks.check;
 
 /** Value exports of an entry (`export { a, b as c } from "./x.ts"`), with the file each comes from. */

@@ -18,7 +18,7 @@ import { cliRuntimes } from "../src/service/_test-service.ts";
 import { readRunCapsule } from "../src/capsule/run-capsule.ts";
 import { replayCapsule } from "../src/engine/replay.ts";
 import { verifyRunCapsule } from "../src/engine/verify.ts";
-import { defaultEnvironment } from "../src/platform/environment.ts";
+import { defaultEnvironment } from "../src/host/environment.ts";
 import { writeMcpPack } from "../src/mcp/_test-mcp.ts";
 
 const root = new URL("../", import.meta.url).pathname;

@@ -8,24 +8,24 @@ import { buildSync } from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
 import { allSuites, FINGERPRINTS_FILE } from "../lib/all.ts";
 import type { ConformanceIO } from "../lib/types.ts";
-import { installNativeSha256 } from "../../src/platform/native-sha256.ts";
-import { setStepWorkerUrl, StepThreadPool } from "../../src/platform/step-thread.ts";
+import { setSha256Backend } from "../../src/canonical/sha256.ts";
+import { nativeSha256Backend } from "../../src/platform/native-sha256.ts";
+import { StepThreadPool } from "../../src/host/step-thread.ts";
 
-installNativeSha256();
+setSha256Backend(nativeSha256Backend); // the cases hash as an engine call on Node does (the same digests either way)
 const root = new URL("../", import.meta.url);
 let stepWorker: string | null = null;
 const io: ConformanceIO = {
   readBytes: (p) => new Uint8Array(readFileSync(new URL(p, root))),
   readText: (p) => readFileSync(new URL(p, root), "utf8"),
   list: (p) => readdirSync(new URL(p, root)).sort(),
-  // Node cannot start a worker from TypeScript: the step thread runs a bundle of src/platform/step-worker.ts.
+  // Node cannot start a worker from TypeScript: the step thread runs a bundle of src/host/step-worker.ts.
   stepThreads: (size) => {
     if (stepWorker === null) {
       stepWorker = fileURLToPath(new URL(`../node_modules/.cache/reach-wasm-step-worker-${process.pid}/step-worker.js`, root));
-      buildSync({ entryPoints: [fileURLToPath(new URL("../src/platform/step-worker.ts", root))], bundle: true, format: "esm", platform: "node", target: "node20", outfile: stepWorker, logLevel: "error", external: ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@bytecodealliance/*"] });
-      setStepWorkerUrl(pathToFileURL(stepWorker));
+      buildSync({ entryPoints: [fileURLToPath(new URL("../src/host/step-worker.ts", root))], bundle: true, format: "esm", platform: "node", target: "node20", outfile: stepWorker, logLevel: "error", external: ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@bytecodealliance/*"] });
     }
-    return new StepThreadPool(size);
+    return new StepThreadPool(size, { workerUrl: pathToFileURL(stepWorker) });
   },
 };
 afterAll(() => {

@@ -19,6 +19,7 @@ import { runPack } from "../../src/engine/coordinator.ts";
 import { replayCapsule } from "../../src/engine/replay.ts";
 import { loadPack } from "../../src/engine/pack.ts";
 import { readQuickJsEngineWasm } from "../../src/platform/quickjs-engine.ts";
+import { nativeSha256Backend } from "../../src/platform/native-sha256.ts";
 import { readPythonWasm } from "../../src/platform/python-engine.ts";
 import { WasmToolRunner } from "../../src/sandbox/wasi/runner.ts";
 
@@ -52,7 +53,7 @@ export function tenStepPack(): Map<string, Uint8Array> {
 export async function benchEngine(log: (line: string) => void): Promise<{ runMs: number; floorMs: number; replayMs: number; processMs: number | null }> {
   const loaded = await loadPack(tenStepPack());
   const wasm = loaded.tools.get("wordcount")!.code;
-  const env = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };
+  const env = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm, sha256: nativeSha256Backend };
   const run = async () => {
     const r = await runPack({ loaded, env });
     if (r.status !== "COMPLETED") throw new Error(`bench run ${r.status}: ${r.error?.message}`);

@@ -11,6 +11,7 @@ import { runPack } from "../../src/engine/coordinator.ts";
 import { loadPack } from "../../src/engine/pack.ts";
 import type { LoadedPack } from "../../src/engine/pack.ts";
 import { readQuickJsEngineWasm } from "../../src/platform/quickjs-engine.ts";
+import { nativeSha256Backend } from "../../src/platform/native-sha256.ts";
 
 const root = new URL("../../", import.meta.url);
 const enc = new TextEncoder();
@@ -45,7 +46,7 @@ export async function benchSteps(log: (line: string) => void, rounds = 5): Promi
   const sizes = [10, 50, 100];
   const packs = new Map<number, LoadedPack>();
   for (const n of sizes) packs.set(n, await loadPack(stepsPack(n)));
-  const env = { quickjsEngine: readQuickJsEngineWasm };
+  const env = { quickjsEngine: readQuickJsEngineWasm, sha256: nativeSha256Backend };
   const perStep = new Map<number, number[]>(sizes.map((n) => [n, []]));
   for (let r = -1; r < rounds; r++) {
     for (const n of sizes) {

@@ -9,7 +9,7 @@
 //   `__reachImport` (a script compiled by `vm` has no dynamic-import host of its own).
 // - `engine-worker.mjs` and `step-worker.mjs` (the engine and step threads) and `conformance-cases.mjs` (the
 //   runtime-neutral cases of conformance/lib/ that `reach-wasm conformance` runs in process): ESM entries + chunks,
-//   `.mjs` because the folder is CommonJS (src/platform/_sibling.ts finds them).
+//   `.mjs` because the folder is CommonJS (src/platform/sibling.ts finds them).
 // binaryen (14 MB, loaded only to instrument a module the fuel cache has not seen), Ajv (only for schemas the small
 // validator does not cover), QuickJS (its variant is located through its package), jco with its WASI shim (loaded
 // only to transpile a component the glue cache has not seen; it finds its own .wasm files beside its modules) and
@@ -125,7 +125,7 @@ export async function bundleCli({ outdir, minify = true, train = true }) {
   writeFileSync(join(outdir, "package.json"), `${JSON.stringify({ type: "commonjs" })}\n`);
   await build({
     ...common,
-    entryPoints: [join(root, "src/platform/engine-worker.ts"), join(root, "src/platform/step-worker.ts"), { in: join(root, "conformance/lib/all.ts"), out: "conformance-cases" }],
+    entryPoints: [join(root, "src/host/engine-worker.ts"), join(root, "src/host/step-worker.ts"), { in: join(root, "conformance/lib/all.ts"), out: "conformance-cases" }],
     splitting: true,
     format: "esm",
     outdir,

@@ -12,11 +12,10 @@ import { DEFAULT_ARCHIVE_LIMITS } from "../engine/host-api.ts";
 import { replayCapsule } from "../engine/replay.ts";
 import { packTrust } from "../engine/pack.ts";
 import { readHostFile } from "../platform/files.ts";
-import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
-import { readPythonWasm } from "../platform/python-engine.ts";
+import { defaultEnvironment } from "../host/environment.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { CliIO } from "./io.ts";
-import { loadHostPack } from "../platform/host-pack.ts";
+import { loadHostPack } from "../host/host-pack.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
 import { createProgress } from "./progress.ts";
 import { isLargeRun } from "./run-source.ts";
@@ -56,7 +55,7 @@ export async function runReplayCommand(argv: readonly string[], io: CliIO): Prom
   try {
     const capsule = await progress.task(`reading ${target}`, () => readCapsuleFile(target), { announce: await isLargeRun(target) });
     const label = flags.has("--no-exec") ? "checking the capsule" : "replaying";
-    report = await progress.task(label, () => replayCapsule(capsule, { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm }, { noExec: flags.has("--no-exec"), onProgress: progress.run }));
+    report = await progress.task(label, () => replayCapsule(capsule, defaultEnvironment(), { noExec: flags.has("--no-exec"), onProgress: progress.run }));
   } finally {
     progress.done();
   }

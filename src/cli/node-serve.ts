@@ -16,8 +16,7 @@ import type { NodeState } from "../federation/state.ts";
 import { pullRevocations, startRevocationSync } from "../federation/sync.ts";
 import { readHostFile } from "../platform/files.ts";
 import { serveHttp } from "../platform/http-server.ts";
-import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
-import { readPythonWasm } from "../platform/python-engine.ts";
+import { defaultEnvironment } from "../host/environment.ts";
 import { abortOnSignals } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { CliIO } from "./io.ts";
@@ -78,7 +77,7 @@ export async function startNode(opts: StartNodeOptions): Promise<RunningNode> {
   const interval = opts.pullIntervalMs ?? DEFAULT_PULL_INTERVAL_MS;
   if (!Number.isSafeInteger(interval) || interval < 1 || interval > MAX_PULL_INTERVAL_MS) throw new ReachError("PROTO_INVALID_ARGUMENT", `--pull-interval must be 0.001..${MAX_PULL_INTERVAL_MS / 1000} seconds so that revocations are honoured within 60 s`);
   const nonces = new NonceBook(wallClock, await state.nonces());
-  const app = createNodeApp({ state, self, now: wallClock, nonces, host: { env: { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm }, fetch: (url, init) => fetch(url, init) }, ...(opts.log === undefined ? {} : { log: opts.log }) });
+  const app = createNodeApp({ state, self, now: wallClock, nonces, host: { env: defaultEnvironment(), fetch: (url, init) => fetch(url, init) }, ...(opts.log === undefined ? {} : { log: opts.log }) });
   // peers address the node by its endpoint's host: allowed besides the listen address
   const endpoint = new URL(self.identity.endpoint);
   const allowedHosts = [`${endpoint.hostname}:${endpoint.port === "" ? (endpoint.protocol === "https:" ? 443 : 80) : endpoint.port}`, ...(opts.allowedHosts ?? [])];

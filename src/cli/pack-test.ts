@@ -9,7 +9,7 @@
 import { canonicalize } from "../engine/host-api.ts";
 import { loadPackFrom, runEngine } from "../engine/engine.ts";
 import { packTrust } from "../engine/pack.ts";
-import { defaultEnvironment } from "../platform/environment.ts";
+import { defaultEnvironment } from "../host/environment.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { packTestFiles, parsePackTestCase } from "../protocol/pack-test.ts";
@@ -19,7 +19,7 @@ import type { CliIO } from "./io.ts";
 import { bad } from "./pack-args.ts";
 import type { PackOpts } from "./pack-args.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
-import { progressSignals } from "../platform/signal-hook.ts";
+import { progressSignals } from "../host/signal-points.ts";
 
 /** One case's result. */
 export type PackTestResult = { name: string; passed: boolean; durationMs: number; status: string; detail: string };

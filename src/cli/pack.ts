@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { bytesToHex } from "../engine/host-api.ts";
 import { packTrust } from "../engine/pack.ts";
 import { checkPackSources } from "../engine/source-check.ts";
-import { defaultEnvironment } from "../platform/environment.ts";
+import { defaultEnvironment } from "../host/environment.ts";
 import { readPrivateKeyFile } from "../platform/files.ts";
 import { writeFileAtomic } from "../platform/write.ts";
 import { parsePrivateKeyFile } from "../engine/host-api.ts";
@@ -21,7 +21,7 @@ import { formatPackSignature, PACK_SIGNATURE_PATH, signPack } from "../engine/ho
 import type { CliIO } from "./io.ts";
 import { bad, parsePackArgs } from "./pack-args.ts";
 import type { PackOpts as Opts } from "./pack-args.ts";
-import { loadHostPack } from "../platform/host-pack.ts";
+import { loadHostPack } from "../host/host-pack.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
 import { createProgress } from "./progress.ts";
 

@@ -11,7 +11,7 @@ import { terminalInfo } from "../platform/terminal.ts";
 import type { TerminalInfo } from "../platform/terminal.ts";
 import { rawIO } from "./io.ts";
 import type { CliIO } from "./io.ts";
-import { monotonicMs } from "../platform/real-clock.ts";
+import { processClock } from "../platform/real-clock.ts";
 
 /** A progress reporter for one command. */
 export type Progress = {
@@ -88,11 +88,11 @@ const SILENT: Progress = { status() {}, line() {}, run() {}, task: async (_l, fn
 /**
  * A progress reporter for a command.
  * @param io the command's streams (`quiet` silences it; `terminal.stderr` makes it one line in place)
- * @param now the clock for elapsed times (default the real clock's `monotonicMs`)
+ * @param now the clock for elapsed times (default the process's real clock)
  * @returns the reporter; call `done()` when the command ends (a `finally`)
  * @example const progress = createProgress(io); try { … progress.run(p) … } finally { progress.done(); }
  */
-export function createProgress(io: CliIO, now: () => number = monotonicMs): Progress {
+export function createProgress(io: CliIO, now: () => number = processClock.monotonicMs): Progress {
   if (io.quiet === true) return SILENT;
   return io.terminal?.stderr === true ? ttyProgress(io, io.terminal.columns, now) : plainProgress(io, now);
 }

@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import type { EngineRun } from "../engine/engine.ts";
-import { loopTurn } from "../platform/_loop-turn.ts";
+import { loopTurn } from "../platform/loop-turn.ts";
 import { stageDir, stageFile } from "../platform/write.ts";
 import type { StagedWrite } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";

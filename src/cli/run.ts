@@ -16,17 +16,18 @@
  * @module
  */
 import type { EngineRun } from "../engine/engine.ts";
-import { runIsolated } from "../platform/engine-thread.ts";
-import { coreCount } from "../platform/step-thread.ts";
+import { runIsolated } from "../host/engine-thread.ts";
+import { coreCount } from "../platform/threads.ts";
 import { readHostFile, readPrivateKeyFile } from "../platform/files.ts";
 import { prepareOutDir } from "../platform/out-dir.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
 import { readTrustStoreText } from "../platform/trust-file.ts";
-import { loopTurn } from "../platform/_loop-turn.ts";
-import { progressSignals, signalAt } from "../platform/signal-hook.ts";
+import { loopTurn } from "../platform/loop-turn.ts";
+import { signalAt } from "../platform/signal-hook.ts";
+import { progressSignals } from "../host/signal-points.ts";
 import { abortOnSignals } from "../platform/write.ts";
-import { stoppedAtEnd } from "../platform/engine-inline.ts";
-import type { WireRequest } from "../platform/engine-wire.ts";
+import { stoppedAtEnd } from "../host/engine-inline.ts";
+import type { WireRequest } from "../host/engine-wire.ts";
 import { writeRunResults } from "./run-results.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { CliIO } from "./io.ts";

@@ -1,9 +1,9 @@
 /**
  * The real clock (internal): what the engine reads for evidence and for when to stop, never for what is hashed
- * (durations in run files, the wall-clock watchdog, how long a run may hold the CLI's thread). `performance` by
- * default; a platform may install a cheaper source: on Node the first read of `performance` loads its perf_hooks
- * modules, ~1 ms of a short CLI run, so the CLI installs `process.hrtime` and `Date.now` (`src/platform/real-clock.ts`).
- * Every reader goes through here, so two readings always come from the same source.
+ * (durations in run files, the wall-clock watchdog, how long a run may hold the CLI's thread). A platform hands in its
+ * own (`EngineEnvironment.clock`): on Node the first read of `performance` loads its perf_hooks modules, ~1 ms of a
+ * short CLI run, so Node's and Deno's is `process.hrtime` and `Date.now` (`src/platform/real-clock.ts`). A run reads
+ * one clock throughout, so two of its readings always come from the same source; without one, `performance`.
  * @module
  */
 
@@ -15,19 +15,11 @@ export type RealClock = {
   epochMs(): number;
 };
 
-let clock: RealClock = {
+/** The web-standard clock: `performance`. */
+const clock: RealClock = {
   monotonicMs: () => performance.now(),
   epochMs: () => performance.timeOrigin + performance.now(),
 };
-
-/**
- * Install the real clock of this process (before anything reads it).
- * @param next the clock
- * @example setRealClock({ monotonicMs: () => performance.now(), epochMs: () => performance.timeOrigin + performance.now() });
- */
-export function setRealClock(next: RealClock): void {
-  clock = next;
-}
 
 /**
  * Milliseconds from an arbitrary origin, monotonic.

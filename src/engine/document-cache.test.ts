@@ -7,10 +7,16 @@ import { SCHEMA_REVISION } from "../protocol/_schema-revision.ts";
 import { BlueprintSchema } from "../protocol/plan.ts";
 import { PackSchema } from "../protocol/pack.ts";
 import { parseOrThrow } from "../protocol/parse.ts";
-import { isPureJson, setDocumentStore, validatedDocument } from "./document-cache.ts";
+import { isPureJson, validatedDocument as validatedWith } from "./document-cache.ts";
 import type { DocumentStore } from "./document-cache.ts";
-import { loadPack } from "./pack.ts";
+import { loadPack as loadPackWith } from "./pack.ts";
 import { packFromDisk } from "./_test-pack.ts";
+
+// The store the platform hands in (`EngineEnvironment.documents`), as each call below is given it.
+let current: DocumentStore | null = null;
+const setDocumentStore = (s: DocumentStore | null): void => void (current = s);
+const validatedDocument = <T>(kind: string, doc: unknown, validate: () => T): Promise<T> => validatedWith(kind, doc, validate, current);
+const loadPack = (files: Map<string, Uint8Array>) => loadPackWith(files, current === null ? {} : { documents: current });
 
 /** An in-memory store that counts what it is asked. */
 function memoryStore(): DocumentStore & { entries: Map<string, Uint8Array>; gets: number; sets: number } {

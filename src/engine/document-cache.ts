@@ -9,8 +9,8 @@
  *   than −0, no accessor. Anything else (a planner's odd object, −0, which JSON text cannot keep) is validated every
  *   time, so a hit returns exactly what validating would.
  * - **Only valid documents** are kept: a refused one is validated again, for its message.
- * - **The store** is the platform's (`setDocumentStore`; on Node and Deno the HMAC-authenticated disk store of
- *   `src/platform/document-store.ts`, trusted only after its checks). Without one, every document is validated.
+ * - **The store** is the platform's (`EngineEnvironment.documents`; on Node and Deno the HMAC-authenticated disk store
+ *   of `src/platform/document-store.ts`, trusted only after its checks). Without one, every document is validated.
  *   Any failure of the store is a miss.
  * @module
  */
@@ -22,17 +22,6 @@ export type DocumentStore = {
   get(key: string): Promise<Uint8Array | null>;
   set(key: string, bytes: Uint8Array): Promise<void>;
 };
-
-let store: DocumentStore | null = null;
-
-/**
- * Install (or remove, with null) the store of validated documents for this process.
- * @param next the store
- * @example setDocumentStore({ get: async () => null, set: async () => {} });
- */
-export function setDocumentStore(next: DocumentStore | null): void {
-  store = next;
-}
 
 const MAX_DEPTH = 200;
 
@@ -64,12 +53,13 @@ export function isPureJson(value: unknown, depth = 0): boolean {
  * @param kind what the document is (`pack`, `plan`): part of the key
  * @param document the untrusted document
  * @param validate the validation (zod; throws a `ReachError` when the document is invalid)
+ * @param store where validated documents are kept (none: validate every time)
  * @returns what `validate` returns (or returned) for this document
  * @throws whatever `validate` throws
  * @example const pack = await validatedDocument("pack", document, () => parseOrThrow(PackSchema(), document, "PACK_INVALID_MANIFEST", "reach.json"));
  */
-export async function validatedDocument<T>(kind: string, document: unknown, validate: () => T): Promise<T> {
-  const s = store;
+export async function validatedDocument<T>(kind: string, document: unknown, validate: () => T, store?: DocumentStore | null): Promise<T> {
+  const s = store ?? null;
   if (s === null || !isPureJson(document)) return validate();
   const key = `${kind}-${SCHEMA_REVISION}-${sha256Hex(new TextEncoder().encode(JSON.stringify(document)))}`;
   const hit = await s.get(key).catch(() => null);

@@ -15,7 +15,7 @@ import { runPack } from "./coordinator.ts";
 import { loadPack, packTrust } from "./pack.ts";
 import type { LoadedPack, PackTrust } from "./pack.ts";
 import { runFiles, runResult } from "./run-files.ts";
-import { turnLoop } from "./runners.ts";
+import { packLoading, turnLoop, useHashing } from "./runners.ts";
 import type { EngineEnvironment } from "./runners.ts";
 import type { RunProgress, RunRecord, RunRequest, RunStatus, SessionChain } from "./types.ts";
 import { Session } from "./session.ts";
@@ -147,15 +147,15 @@ async function packFiles(source: PackSource): Promise<ReadonlyMap<string, Uint8A
  * @throws ReachError `PACK_*` / `PROTO_VERSION_MISMATCH` for a pack that cannot run
  * @example
  * ```ts
- * import { defaultEnvironment, readPackFiles } from "../platform/node.ts";
+ * import { defaultEnvironment, readPackFiles } from "../host/node.ts";
  * const loaded = await loadPackFrom(defaultEnvironment(), { files: await readPackFiles("packs/hello") });
  * console.log(loaded.pack.id, loaded.packDigest);
  * ```
  */
 export async function loadPackFrom(env: EngineEnvironment, source: PackSource): Promise<LoadedPack> {
+  useHashing(env);
   const files = await packFiles(source);
-  const load = env.components;
-  return await loadPack(files, load === undefined ? {} : { prepareComponent: async (code) => void (await load(code)) });
+  return await loadPack(files, packLoading(env));
 }
 
 /**
@@ -168,7 +168,7 @@ export async function loadPackFrom(env: EngineEnvironment, source: PackSource): 
  *   or the tools do ends in the run's status instead
  * @example
  * ```ts
- * import { defaultEnvironment, readPackFiles } from "../platform/node.ts";
+ * import { defaultEnvironment, readPackFiles } from "../host/node.ts";
  * const run = await runEngine(defaultEnvironment(), { pack: { files: await readPackFiles("packs/hello") }, input: { text: "a b c" } });
  * console.log(run.status, run.runHash, run.capsule.name);
  * ```
@@ -290,7 +290,7 @@ export type EngineSession = {
  * @throws ReachError for a pack that cannot run at all (`PACK_*`, `PROTO_*`, `PACK_INVALID_SIGNATURE`)
  * @example
  * ```ts
- * import { defaultEnvironment, readPackFiles } from "../platform/node.ts";
+ * import { defaultEnvironment, readPackFiles } from "../host/node.ts";
  * const session = await openSession(defaultEnvironment(), { pack: { files: await readPackFiles("packs/hello") } });
  * const answer = await session.call("wordcount", { text: "a b c" });
  * const run = await session.close(); // run.capsule.bytes holds the calls as the capsule's plan

@@ -76,6 +76,8 @@ export type ExecutorRunState = {
   readonly watchdogFactor?: number;
   /** The fuel left in the run's budget (`manifest.policies.maxExecutionTime` × FUEL_PER_MS), if it bounds this step. */
   readonly runFuelLeft?: () => bigint;
+  /** The real clock in ms (`EngineEnvironment.clock`; default `performance`): durations and the watchdog, never hashed. */
+  readonly now?: () => number;
 };
 
 /** Everything the coordinator needs to record one executed step. */
@@ -169,11 +171,12 @@ export async function executeEnvelope(
   state: ExecutorRunState,
   invocationId: string,
 ): Promise<StepExecution> {
-  const started = monotonicMs(); // wall clock: evidence only, never hashed
+  const now = state.now ?? monotonicMs;
+  const started = now(); // wall clock: evidence only, never hashed
   const clock = state.clock.fork();
   const base = { invocationId, toolOutput: null, toolError: null, violation: null, artifacts: [], log: "", fuelUsed: 0n, module: null };
   const finish = (x: Omit<StepExecution, "durationMs" | "result" | "hostCalls" | "clockEndMs">, output?: JsonValue): StepExecution => {
-    const durationMs = Math.max(0, Math.round(monotonicMs() - started));
+    const durationMs = Math.max(0, Math.round(now() - started));
     const metrics = { duration_ms: durationMs, fuel_used: Number(x.fuelUsed) };
     let result: ExecutionResult;
     if (x.stepError === null) result = { envelope_id: envelope.id, status: "success", output, artifacts: [...x.artifacts], metrics };
@@ -204,6 +207,7 @@ export async function executeEnvelope(
     limitMs: (envelope.timeout_ms + WATCHDOG_GRACE_MS) * (state.watchdogFactor ?? 1),
     ...(state.interrupted === undefined ? {} : { interrupted: state.interrupted }),
     ...(state.signal === undefined ? {} : { signal: state.signal }),
+    ...(state.now === undefined ? {} : { now: state.now }),
   });
   const meter = new FuelMeter({ budget, ...stops.meter, stopAt: state.stopPoints?.get(invocationId) ?? null });
   try {

@@ -34,6 +34,8 @@ export type InlineBudget = {
    * (`EngineEnvironment.turn`; default: two zero-delay timers, the second after the loop's poll for signals).
    */
   turn?: (last?: boolean) => Promise<void>;
+  /** The real clock in ms (`EngineEnvironment.clock`; default `performance`). */
+  now?: () => number;
 };
 
 /** How the run goes on elsewhere: its progress (what the attempt reported is skipped), and where to stop. */
@@ -69,9 +71,10 @@ export function holdWatch(budget: InlineBudget): { begin(): Hold; over(hold: Hol
   const loop = { at: 0, cpu: 0, users: 0, quiet: 0, timer: undefined as ReturnType<typeof setInterval> | undefined };
   const cpu = budget.cpuMs ?? (() => 0);
   const base = budget.turn ?? twoTimers;
+  const now = budget.now ?? monotonicMs;
   const turned = (): void => {
     if (loop.quiet > 0) return;
-    loop.at = monotonicMs();
+    loop.at = now();
     loop.cpu = cpu();
   };
   return {
@@ -80,10 +83,10 @@ export function holdWatch(budget: InlineBudget): { begin(): Hold; over(hold: Hol
         turned();
         loop.timer = setInterval(turned, 10);
       }
-      return { at: monotonicMs(), cpu: cpu() }; // attempts started one after another on a busy loop each get the budget
+      return { at: now(), cpu: cpu() }; // attempts started one after another on a busy loop each get the budget
     },
     over: (hold) => {
-      if (monotonicMs() - Math.max(loop.at, hold.at) <= budget.ms) return false;
+      if (now() - Math.max(loop.at, hold.at) <= budget.ms) return false;
       return budget.cpuMs === undefined || cpu() - Math.max(loop.cpu, hold.cpu) > budget.ms;
     },
     end: () => {

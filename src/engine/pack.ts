@@ -29,6 +29,8 @@ import { validatedDocument } from "./document-cache.ts";
 import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignature } from "../trust/pack-signature.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 import { isInfraTool } from "../sandbox/infra/runner.ts";
+import type { ComponentGlueStore } from "../sandbox/component/store.ts";
+import type { DocumentStore } from "./document-cache.ts";
 import type { JsonObject } from "../protocol/json.ts";
 import { resolveDependencies } from "./dependencies.ts";
 import type { ResolvedDependency } from "./dependencies.ts";
@@ -94,6 +96,10 @@ export type LoadPackOptions = {
    * `src/sandbox/component/load.ts` — jco transpiles it, its glue is checked, the result is cached).
    */
   prepareComponent?: (code: Uint8Array, toolName: string) => Promise<void>;
+  /** Where validated `reach.json` documents are kept (`document-cache.ts`; default: validate every time). */
+  documents?: DocumentStore;
+  /** Where the default `prepareComponent` keeps component glue (default: memory only). */
+  componentGlue?: ComponentGlueStore;
 };
 
 /** The component-model preamble: `\0asm`, version 0x0d, layer 1. */
@@ -101,7 +107,9 @@ const COMPONENT_PREAMBLE = [0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00];
 
 /** A component tool's glue, made at load time: any failure is the pack's (`PACK_MALFORMED`, naming the tool). */
 async function prepareComponentTool(name: string, def: ToolDefinition, code: Uint8Array, options: LoadPackOptions): Promise<void> {
-  const prepare = options.prepareComponent ?? (await import("../sandbox/component/load.ts")).prepareComponent;
+  const glue = options.componentGlue ?? null;
+  const prepare: (code: Uint8Array, tool: string) => Promise<void> =
+    options.prepareComponent ?? (await import("../sandbox/component/load.ts").then((m) => (c: Uint8Array, tool: string) => m.prepareComponent(c, tool, glue)));
   try {
     await prepare(code, name);
   } catch (err) {
@@ -217,7 +225,7 @@ export async function loadPack(files: ReadonlyMap<string, Uint8Array>, options: 
   const id = (raw as { id?: unknown }).id;
   const upgraded = upgradePackDocument(raw, `${PACK_FILE}${typeof id === "string" ? ` of pack ${JSON.stringify(id.slice(0, 100))}` : ""}`); // seed 003 §9.2
   const document = upgraded.document;
-  const pack = deepFreeze(await validatedDocument("pack", document, () => parseOrThrow(PackSchema(), document, "PACK_INVALID_MANIFEST", PACK_FILE)));
+  const pack = deepFreeze(await validatedDocument("pack", document, () => parseOrThrow(PackSchema(), document, "PACK_INVALID_MANIFEST", PACK_FILE), options.documents));
   const deps = resolveDependencies(pack.dependencies ?? [], files); // seed 003 §4.1, offline (dependencies.ts)
   warnings.push(...deps.warnings);
   const schemas = Object.values(pack.tools).flatMap((d) => [d.inputSchema, d.outputSchema]).filter((x) => x !== undefined);

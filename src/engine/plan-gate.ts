@@ -29,6 +29,7 @@ import { BlueprintSchema } from "../protocol/plan.ts";
 import type { Blueprint } from "../protocol/plan.ts";
 import { deepFreeze } from "./pack.ts";
 import { validatedDocument } from "./document-cache.ts";
+import type { DocumentStore } from "./document-cache.ts";
 import { approvalPlanHash, approves } from "../trust/approval.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 import { compileSchema, isLiteSchema, loadFullValidator } from "./schema-check.ts";
@@ -58,6 +59,8 @@ export type GateOptions = {
   approvals?: { records: readonly unknown[]; store: TrustStore | null; anyKey?: boolean };
   /** The run's intent and the MIME types each tool generates (seed 004 plan validation). */
   intent?: { intent: RunIntent | null; generates: ReadonlyMap<string, readonly string[]> };
+  /** Where validated plans are kept (`document-cache.ts`; `gatePlanAsync` only; default: validate every time). */
+  documents?: DocumentStore;
 };
 
 /** A plan that passed the gate, with its lock. */
@@ -208,7 +211,7 @@ export async function gatePlanAsync(document: unknown, options: GateOptions): Pr
   if (Array.isArray(steps) && steps.some((s) => s !== null && typeof s === "object" && typeof (s as { return_spec?: unknown }).return_spec === "object" && (s as { return_spec: unknown }).return_spec !== null && !isLiteSchema((s as { return_spec: Record<string, unknown> }).return_spec))) {
     await loadFullValidator();
   }
-  return gateParsed(await validatedDocument("plan", document, () => parsePlan(document)), options);
+  return gateParsed(await validatedDocument("plan", document, () => parsePlan(document), options.documents), options);
 }
 
 /**

@@ -94,7 +94,7 @@ export type PlanRequestOptions = {
   /** Fuel units per millisecond of timeout. */
   fuelPerMs: bigint;
   /** The run's stops: its abort (signal, interrupt) and, in a replay, the recorded stop points. */
-  state?: Pick<ExecutorRunState, "interrupted" | "signal" | "stopPoints" | "watchdogFactor">;
+  state?: Pick<ExecutorRunState, "interrupted" | "signal" | "stopPoints" | "watchdogFactor" | "now">;
 };
 
 /**
@@ -130,6 +130,7 @@ export async function makePlan(options: PlanRequestOptions): Promise<unknown> {
     limitMs: (PLANNER_TIMEOUT_MS + WATCHDOG_GRACE_MS) * (state.watchdogFactor ?? 1),
     ...(state.interrupted === undefined ? {} : { interrupted: state.interrupted }),
     ...(state.signal === undefined ? {} : { signal: state.signal }),
+    ...(state.now === undefined ? {} : { now: state.now }),
   });
   const budget = BigInt(PLANNER_TIMEOUT_MS) * options.fuelPerMs;
   const meter = new FuelMeter({ budget, ...stops.meter, stopAt: state.stopPoints?.get(invocationId) ?? null });

@@ -23,13 +23,13 @@ import type { CapsuleRequest } from "./capsule.ts";
 import { runPack } from "./coordinator.ts";
 import { loadPack } from "./pack.ts";
 import type { LoadPackOptions } from "./pack.ts";
+import { packLoading, realNow, useHashing } from "./runners.ts";
 import type { EngineEnvironment } from "./runners.ts";
 import type { RunProgress, RunRecord, RunRequest, RunStatus } from "./types.ts";
 import { Session } from "./session.ts";
 import { chainOfCapsule } from "./session-chain.ts";
 import type { AbortPoint, ReplayDirectives } from "./run.ts";
 import type { StopPoint } from "../sandbox/fuel/mod.ts";
-import { monotonicMs } from "../determinism/real-clock.ts";
 
 /**
  * Where a replay first differed from the recording: the event (index, step), the first differing field of it, the
@@ -217,14 +217,15 @@ function invalid(message: string, details: Record<string, unknown> = {}): ReachE
  * @example
  * ```ts
  * import { readRunCapsule } from "../capsule/run-capsule.ts";
- * import { defaultEnvironment } from "../platform/node.ts";
+ * import { defaultEnvironment } from "../host/node.ts";
  * declare const bytes: Uint8Array; // a capsule's .tar.gz bytes
  * const report = await replayCapsule(readRunCapsule(bytes), defaultEnvironment());
  * console.log(report.matches ? `same run hash ${report.runHash}` : report.divergence?.message);
  * ```
  */
 export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment, options: { noExec?: boolean; now?: () => number; onProgress?: (p: RunProgress) => void; parallel?: number } & LoadPackOptions = {}): Promise<ReplayReport> {
-  const now = options.now ?? monotonicMs;
+  useHashing(env);
+  const now = options.now ?? realNow(env);
   const started = now();
   const expected = capsule.index.runHash;
   if (options.noExec === true) {
@@ -254,7 +255,8 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
   } catch {
     throw invalid(`${REQUEST_ENTRY} is not a replay request document`);
   }
-  const loaded = await loadPack(entriesUnder(capsule.entries, PACK_PREFIX), options);
+  const { prepareComponent: _fromEnv, ...stores } = packLoading(env); // a replay checks components with `options`
+  const loaded = await loadPack(entriesUnder(capsule.entries, PACK_PREFIX), { ...stores, ...options });
   const replay = { ...replayDirectives(recorded), audit: recordedHasAudit(capsule), runDocument: capsule.entries.has(RUN_DOC_ENTRY) };
   const player = new TapePlayer(readTapeJsonl(capsule.entries.get(TAPE_ENTRY) ?? new Uint8Array()), entriesUnder(capsule.entries, BLOB_PREFIX));
   const runRequest: RunRequest = {

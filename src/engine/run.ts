@@ -43,7 +43,7 @@ import { DEFAULT_MAX_STEPS, gatePlanAsync } from "./plan-gate.ts";
 import type { GatedPlan } from "./plan-gate.ts";
 import { makePlan, plannerContext, plannerInvocationId } from "./planner.ts";
 import type { ReplanContext } from "./planner.ts";
-import { runRunners, turnLoop } from "./runners.ts";
+import { realNow, runRunners, turnLoop } from "./runners.ts";
 import { INFRA_TOOL_NAMES, infraRefusal } from "./infra-tools.ts";
 import { classifyIntent, queryOf } from "./intent.ts";
 import type { RunIntent } from "./intent.ts";
@@ -139,7 +139,7 @@ export class Run {
   readonly #request: RunRequest;
   readonly #runners: ReturnType<typeof runRunners>;
   /** What the planner's invocation shares with the run: its stops. */
-  readonly #state: Pick<ExecutorRunState, "interrupted" | "signal" | "stopPoints" | "watchdogFactor">;
+  readonly #state: Pick<ExecutorRunState, "interrupted" | "signal" | "stopPoints" | "watchdogFactor" | "now">;
   readonly #clock: VirtualClock;
   readonly #initial: WorkspaceImage;
   readonly #initialMemory: ReadonlyMap<string, string>;
@@ -159,7 +159,8 @@ export class Run {
   private constructor(request: RunRequest) {
     const { loaded } = request;
     this.#request = request;
-    this.wallClock = request.wallClock ?? epochMs;
+    const clock = request.env.clock;
+    this.wallClock = request.wallClock ?? (clock === undefined ? epochMs : () => clock.epochMs());
     this.#real = { createdAt: this.wallClock(), startedAt: null, completedAt: 0 };
     // The input as its canonical copy (conformance/HASHING.md "What a tool sees"): what the run hands on — to the
     // planner, to `$input` references, to tools — is then the same whatever key order or number spelling the caller
@@ -216,6 +217,7 @@ export class Run {
     this.parallel = request.parallel ?? 1;
     this.#state = {
       interrupted: () => this.interrupted(),
+      now: realNow(request.env),
       ...(request.replay === undefined ? {} : { stopPoints: request.replay.stops, watchdogFactor: 10 }),
       ...(request.resume === undefined ? {} : { stopPoints: request.resume.stops }),
       ...(request.signal === undefined ? {} : { signal: request.signal }),
@@ -324,6 +326,7 @@ export class Run {
       // In a replay the approvals are the recorded ones, whose trust was decided (and recorded) at run time.
       approvals: { records: this.#request.approvals ?? [], store: this.#request.trustStore ?? null, anyKey: this.#request.replay !== undefined },
       intent: { intent: this.intent, generates: new Map([...loaded.tools].map(([n, t]) => [n, "generates" in t.definition ? (t.definition.generates ?? []) : []])) },
+      ...(this.#request.env.documents === undefined ? {} : { documents: this.#request.env.documents }),
     });
     const refused = infraRefusal(g.plan.steps, this.#request.infraTools);
     if (refused !== null) throw new InfraRefused(refused);
@@ -431,6 +434,7 @@ export class Run {
       policy: this.policy,
       runnerFor: this.#runners.runnerFor,
       interrupted,
+      now: this.#state.now,
       signal: this.#request.signal === undefined ? signal : AbortSignal.any([signal, this.#request.signal]),
       ...(this.#request.fetch === undefined ? {} : { fetch: this.#request.fetch }),
     })));

@@ -11,13 +11,24 @@ import { WasmToolRunner } from "../sandbox/wasi/runner.ts";
 import type { Preopen } from "../sandbox/wasi/context.ts";
 import { TEMP_ROOT } from "../sandbox/workspace/workspace.ts";
 import type { StepTransaction } from "../sandbox/workspace/workspace.ts";
-import type { PackTool } from "./pack.ts";
+import type { LoadPackOptions, PackTool } from "./pack.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { InfraRunner } from "../sandbox/infra/runner.ts";
 import type { PythonRunner, PythonWasmSource } from "../sandbox/python/mod.ts";
 import type { StepPool } from "./step-job.ts";
+import type { DocumentStore } from "./document-cache.ts";
+import type { MeteredModuleStore } from "../sandbox/fuel/cache.ts";
+import type { ComponentGlueStore } from "../sandbox/component/store.ts";
+import { getSha256Backend, setSha256Backend } from "../canonical/sha256.ts";
+import type { Sha256Backend } from "../canonical/sha256.ts";
+import { monotonicMs } from "../determinism/real-clock.ts";
+import type { RealClock } from "../determinism/real-clock.ts";
 
-/** What the host platform provides to the engine. */
+/**
+ * What the host platform provides to the engine: the one way it is handed in (nothing is installed for a process;
+ * `reach-wasm/node`'s `defaultEnvironment` gives Node's and Deno's). Every field but the QuickJS engine is optional;
+ * the caches, the hashing backend and the clock are speed-ups only: a run's record is the same without them.
+ */
 export type EngineEnvironment = {
   /** The QuickJS engine's WebAssembly bytes or a loader (src/platform `readQuickJsEngineWasm`). */
   quickjsEngine: QuickJsRunnerOptions["engineWasm"];
@@ -42,7 +53,56 @@ export type EngineEnvironment = {
    * taken). Default: a zero-delay timer.
    */
   turn?: (last?: boolean) => Promise<void>;
+  /**
+   * Where validated pack and plan documents are kept between processes (`document-cache.ts`; any failure is a miss).
+   * Without it every document is validated.
+   */
+  documents?: DocumentStore;
+  /**
+   * Where fuel-instrumented modules are kept between processes (`src/sandbox/fuel/cache.ts`; any failure is a miss).
+   * Without it they are kept in memory only.
+   */
+  meteredModules?: MeteredModuleStore;
+  /**
+   * Where component glue is kept between processes (`src/sandbox/component/load.ts`; any failure is a miss), for the
+   * default `components`. Without it glue is kept in memory only.
+   */
+  componentGlue?: ComponentGlueStore;
+  /**
+   * The SHA-256 implementation (e.g. the runtime's native one). Hashing is called from every layer, so an engine call
+   * makes it the process's backend (`canonical/sha256.ts`, checked against a known answer first); every backend gives
+   * the same digests. Default: the portable one (`@noble/hashes`).
+   */
+  sha256?: Sha256Backend;
+  /**
+   * The real clock: durations in run files, watchdogs, when to stop; never what is hashed. Default `performance`
+   * (`src/determinism/real-clock.ts`).
+   */
+  clock?: RealClock;
 };
+
+/**
+ * Make the environment's SHA-256 backend the process's (see {@link EngineEnvironment.sha256}); a no-op when it gives
+ * none or it is already in use.
+ * @param env the platform
+ * @returns nothing
+ * @throws TypeError when the backend fails its known-answer test
+ * @example useHashing(env); // sha256Hex now runs on env.sha256
+ */
+export function useHashing(env: EngineEnvironment): void {
+  if (env.sha256 !== undefined && getSha256Backend() !== env.sha256) setSha256Backend(env.sha256);
+}
+
+/**
+ * The real clock's monotonic reading of this environment (see {@link EngineEnvironment.clock}).
+ * @param env the platform
+ * @returns milliseconds from an arbitrary origin, never going back
+ * @example const started = realNow(env)();
+ */
+export function realNow(env: EngineEnvironment): () => number {
+  const clock = env.clock;
+  return clock === undefined ? monotonicMs : () => clock.monotonicMs();
+}
 
 /**
  * One turn of the event loop, through the platform's `turn` (default: a zero-delay timer, which every runtime has).
@@ -63,27 +123,29 @@ export function turnLoop(env: EngineEnvironment, last = false): Promise<void> {
  * @returns `runnerFor(tool, step)` and `quickjs()` (the run's one QuickJS runner, also used by the planner)
  */
 export function runRunners(env: EngineEnvironment, roots: readonly string[] | null) {
+  useHashing(env);
   let quickjs: QuickJsRunner | null = null;
   let component: ToolRunner | null = null;
   let python: Promise<PythonRunner> | null = null;
   const getPython = (): Promise<PythonRunner> => {
     const source = env.pythonEngine;
     if (source === undefined) return Promise.reject(new ReachError("EXEC_RESOURCE_UNAVAILABLE", "this build has no Python sandbox: the platform gave the engine no pythonEngine (reach-wasm/node's defaultEnvironment does)"));
-    return (python ??= import("../sandbox/python/mod.ts").then((m) => new m.PythonRunner({ pythonWasm: source })));
+    return (python ??= import("../sandbox/python/mod.ts").then((m) => new m.PythonRunner({ pythonWasm: source, ...metered })));
   };
+  const metered = env.meteredModules === undefined ? {} : { meteredModules: env.meteredModules };
   let infra: InfraRunner | null = null;
   const preopens: Preopen[] | null = roots === null ? null : [...roots, TEMP_ROOT].map((r) => ({ guest: `/${r}`, path: r }));
-  const getQuickJs = (): QuickJsRunner => (quickjs ??= new QuickJsRunner({ engineWasm: env.quickjsEngine }));
+  const getQuickJs = (): QuickJsRunner => (quickjs ??= new QuickJsRunner({ engineWasm: env.quickjsEngine, ...metered }));
   const runnerFor = async (tool: PackTool, step: StepTransaction): Promise<ToolRunner> => {
     switch (tool.definition.kind) {
       case "wasm":
-        return new WasmToolRunner(preopens === null ? {} : { filesystem: () => ({ fs: step, preopens }) });
+        return new WasmToolRunner(preopens === null ? metered : { ...metered, filesystem: () => ({ fs: step, preopens }) });
       case "js":
         return getQuickJs();
       case "component": {
         if (component === null) {
           const { ComponentRunner } = await import("../sandbox/component/runner.ts");
-          component = new ComponentRunner(env.components === undefined ? {} : { load: env.components });
+          component = new ComponentRunner(env.components !== undefined ? { load: env.components } : env.componentGlue !== undefined ? { glueStore: env.componentGlue } : {});
         }
         return component;
       }
@@ -98,4 +160,20 @@ export function runRunners(env: EngineEnvironment, roots: readonly string[] | nu
     }
   };
   return { runnerFor, quickjs: getQuickJs };
+}
+
+/**
+ * What loading a pack takes from the platform (`loadPack`'s options): its components, and where validated documents
+ * and component glue are kept.
+ * @param env the platform
+ * @returns the load options
+ * @example const loaded = await loadPack(files, packLoading(env));
+ */
+export function packLoading(env: EngineEnvironment): LoadPackOptions {
+  const load = env.components;
+  return {
+    ...(load === undefined ? {} : { prepareComponent: async (code: Uint8Array) => void (await load(code)) }),
+    ...(env.documents === undefined ? {} : { documents: env.documents }),
+    ...(env.componentGlue === undefined ? {} : { componentGlue: env.componentGlue }),
+  };
 }

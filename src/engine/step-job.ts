@@ -108,6 +108,8 @@ export type StepJobContext = {
   readonly fetch?: FetchLike;
   readonly signal?: AbortSignal;
   readonly interrupted?: () => boolean;
+  /** The real clock in ms (`EngineEnvironment.clock`): durations and the watchdog, never hashed. */
+  readonly now?: () => number;
 };
 
 function wireExecution(x: StepExecution): WireExecution {
@@ -156,6 +158,7 @@ export async function runStepJob(job: StepJob, ctx: StepJobContext): Promise<Ste
     watchdogFactor: job.watchdogFactor,
     ...(job.stopAt === null ? {} : { stopPoints: new Map([[job.invocationId, { fuel: BigInt(job.stopAt.fuel), reason: job.stopAt.reason }]]) }),
     ...(ctx.interrupted === undefined ? {} : { interrupted: ctx.interrupted }),
+    ...(ctx.now === undefined ? {} : { now: ctx.now }),
     ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
     ...(ctx.fetch === undefined ? {} : { fetch: ctx.fetch }),
     ...(player === undefined ? {} : { player }),

@@ -14,7 +14,7 @@ import { replayCapsule } from "../engine/replay.ts";
 import { ErrorDocumentSchema } from "../protocol/error-details.ts";
 import { verifyRunCapsule } from "../engine/verify.ts";
 import type { EngineRun } from "../engine/engine.ts";
-import { openIsolatedSession } from "../platform/engine-thread.ts";
+import { openIsolatedSession } from "../host/engine-thread.ts";
 import { serveHttp } from "../platform/http-server.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
 import { readPythonWasm } from "../platform/python-engine.ts";

@@ -15,7 +15,7 @@ import type { EngineRun } from "../engine/engine.ts";
 import { replayCapsule } from "../engine/replay.ts";
 import { checkSessionChainLinks, SESSION_START, sessionLink } from "../engine/session-chain.ts";
 import { verifyRunCapsule } from "../engine/verify.ts";
-import { openIsolatedSession } from "../platform/engine-thread.ts";
+import { openIsolatedSession } from "../host/engine-thread.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
 import { readPythonWasm } from "../platform/python-engine.ts";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";

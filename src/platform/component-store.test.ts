@@ -6,12 +6,18 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { C_WORDCOUNT_CODE, C_WORDCOUNT_GLUE } from "../sandbox/component/_test-components.ts";
 import { encodeGlueDocument, parseGlueDocument } from "../sandbox/component/glue.ts";
-import { clearLoadedComponents, loadComponent, setComponentGlueStore } from "../sandbox/component/load.ts";
+import { clearLoadedComponents, loadComponent as loadWith } from "../sandbox/component/load.ts";
+import type { ComponentGlueStore } from "../sandbox/component/load.ts";
 import { diskComponentStore } from "./component-store.ts";
 
 let base: string;
 let dir: string;
 const warnings: string[] = [];
+
+// The store an environment hands the engine (`EngineEnvironment.componentGlue`), as each load below is given it.
+let current: ComponentGlueStore | null = null;
+const setComponentGlueStore = (s: ComponentGlueStore | null): void => void (current = s);
+const loadComponent = (code: Uint8Array) => loadWith(code, current);
 
 beforeEach(() => {
   base = mkdtempSync(join(tmpdir(), "reach-components-"));

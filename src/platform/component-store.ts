@@ -11,10 +11,8 @@
  * evaluated; anything that fails is transpiled again and overwritten, never executed.
  * @module
  */
-import process from "node:process";
-import type { ComponentGlueStore } from "../sandbox/component/store.ts";
-import { setComponentGlueStore } from "../sandbox/component/store.ts";
 import { authenticatedStore, cacheDir } from "./_authenticated-store.ts";
+import type { AuthenticatedStore } from "./_authenticated-store.ts";
 
 /**
  * The component cache directory, or null when disabled.
@@ -31,19 +29,9 @@ export function componentCacheDir(): string | null {
  * @param dir the directory (created 0700 on first use)
  * @param warn called once when the directory cannot be trusted
  * @returns the store
- * @example setComponentGlueStore(diskComponentStore("/home/me/.cache/reach-wasm/components"));
+ * @example const store = diskComponentStore("/home/me/.cache/reach-wasm/components");
  */
-export function diskComponentStore(dir: string, warn: (message: string) => void = () => {}): ComponentGlueStore {
+export function diskComponentStore(dir: string, warn: (message: string) => void = () => {}): AuthenticatedStore {
   return authenticatedStore(dir, { magic: "reachgl1", extension: ".json", keyFile: "components.key", label: "the component cache" }, warn);
 }
 
-/** Install the disk store for this process (no-op when disabled). */
-export function installComponentStore(): void {
-  let dir: string | null;
-  try {
-    dir = componentCacheDir();
-  } catch {
-    dir = null; // no home directory, no permission to read the environment: memory only
-  }
-  if (dir !== null) setComponentGlueStore(diskComponentStore(dir, (m) => process.stderr.write(m)));
-}

@@ -6,7 +6,7 @@
  * @module
  */
 import { spawn } from "node:child_process";
-import { siblingScript } from "./_sibling.ts";
+import { siblingScript } from "./sibling.ts";
 import type { ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { cp, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";

@@ -4,13 +4,18 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { setDocumentStore } from "../engine/document-cache.ts";
-import { loadPack } from "../engine/pack.ts";
+import type { DocumentStore } from "../engine/document-cache.ts";
+import { loadPack as loadPackWith } from "../engine/pack.ts";
 import { packFromDisk } from "../engine/_test-pack.ts";
 import { diskDocumentStore } from "./document-store.ts";
 
 let base: string;
 let dir: string;
+
+// The store an environment hands the engine (`EngineEnvironment.documents`), as each load below is given it.
+let current: DocumentStore | null = null;
+const setDocumentStore = (s: DocumentStore | null): void => void (current = s);
+const loadPack = (files: Map<string, Uint8Array>) => loadPackWith(files, current === null ? {} : { documents: current });
 
 beforeEach(() => {
   base = mkdtempSync(join(tmpdir(), "reach-documents-"));

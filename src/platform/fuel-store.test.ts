@@ -4,13 +4,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { sha256 } from "../canonical/sha256.ts";
-import { clearMeteredModuleCache, getMeteredModule, setMeteredModuleStore } from "../sandbox/fuel/mod.ts";
+import { clearMeteredModuleCache, getMeteredModule } from "../sandbox/fuel/mod.ts";
+import type { MeteredModuleStore } from "../sandbox/fuel/mod.ts";
 import { wat } from "../sandbox/wasi/_test-support.ts";
 import { diskFuelStore } from "./fuel-store.ts";
 
 let base: string;
 let dir: string;
 const warnings: string[] = [];
+
+// The store an environment hands the engine (`EngineEnvironment.meteredModules`), as each call below is given it.
+let current: MeteredModuleStore | null = null;
+const setMeteredModuleStore = (s: MeteredModuleStore | null): void => void (current = s);
 
 beforeEach(() => {
   base = mkdtempSync(join(tmpdir(), "reach-fuel-"));
@@ -29,7 +34,7 @@ const honest = () => wat(`(module (func (export "f") (result i32) (i32.const 1))
 const evil = () => wat(`(module (func (export "f") (result i32) (i32.const 666)))`);
 
 async function runF(bytes: Uint8Array): Promise<{ value: number; meteredDigest: string }> {
-  const m = await getMeteredModule(bytes);
+  const m = await getMeteredModule(bytes, {}, current);
   const inst = new WebAssembly.Instance(m.module, { reach_fuel: { refill: () => 1_000_000n } });
   return { value: (inst.exports["f"] as () => number)(), meteredDigest: m.meteredDigest };
 }

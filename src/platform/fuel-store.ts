@@ -12,10 +12,8 @@
  * instruments again, compares what ran (ARCHITECTURE "Hashing").
  * @module
  */
-import process from "node:process";
-import type { MeteredModuleStore } from "../sandbox/fuel/cache.ts";
-import { setMeteredModuleStore } from "../sandbox/fuel/cache.ts";
 import { authenticatedStore, cacheDir } from "./_authenticated-store.ts";
+import type { AuthenticatedStore } from "./_authenticated-store.ts";
 
 /**
  * The cache directory, or null when disabled.
@@ -32,19 +30,9 @@ export function fuelCacheDir(): string | null {
  * @param dir the directory (created 0700 on first use)
  * @param warn called once when the directory cannot be trusted
  * @returns the store
- * @example setMeteredModuleStore(diskFuelStore("/home/me/.cache/reach-wasm/fuel"));
+ * @example const store = diskFuelStore("/home/me/.cache/reach-wasm/fuel");
  */
-export function diskFuelStore(dir: string, warn: (message: string) => void = () => {}): MeteredModuleStore {
+export function diskFuelStore(dir: string, warn: (message: string) => void = () => {}): AuthenticatedStore {
   return authenticatedStore(dir, { magic: "reachfv2", extension: ".wasm", keyFile: "fuel.key", label: "the fuel cache" }, warn);
 }
 
-/** Install the disk store for this process (no-op when disabled). */
-export function installFuelStore(): void {
-  let dir: string | null;
-  try {
-    dir = fuelCacheDir();
-  } catch {
-    dir = null; // no home directory, no permission to read the environment: memory only
-  }
-  if (dir !== null) setMeteredModuleStore(diskFuelStore(dir, (m) => process.stderr.write(m)));
-}

@@ -2,7 +2,7 @@
  * Runtime adapters (the only place besides `src/cli/` that may import `node:` modules or use `Deno`).
  * @module
  */
-export { installNativeSha256, nativeSha256Backend } from "./native-sha256.ts";
+export { nativeSha256Backend } from "./native-sha256.ts";
 export { readQuickJsEngineWasm } from "./quickjs-engine.ts";
 export { readPythonWasm } from "./python-engine.ts";
 export { readDirTree, readHostFile } from "./files.ts";

@@ -1,9 +1,9 @@
 /**
- * The native synchronous SHA-256 backend: `node:crypto`, which Node and Deno both provide.
+ * The native synchronous SHA-256 backend: `node:crypto`, which Node and Deno both provide. The platform hands it to
+ * the engine as `EngineEnvironment.sha256` (`src/host/environment.ts`).
  * @module
  */
 import * as nodeCrypto from "node:crypto";
-import { setSha256Backend } from "../canonical/sha256.ts";
 import type { Sha256Backend } from "../canonical/sha256.ts";
 
 type OneShotHash = {
@@ -39,13 +39,3 @@ export const nativeSha256Backend: Sha256Backend = {
     : (data: Uint8Array | string): string => nodeCrypto.createHash("sha256").update(data).digest("hex"),
 };
 
-/**
- * Make `sha256` / `sha256Hex` (and so every canonical hash) use the native backend.
- * @returns the backend that was installed
- * @throws TypeError when the native backend fails its known-answer test (it is then not installed)
- * @example installNativeSha256(); getSha256Backend().name // "node:crypto"
- */
-export function installNativeSha256(): Sha256Backend {
-  setSha256Backend(nativeSha256Backend);
-  return nativeSha256Backend;
-}

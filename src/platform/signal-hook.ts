@@ -5,7 +5,7 @@
  * runs only when the event loop turns, so a point reached while a run holds the thread tests exactly what a user's
  * Ctrl-C at that moment does.
  *
- * The points (`signalPoints` names a progress report's):
+ * The points (`src/host/signal-points.ts` names a progress report's):
  * - `start`: the CLI's first line, before any handler is installed;
  * - `run`: the CLI's handlers are installed and the run is about to start;
  * - `progress:N`: the N-th progress report of the run (from 1), in the order the engine makes them;
@@ -21,7 +21,6 @@
  * @module
  */
 import process from "node:process";
-import type { RunProgress } from "../engine/types.ts";
 
 type Wanted = { signal: "SIGINT" | "SIGTERM"; point: string };
 
@@ -71,34 +70,11 @@ export function pollSignals(): (() => boolean) | null {
 }
 
 /**
- * A progress callback that also fires the hook at the points a progress report marks (see the module notes).
- * @param onProgress the callback to wrap
- * @returns the callback, unchanged when the hook is off
- * @example const onProgress = progressSignals((p) => bar.update(p));
+ * Whether the hook names any point (without the variable it does nothing).
+ * @returns true when `REACH_WASM_TEST_SIGNAL` names a point
+ * @example if (signalsWanted()) onProgress = progressSignals(onProgress);
  */
-export function progressSignals(onProgress: (p: RunProgress) => void): (p: RunProgress) => void {
+export function signalsWanted(): boolean {
   wanted ??= parse();
-  if (wanted.length === 0) return onProgress;
-  let n = 0;
-  return (p) => {
-    onProgress(p);
-    signalAt(...signalPoints(p, ++n));
-  };
-}
-
-/**
- * The names of the point a progress report marks.
- * @param p the report
- * @param n its number in the run (from 1)
- * @returns the names
- * @example signalPoints({ kind: "planning", attempt: 0 }, 3) // ["progress:3", "planning"]
- */
-export function signalPoints(p: RunProgress, n: number): string[] {
-  const names = [`progress:${n}`];
-  if (p.kind === "planning" || p.kind === "planned") names.push(p.kind);
-  if (p.kind === "step") {
-    names.push(p.status === "started" ? `step:${p.index + 1}` : `step-done:${p.index + 1}`);
-    if (p.status !== "started" && p.index + 1 === p.total) names.push("end");
-  }
-  return names;
+  return wanted.length > 0;
 }

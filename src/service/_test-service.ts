@@ -12,7 +12,7 @@ import { openDatabase } from "../platform/postgres.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
 import { serveHttp } from "../platform/http-server.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
-import { defaultEnvironment } from "../platform/environment.ts";
+import { defaultEnvironment } from "../host/environment.ts";
 import { privatePostgres } from "./_test-fleet.ts";
 import { startService } from "./service.ts";
 import type { RunningService, ServiceOptions } from "./service.ts";

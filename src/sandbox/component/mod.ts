@@ -8,7 +8,7 @@ export { ComponentRunner } from "./runner.ts";
 export type { ComponentRunnerOptions } from "./runner.ts";
 export { ComponentGlueSchema, encodeGlueDocument, GLUE_DOCUMENT_TYPE, glueToComponent, JCO_VERSION, parseGlueDocument, SUPPLIED_INTERFACES } from "./glue.ts";
 export type { ComponentGlue } from "./glue.ts";
-export { clearLoadedComponents, glueStoreKey, loadComponent, prepareComponent, setComponentGlueStore } from "./load.ts";
+export { clearLoadedComponents, glueStoreKey, loadComponent, prepareComponent } from "./load.ts";
 export type { ComponentGlueStore } from "./load.ts";
 export { transpileComponent } from "./transpile.ts";
 export { HOST_INTERFACE } from "./transpiled.ts";

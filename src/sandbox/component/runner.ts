@@ -28,6 +28,7 @@ import { compileCoreModules, componentDigest } from "./_core-modules.ts";
 import { callHostImport, guestError, selectImports } from "./_guest.ts";
 import { InstanceSet, ShapeMismatch } from "./_instance-pool.ts";
 import { loadComponent } from "./load.ts";
+import type { ComponentGlueStore } from "./store.ts";
 import { HOST_INTERFACE } from "./transpiled.ts";
 import type { ToolExports, TranspiledComponent } from "./transpiled.ts";
 import { createWasiP2 } from "./wasi-p2.ts";
@@ -59,6 +60,8 @@ export type ComponentRunnerOptions = {
    * invocation's error outcome.
    */
   load?: (code: Uint8Array) => Promise<TranspiledComponent>;
+  /** Where the default `load` keeps glue between processes (default: memory only). */
+  glueStore?: ComponentGlueStore;
   /** Most bytes kept of the guest's stdout and stderr each (default 1 MiB). */
   maxLogBytes?: number;
   /**
@@ -105,7 +108,8 @@ export class ComponentRunner implements ToolRunner {
     this.#maxLogBytes = options.maxLogBytes ?? 1024 * 1024;
     this.#meterFuel = options.meterFuel ?? true;
     this.#reuse = options.reuseInstances ?? true;
-    this.#load = options.load ?? loadComponent;
+    const store = options.glueStore ?? null;
+    this.#load = options.load ?? ((code) => loadComponent(code, store));
   }
 
   /**

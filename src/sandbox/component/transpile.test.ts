@@ -4,11 +4,16 @@ import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { C_WORDCOUNT_CODE, C_WORDCOUNT_GLUE, TEXT_STATS_CODE, TEXT_STATS_GLUE } from "./_test-components.ts";
 import { encodeGlueDocument, JCO_VERSION, parseGlueDocument } from "./glue.ts";
-import { clearLoadedComponents, glueStoreKey, loadComponent, setComponentGlueStore } from "./load.ts";
+import { clearLoadedComponents, glueStoreKey, loadComponent as loadWith } from "./load.ts";
 import type { ComponentGlueStore } from "./load.ts";
 import { ComponentRunner } from "./runner.ts";
 import { transpileComponent } from "./transpile.ts";
 import { sha256Hex } from "../../canonical/sha256.ts";
+
+// The glue store an environment hands the engine (`EngineEnvironment.componentGlue`), as each load below is given it.
+let current: ComponentGlueStore | null = null;
+const setComponentGlueStore = (s: ComponentGlueStore | null): void => void (current = s);
+const loadComponent = (code: Uint8Array) => loadWith(code, current);
 import { invokeOnce, newWorkspace } from "../../../conformance/lib/tool-harness.ts";
 
 afterEach(() => {

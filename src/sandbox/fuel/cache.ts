@@ -22,8 +22,8 @@ export type MeteredModule = {
 const cache = new Map<string, Promise<MeteredModule>>();
 
 /**
- * Where instrumented bytes may be kept between processes (the platform supplies a disk store; see
- * `src/platform/fuel-store.ts`). Instrumenting loads binaryen (~1 s) and takes 0.1–30 s per module, so a warm
+ * Where instrumented bytes may be kept between processes (the platform hands one in as `EngineEnvironment.meteredModules`;
+ * see `src/platform/fuel-store.ts`). Instrumenting loads binaryen (~1 s) and takes 0.1–30 s per module, so a warm
  * process start depends on it. A store is a cache: any failure is ignored and the module is instrumented again.
  */
 export type MeteredModuleStore = {
@@ -34,16 +34,6 @@ export type MeteredModuleStore = {
 /** Bumped whenever `instrumentFuel`'s output changes, so stored modules from older versions are never used. */
 export const INSTRUMENTATION_VERSION = "fuel-v2";
 
-let store: MeteredModuleStore | null = null;
-
-/**
- * Use `next` to keep instrumented modules between processes (null: memory only).
- * @param next the store
- */
-export function setMeteredModuleStore(next: MeteredModuleStore | null): void {
-  store = next;
-}
-
 /** What an instrumented module must look like: the original's imports plus the refill, its exports plus the counter. */
 function isInstrumentationOf(module: WebAssembly.Module, original: WebAssembly.Module): boolean {
   const imports = (m: WebAssembly.Module) => WebAssembly.Module.imports(m).map((i) => `${i.module}\0${i.name}\0${i.kind}`).sort().join("\n");
@@ -53,8 +43,7 @@ function isInstrumentationOf(module: WebAssembly.Module, original: WebAssembly.M
   return imports(module) === wantImports && exports(module) === wantExports;
 }
 
-async function instrumentedBytes(copy: Uint8Array, key: string, options: InstrumentFuelOptions): Promise<{ module: WebAssembly.Module; meteredDigest: string }> {
-  const s = store;
+async function instrumentedBytes(copy: Uint8Array, key: string, options: InstrumentFuelOptions, s: MeteredModuleStore | null): Promise<{ module: WebAssembly.Module; meteredDigest: string }> {
   if (s !== null) {
     // The store authenticates its entries (src/platform/fuel-store.ts); the shape is checked here as well.
     const hit = await s.get(key).catch(() => null);
@@ -79,13 +68,14 @@ async function instrumentedBytes(copy: Uint8Array, key: string, options: Instrum
  * bytes share one instrumentation. Failures are not cached.
  * @param wasm the bytes of a core WebAssembly module
  * @param options passed to `instrumentFuel` (part of the cache key)
+ * @param store where instrumented bytes are kept between processes (null: memory only); only a cache
  * @returns the compiled module (the same object for the same bytes while cached) and the bytes' digest
  * @throws ReachError `PACK_MALFORMED` as `instrumentFuel` does
  * @example
  * const { module } = await getMeteredModule(bytes);
  * const instance = await WebAssembly.instantiate(module, imports);
  */
-export async function getMeteredModule(wasm: Uint8Array, options: InstrumentFuelOptions = {}): Promise<MeteredModule> {
+export async function getMeteredModule(wasm: Uint8Array, options: InstrumentFuelOptions = {}, store: MeteredModuleStore | null = null): Promise<MeteredModule> {
   if (!(wasm instanceof Uint8Array)) throw new TypeError(`"wasm" expected Uint8Array, got ${typeof wasm}`);
   const digest = sha256Hex(wasm);
   const key = `${digest}:${options.initialFuel ?? 0n}`;
@@ -97,7 +87,7 @@ export async function getMeteredModule(wasm: Uint8Array, options: InstrumentFuel
   }
   const copy = wasm.slice(); // the caller may reuse its buffer while we wait for binaryen
   const entry = (async (): Promise<MeteredModule> => {
-    return { ...(await instrumentedBytes(copy, `${INSTRUMENTATION_VERSION}-${key.replace(":", "-")}`, options)), digest };
+    return { ...(await instrumentedBytes(copy, `${INSTRUMENTATION_VERSION}-${key.replace(":", "-")}`, options, store)), digest };
   })();
   cache.set(key, entry);
   while (cache.size > METERED_CACHE_SIZE) cache.delete(cache.keys().next().value!);

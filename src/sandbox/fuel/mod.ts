@@ -11,7 +11,6 @@ export {
   INSTRUMENTATION_VERSION,
   METERED_CACHE_SIZE,
   meteredModuleCacheSize,
-  setMeteredModuleStore,
 } from "./cache.ts";
 export type { MeteredModule, MeteredModuleStore } from "./cache.ts";
 export { fuelError, fuelGlobal, fuelUsed, isFuelExhausted, meterError, noRefillImports, remainingFuel, setFuel, STEP_TIMEOUT_HINT, stopError } from "./meter.ts";

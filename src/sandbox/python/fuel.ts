@@ -7,6 +7,7 @@
  * @module
  */
 import { FuelMeter, FuelSlot, getMeteredModule, meterError, unmeteredWork } from "../fuel/mod.ts";
+import type { MeteredModuleStore } from "../fuel/mod.ts";
 import type { ReachError } from "../../protocol/errors.ts";
 
 /** What fuel handling needs of an interpreter: its refill slot (null when unmetered). */
@@ -21,12 +22,13 @@ export const IMPORT_BYTES_PER_UNIT = 64;
  * Compile the interpreter module, fuel-instrumented when `metered` (once per process: `getMeteredModule` caches).
  * @param bytes the interpreter's WebAssembly bytes
  * @param metered whether to instrument
+ * @param store where the instrumented module is kept between processes (null: memory only)
  * @returns the compiled module
  * @throws ReachError `PACK_MALFORMED` when binaryen rejects the module
  * @example const module = await compileInterpreter(bytes, true);
  */
-export async function compileInterpreter(bytes: Uint8Array, metered: boolean): Promise<WebAssembly.Module> {
-  return metered ? (await getMeteredModule(bytes)).module : WebAssembly.compile(bytes as Uint8Array<ArrayBuffer>);
+export async function compileInterpreter(bytes: Uint8Array, metered: boolean, store: MeteredModuleStore | null = null): Promise<WebAssembly.Module> {
+  return metered ? (await getMeteredModule(bytes, {}, store)).module : WebAssembly.compile(bytes as Uint8Array<ArrayBuffer>);
 }
 
 /**

@@ -25,7 +25,7 @@
 import { sha256Hex } from "../../canonical/sha256.ts";
 import { ReachError } from "../../protocol/errors.ts";
 import { coreSections, leb } from "../wasm-binary.ts";
-import type { FuelSlot } from "../fuel/mod.ts";
+import type { FuelSlot, MeteredModuleStore } from "../fuel/mod.ts";
 import { compileInterpreter, newFuelSlot, prepareFuel } from "./fuel.ts";
 import { makeImports } from "./imports.ts";
 import type { InterpreterExports, Link } from "./imports.ts";
@@ -132,15 +132,18 @@ function withInitialPages(bytes: Uint8Array): Uint8Array {
 export class PythonEngine {
   readonly #source: PythonWasmSource;
   readonly #metered: boolean;
+  readonly #store: MeteredModuleStore | null;
   #compiled: Promise<WebAssembly.Module> | undefined;
 
   /**
    * @param source the interpreter's WebAssembly bytes, or a loader for them
    * @param metered instrument with fuel (default true); without fuel a `while True: pass` never ends
+   * @param store where the instrumented interpreter is kept between processes (default: memory only)
    */
-  constructor(source: PythonWasmSource, metered = true) {
+  constructor(source: PythonWasmSource, metered = true, store: MeteredModuleStore | null = null) {
     this.#source = source;
     this.#metered = metered;
+    this.#store = store;
   }
 
   /** Whether instances carry a fuel counter. */
@@ -158,7 +161,7 @@ export class PythonEngine {
       }
       if (!(bytes instanceof Uint8Array)) throw new TypeError(`"pythonWasm" expected Uint8Array bytes of the interpreter`);
       if (sha256Hex(bytes) !== PYTHON_WASM_SHA256) throw wrongBuild("its SHA-256 differs");
-      return compileInterpreter(patchModule(bytes), this.#metered);
+      return compileInterpreter(patchModule(bytes), this.#metered, this.#store);
     })().catch((err: unknown) => {
       this.#compiled = undefined;
       throw err;

@@ -22,6 +22,7 @@ import type { ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
 import { interpreterMemoryCap, PythonEngine } from "./interpreter.ts";
 import type { PythonWasmSource } from "./interpreter.ts";
 import { chargeImport, invocationFuel, releaseFuel } from "./fuel.ts";
+import type { MeteredModuleStore } from "../fuel/mod.ts";
 import { InvocationHooks } from "./invocation.ts";
 import type { Job } from "./invocation.ts";
 import { finish } from "./outcome.ts";
@@ -33,6 +34,8 @@ export type PythonRunnerOptions = {
   pythonWasm: PythonWasmSource;
   /** Instrument the interpreter with fuel (default true). Without fuel a loop that calls nothing never ends. */
   metered?: boolean;
+  /** Where the instrumented interpreter is kept between processes (default: memory only). */
+  meteredModules?: MeteredModuleStore;
   /** Largest output, in UTF-8 bytes of its JSON text (default 4 MiB). */
   maxOutputBytes?: number;
   /** Largest captured stdout of a snippet, in bytes (default 1 MiB; the rest is dropped with a marker). */
@@ -82,7 +85,7 @@ export class PythonRunner implements ToolRunner {
     if (options?.pythonWasm === undefined) {
       throw new TypeError('"pythonWasm" expected the interpreter bytes or a loader (src/platform readPythonWasm)');
     }
-    this.#engine = new PythonEngine(options.pythonWasm, options.metered ?? true);
+    this.#engine = new PythonEngine(options.pythonWasm, options.metered ?? true, options.meteredModules ?? null);
     this.#maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     this.#maxStdoutBytes = options.maxStdoutBytes ?? DEFAULT_MAX_STDOUT_BYTES;
     this.#maxLogChars = options.maxLogChars ?? 64 * 1024;

@@ -21,6 +21,7 @@
 import type { QuickJSSyncVariant, QuickJSWASMModule } from "quickjs-emscripten-core";
 import { ReachError } from "../../protocol/errors.ts";
 import { FuelSlot, getMeteredModule, unmeteredWork } from "../fuel/mod.ts";
+import type { MeteredModuleStore } from "../fuel/mod.ts";
 import { currentBreak, memoryLayout } from "./snapshot.ts";
 import type { MemoryLayout } from "./snapshot.ts";
 
@@ -186,16 +187,19 @@ export function engineMemoryCap(memoryLimitBytes: number): number {
 export class EngineHost {
   readonly #source: EngineWasmSource;
   readonly #metered: boolean;
+  readonly #store: MeteredModuleStore | null;
   #compiled: Promise<{ module: WebAssembly.Module; layout: MemoryLayout | null; meteredDigest: string | null }> | undefined;
 
   /**
    * @param source the engine's WebAssembly bytes, or a loader for them
    * @param metered instrument the engine with fuel (default true); unmetered engines cannot stop loops inside
    *   QuickJS's C code (`new Array(1e9).join()`) before the timeout's host-side check
+   * @param store where the instrumented engine is kept between processes (default: memory only)
    */
-  constructor(source: EngineWasmSource, metered = true) {
+  constructor(source: EngineWasmSource, metered = true, store: MeteredModuleStore | null = null) {
     this.#source = source;
     this.#metered = metered;
+    this.#store = store;
   }
 
   /** Compile (and instrument) the engine module once; read its memory layout from the original bytes. */
@@ -204,7 +208,7 @@ export class EngineHost {
       const bytes = typeof this.#source === "function" ? await this.#source() : this.#source;
       if (!(bytes instanceof Uint8Array)) throw new TypeError(`"engineWasm" expected Uint8Array bytes of the QuickJS engine`);
       if (!this.#metered) return { module: await WebAssembly.compile(bytes as Uint8Array<ArrayBuffer>), layout: memoryLayout(bytes), meteredDigest: null };
-      const metered = await getMeteredModule(bytes);
+      const metered = await getMeteredModule(bytes, {}, this.#store);
       return { module: metered.module, layout: memoryLayout(bytes), meteredDigest: metered.meteredDigest };
     })().catch((err: unknown) => {
       this.#compiled = undefined;

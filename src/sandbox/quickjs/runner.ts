@@ -23,6 +23,7 @@ import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emsc
 import { sha256Hex } from "../../canonical/sha256.ts";
 import { ReachError } from "../../protocol/errors.ts";
 import { FuelMeter, meterError } from "../fuel/mod.ts";
+import type { MeteredModuleStore } from "../fuel/mod.ts";
 import type { ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
 import type { JsonValue } from "../../protocol/json.ts";
 import { InvocationState } from "./bridge.ts";
@@ -39,6 +40,8 @@ export type QuickJsRunnerOptions = {
   engineWasm: EngineWasmSource;
   /** Instrument the engine with fuel (default true). Without fuel, loops inside QuickJS's C code are unbounded. */
   metered?: boolean;
+  /** Where the instrumented engine is kept between processes (default: memory only). */
+  meteredModules?: MeteredModuleStore;
   /** Largest output, in UTF-8 bytes of its JSON text (default 4 MiB). */
   maxOutputBytes?: number;
   /** QuickJS stack limit in bytes (default 256 KiB: below the host's own stack on Node and Deno). */
@@ -87,7 +90,7 @@ export class QuickJsRunner implements ToolRunner {
     if (options?.engineWasm === undefined) {
       throw new TypeError('"engineWasm" expected the QuickJS engine bytes or a loader (src/platform readQuickJsEngineWasm)');
     }
-    this.#engines = new EngineHost(options.engineWasm, options.metered ?? true);
+    this.#engines = new EngineHost(options.engineWasm, options.metered ?? true, options.meteredModules ?? null);
     this.#maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     this.#maxStack = options.maxStackSizeBytes ?? DEFAULT_MAX_STACK_BYTES;
     this.#maxLogChars = options.maxLogChars ?? 64 * 1024;

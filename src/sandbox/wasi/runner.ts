@@ -22,6 +22,7 @@ import { canonicalBytes } from "../../canonical/jcs.ts";
 import { base64ToBytes } from "../../canonical/hex.ts";
 import { ReachError, toReachError } from "../../protocol/errors.ts";
 import { FuelMeter, FuelSlot, getMeteredModule, meterError } from "../fuel/mod.ts";
+import type { MeteredModuleStore } from "../fuel/mod.ts";
 import type { ModuleIdentity, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
 import type { JsonValue } from "../../protocol/json.ts";
 import { sha256Hex } from "../../canonical/sha256.ts";
@@ -41,6 +42,8 @@ export type WasmToolRunnerOptions = {
   maxStdoutBytes?: number;
   /** Cap on stderr bytes (default 1 MiB). */
   maxStderrBytes?: number;
+  /** Where fuel-instrumented modules are kept between processes (default: memory only). */
+  meteredModules?: MeteredModuleStore;
 };
 
 const decoder = new TextDecoder();
@@ -64,7 +67,7 @@ type Compiled = { promise: Promise<ModuleInfo>; ready: ModuleInfo | null };
  */
 type ModuleInfo = { module: WebAssembly.Module; isCommand: boolean; importsReach: boolean; memories: MemoryPool | null; identity: ModuleIdentity };
 
-function compiled(code: Uint8Array, limit: number): Compiled {
+function compiled(code: Uint8Array, limit: number, store: MeteredModuleStore | null): Compiled {
   let byLimit = modules.get(code);
   if (byLimit === undefined) modules.set(code, (byLimit = new Map()));
   let hit = byLimit.get(limit);
@@ -73,7 +76,7 @@ function compiled(code: Uint8Array, limit: number): Compiled {
     entry.promise = (async () => {
       const capped = limitMemory(code, limit);
       const pooled = importOwnMemory(capped);
-      const metered = await getMeteredModule(pooled?.bytes ?? capped);
+      const metered = await getMeteredModule(pooled?.bytes ?? capped, {}, store);
       const module = metered.module;
       const exports = WebAssembly.Module.exports(module);
       const info: ModuleInfo = {
@@ -163,7 +166,7 @@ export class WasmToolRunner implements ToolRunner {
     const limit = invocation.memoryLimitBytes;
     let info: ModuleInfo;
     try {
-      const entry = compiled(invocation.code, limit);
+      const entry = compiled(invocation.code, limit, this.#options.meteredModules ?? null);
       info = entry.ready ?? (await entry.promise); // warm: no await, so no task hop
     } catch (err) {
       return { status: "error", error: toReachError(err, "PACK_MALFORMED"), log: "", fuelUsed: 0n };

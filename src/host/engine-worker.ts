@@ -1,29 +1,20 @@
 /**
  * The engine thread (see `engine-thread.ts`): runs one engine call — a run or a session — for the thread that
  * started it, reading the shared interrupt word at every fuel refill and answering an abort message by aborting
- * the run's signal (for a tool waiting on the host). Node `worker_threads` or a Deno Web Worker.
+ * the run's signal (for a tool waiting on the host). A platform thread (`src/platform/threads.ts`).
  * @module
  */
 import { openSession, runEngine } from "../engine/engine.ts";
-import { siblingScript } from "./_sibling.ts";
+import { siblingScript } from "../platform/sibling.ts";
 import type { EngineRun, EngineSession } from "../engine/engine.ts";
 import { toReachError } from "../protocol/errors.ts";
+import { threadChannel } from "../platform/threads.ts";
+import type { ThreadChannel } from "../platform/threads.ts";
 import { defaultEnvironment } from "./environment.ts";
 import { engineRequest } from "./engine-request.ts";
 import type { FromWorker, ToWorker, WireRun } from "./engine-wire.ts";
-import { setStepWorkerUrl } from "./step-thread.ts";
 
-type Channel = { send(m: FromWorker, transfer?: Transferable[]): void; listen(cb: (m: ToWorker) => void): void };
-
-async function channel(): Promise<Channel> {
-  const self = globalThis as unknown as { postMessage?: (m: unknown, t?: Transferable[]) => void; addEventListener?: (t: string, cb: (e: MessageEvent) => void) => void; Deno?: unknown };
-  if (self.Deno !== undefined) {
-    return { send: (m, t) => self.postMessage!(m, t ?? []), listen: (cb) => self.addEventListener!("message", (e) => cb(e.data as ToWorker)) };
-  }
-  const { parentPort } = await import("node:worker_threads");
-  if (parentPort === null) throw new Error("engine-worker.ts runs only as a worker");
-  return { send: (m, t) => parentPort.postMessage(m, t as never), listen: (cb) => parentPort.on("message", cb) };
-}
+type Channel = ThreadChannel<ToWorker, FromWorker>;
 
 function wire(run: EngineRun): WireRun {
   return { ...run, error: run.error === null ? null : run.error.toDetails() };
@@ -35,7 +26,8 @@ function wire(run: EngineRun): WireRun {
  * @param ch the channel to the thread that started this one
  */
 function serve(ch: Channel): void {
-  const env = defaultEnvironment();
+  // Step threads start from this file's sibling (in the CLI bundle this entry sits beside step-worker.mjs).
+  const env = defaultEnvironment({ stepWorkerUrl: siblingScript("./step-worker", import.meta.url) });
   let session: EngineSession | null = null;
   // One call at a time; a pooled worker serves many, each with its own controller (an abort applies to the current).
   let controller = new AbortController();
@@ -73,7 +65,5 @@ function serve(ch: Channel): void {
   });
 }
 
-// Step threads start from this file's sibling (in the CLI bundle this entry sits beside step-worker.mjs).
-setStepWorkerUrl(siblingScript("./step-worker", import.meta.url));
 // No top-level await: an entry that a bundle may load as a script stays free of it (as `src/cli/main.ts`).
-void channel().then(serve);
+void threadChannel<ToWorker, FromWorker>().then(serve);

@@ -17,9 +17,10 @@
 import type { JsonValue } from "../protocol/json.ts";
 import type { SessionCall } from "../engine/session.ts";
 import type { IsolatedSession, WireRequest } from "./engine-wire.ts";
-import { mayReachNetwork, processCpuClock } from "./engine-inline.ts";
-import { loopTurn } from "./_loop-turn.ts";
-import { signalAt } from "./signal-hook.ts";
+import { mayReachNetwork } from "./engine-inline.ts";
+import { loopTurn } from "../platform/loop-turn.ts";
+import { processClock, processCpuClock } from "../platform/real-clock.ts";
+import { signalAt } from "../platform/signal-hook.ts";
 
 /** Why a call was given up (the inline session's abort reason; never recorded: that session is dropped). */
 const PROMOTED = "moved to an engine thread";
@@ -39,7 +40,7 @@ export async function openInlineFirstSession(request: WireRequest, options: { si
   const [{ openSession }, { engineRequest }, { defaultEnvironment }, { holdWatch }] = await Promise.all([import("../engine/engine.ts"), import("./engine-request.ts"), import("./environment.ts"), import("../engine/inline-first.ts")]);
   const cpuMs = processCpuClock();
   const turn = loopTurn();
-  const watch = holdWatch({ ms: budgetMs, turn, ...(cpuMs === undefined ? {} : { cpuMs }) });
+  const watch = holdWatch({ ms: budgetMs, turn, now: processClock.monotonicMs, ...(cpuMs === undefined ? {} : { cpuMs }) });
   const here = new AbortController();
   const forward = (): void => void (here.signal.aborted || here.abort(options.signal?.reason ?? "abort"));
   if (options.signal?.aborted === true) forward();

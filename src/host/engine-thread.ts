@@ -8,10 +8,18 @@
  * One worker serves one run (`runIsolated`) or one session (`openIsolatedSession`); it exits when it is done. If a
  * worker does not answer an abort within {@link STOP_GRACE_MS} (something no fuel meter reaches), it is terminated
  * and the call fails with `EXEC_ABORTED` and no capsule.
+ *
+ * The worker's module is `engine-worker` beside this one, in its layout (`siblingScript`: the sources, tsc's output,
+ * the CLI bundle), or `workerUrl`. Where no thread can start from it (Node running the TypeScript sources: the tests,
+ * vite-node), the engine call runs on the calling thread instead (`engine-inline.ts`): the interrupt word and the
+ * abort wiring stay the same; only a tool that holds the thread cannot be interrupted until it reaches a fuel refill
+ * that reads the word. The threads themselves are the platform's (`src/platform/threads.ts`).
  * @module
  */
 import { isErrorCode, ReachError } from "../protocol/errors.ts";
-import { siblingScript } from "./_sibling.ts";
+import { siblingScript } from "../platform/sibling.ts";
+import { canStartThread, startThread } from "../platform/threads.ts";
+import type { ThreadPort } from "../platform/threads.ts";
 import type { ErrorDetails } from "../protocol/errors.ts";
 import type { EngineRun } from "../engine/engine.ts";
 import type { SessionBudget, SessionScope, SessionTool } from "../engine/session.ts";
@@ -28,74 +36,15 @@ export const STOP_GRACE_MS = 10_000;
 
 export type { FromWorker, IsolatedSession, ToWorker, WireCall, WireRequest, WireRun } from "./engine-wire.ts";
 
-type Port = { post(message: ToWorker): void; onMessage(cb: (m: FromWorker) => void): void; onError(cb: (e: Error) => void): void; clearListeners(): void; hold(busy: boolean): void; terminate(): void };
+type Port = ThreadPort<ToWorker, FromWorker>;
 
-let workerUrl: URL | null = null;
-let inline = false;
+/** Where the engine thread's module is (default: `engine-worker` beside this module, in its layout). */
+export type EngineThreadOptions = { workerUrl?: URL };
 
-/**
- * Run engine calls on the calling thread instead (tests that call the CLI in process, where no built worker script
- * exists). The interrupt word and the abort wiring stay the same; only a tool that holds the thread cannot be
- * interrupted until it reaches a fuel refill that reads the word.
- * @param yes true for inline
- * @returns nothing
- */
-export function setInlineEngine(yes: boolean): void {
-  inline = yes;
-}
-
-/**
- * Where the worker script is (the CLI bundle sets its own; the default is this file's sibling).
- * @param url the engine worker module
- * @returns nothing
- * @example
- * ```ts
- * setEngineWorkerUrl(new URL("./engine-worker.js", import.meta.url)); // where a bundle put the engine thread's script
- * ```
- */
-export function setEngineWorkerUrl(url: URL): void {
-  workerUrl = url;
-}
-
-function defaultWorkerUrl(): URL {
-  return workerUrl ?? siblingScript("./engine-worker", import.meta.url);
-}
-
-async function spawn(): Promise<Port> {
-  const url = defaultWorkerUrl();
-  const deno = (globalThis as { Deno?: unknown }).Deno !== undefined;
-  // Listeners are per call (a pooled worker serves many): kept here so that they can be removed between calls.
-  let messageCbs: ((m: FromWorker) => void)[] = [];
-  let errorCbs: ((e: Error) => void)[] = [];
-  const fanMessage = (m: FromWorker): void => {
-    for (const cb of messageCbs) cb(m);
-  };
-  const fanError = (e: Error): void => {
-    for (const cb of errorCbs) cb(e);
-  };
-  const common = {
-    onMessage: (cb: (m: FromWorker) => void) => void messageCbs.push(cb),
-    onError: (cb: (e: Error) => void) => void errorCbs.push(cb),
-    clearListeners: () => {
-      messageCbs = [];
-      errorCbs = [];
-    },
-  };
-  if (deno) {
-    const w = new Worker(url, { type: "module" });
-    w.addEventListener("message", (e) => fanMessage((e as MessageEvent<FromWorker>).data));
-    w.addEventListener("error", (e) => {
-      e.preventDefault();
-      fanError(new Error((e as ErrorEvent).message));
-    });
-    return { ...common, post: (m) => w.postMessage(m), hold: () => {}, terminate: () => w.terminate() };
-  }
-  const { Worker: NodeWorker } = await import("node:worker_threads");
-  const w = new NodeWorker(url);
-  w.on("message", fanMessage);
-  w.on("error", fanError);
-  // A busy thread keeps the process alive; an idle pooled one does not.
-  return { ...common, post: (m) => w.postMessage(m), hold: (busy) => void (busy ? w.ref() : w.unref()), terminate: () => void w.terminate() };
+/** The engine thread's module, and whether a thread can start from it here (else the calls run inline). */
+function worker(options: EngineThreadOptions): { url: URL; inline: boolean } {
+  const url = options.workerUrl ?? siblingScript("./engine-worker", import.meta.url);
+  return { url, inline: !canStartThread(url) };
 }
 
 /** A ReachError rebuilt from the details a worker sent. */
@@ -109,8 +58,8 @@ function runOf(wire: WireRun): EngineRun {
 }
 
 /** A worker, its interrupt word, and the wiring of an abort signal to both. */
-async function open(signal: AbortSignal | undefined): Promise<{ port: Port; interrupt: SharedArrayBuffer; failed: Promise<never>; stop: () => void; dispose: () => void }> {
-  const port = await spawn();
+async function open(url: URL, signal: AbortSignal | undefined): Promise<{ port: Port; interrupt: SharedArrayBuffer; failed: Promise<never>; stop: () => void; dispose: () => void }> {
+  const port = await startThread<ToWorker, FromWorker>(url);
   const interrupt = new SharedArrayBuffer(8);
   const word = new Int32Array(interrupt);
   let reject: (e: Error) => void = () => {};
@@ -138,26 +87,28 @@ async function open(signal: AbortSignal | undefined): Promise<{ port: Port; inte
 /**
  * Run a pack on an engine thread (the engine call `runEngine`, isolated).
  * @param request the pack and options (no functions: `network` gives tools the runtime's fetch)
- * @param options the abort signal, a progress callback, and `inlineFirstMs`: try the run on the calling thread first,
- *   for at most that long (`engine-inline.ts`: short runs then cost no thread; the record is the same)
+ * @param options the abort signal, a progress callback, `inlineFirstMs`: try the run on the calling thread first,
+ *   for at most that long (`engine-inline.ts`: short runs then cost no thread; the record is the same), and
+ *   `workerUrl`, the engine thread's module (module notes)
  * @returns the run
  * @throws ReachError as `runEngine` does, or `EXEC_ABORTED` when the worker had to be terminated
  * @example
  * ```ts
- * import { readPackFiles } from "./pack-files.ts";
+ * import { readPackFiles } from "../platform/pack-files.ts";
  * const controller = new AbortController(); // controller.abort("SIGINT") stops even a tool in a tight loop
  * const run = await runIsolated({ pack: { files: await readPackFiles("packs/hello") } }, { signal: controller.signal });
  * console.log(run.status, run.runHash);
  * ```
  */
-export async function runIsolated(request: WireRequest, options: { signal?: AbortSignal; onProgress?: (p: RunProgress) => void; inlineFirstMs?: number } = {}): Promise<EngineRun> {
-  const { inlineFirstMs, ...rest } = options;
-  const run = inline ? await runInline(request, rest) : inlineFirstMs !== undefined ? await runInlineFirst(request, rest, inlineFirstMs, (r, o) => runOnThread(r, o)) : await runOnThread(request, rest);
-  return await stoppedAtEnd(run, request, rest, (r) => (inline ? runInline(r, {}) : runOnThread(r, {})));
+export async function runIsolated(request: WireRequest, options: { signal?: AbortSignal; onProgress?: (p: RunProgress) => void; inlineFirstMs?: number } & EngineThreadOptions = {}): Promise<EngineRun> {
+  const { inlineFirstMs, workerUrl: _url, ...rest } = options;
+  const { url, inline } = worker(options);
+  const run = inline ? await runInline(request, rest) : inlineFirstMs !== undefined ? await runInlineFirst(request, rest, inlineFirstMs, (r, o) => runOnThread(url, r, o)) : await runOnThread(url, request, rest);
+  return await stoppedAtEnd(run, request, rest, (r) => (inline ? runInline(r, {}) : runOnThread(url, r, {})));
 }
 
-async function runOnThread(request: WireRequest, options: { signal?: AbortSignal; onProgress?: (p: RunProgress) => void }): Promise<EngineRun> {
-  const w = await open(options.signal);
+async function runOnThread(url: URL, request: WireRequest, options: { signal?: AbortSignal; onProgress?: (p: RunProgress) => void }): Promise<EngineRun> {
+  const w = await open(url, options.signal);
   try {
     const done = new Promise<EngineRun>((resolve, reject) => {
       w.port.onMessage((m) => {
@@ -177,24 +128,26 @@ async function runOnThread(request: WireRequest, options: { signal?: AbortSignal
 /**
  * Open a session run on an engine thread (the engine call `openSession`, isolated).
  * @param request the pack and options
- * @param options the abort signal (it ends the session ABORTED, even inside a call), and `inlineFirstMs`: make calls
+ * @param options the abort signal (it ends the session ABORTED, even inside a call), `inlineFirstMs`: make calls
  *   on the calling thread while each holds it at most that long (`engine-inline-session.ts`: a call then crosses no
- *   thread; the record is the same)
+ *   thread; the record is the same), and `workerUrl`, the engine thread's module (module notes)
  * @returns the session
  * @throws ReachError as `openSession` does
  * @example
  * ```ts
- * import { readPackFiles } from "./pack-files.ts";
+ * import { readPackFiles } from "../platform/pack-files.ts";
  * const session = await openIsolatedSession({ pack: { files: await readPackFiles("packs/hello") } });
  * console.log(session.tools.map((t) => t.name), (await session.call("wordcount", { text: "a" })).ok);
  * const run = await session.close();
  * ```
  */
-export async function openIsolatedSession(request: WireRequest, options: { signal?: AbortSignal; inlineFirstMs?: number } = {}): Promise<IsolatedSession> {
-  if (inline) return await openInlineSession(request, options);
-  const { inlineFirstMs, ...rest } = options;
-  if (inlineFirstMs !== undefined) return await openInlineFirstSession(request, rest, inlineFirstMs, (r, o) => openIsolatedSession(r, o));
-  const w = await open(options.signal);
+export async function openIsolatedSession(request: WireRequest, options: { signal?: AbortSignal; inlineFirstMs?: number } & EngineThreadOptions = {}): Promise<IsolatedSession> {
+  const { inlineFirstMs, workerUrl, ...rest } = options;
+  const { url, inline } = worker(options);
+  if (inline) return await openInlineSession(request, rest);
+  const here = workerUrl === undefined ? {} : { workerUrl };
+  if (inlineFirstMs !== undefined) return await openInlineFirstSession(request, rest, inlineFirstMs, (r, o) => openIsolatedSession(r, { ...o, ...here }));
+  const w = await open(url, options.signal);
   const answers = new Map<number, (a: WireCall) => void>();
   const replies = new Map<number, (m: FromWorker) => void>();
   let closed: ((run: EngineRun) => void) | null = null;
@@ -262,7 +215,7 @@ export async function openIsolatedSession(request: WireRequest, options: { signa
  * @example
  * ```ts
  * declare const archive: Uint8Array; // a pack's .tar.gz
- * const pool = new EngineThreadPool(4);
+ * const pool = new EngineThreadPool(4); // or new EngineThreadPool(4, { workerUrl }): the engine thread's module
  * const controller = new AbortController();
  * const run = await pool.run({ pack: { archive } }, { signal: controller.signal });
  * pool.close();
@@ -274,11 +227,16 @@ export class EngineThreadPool {
   readonly #idle: Port[] = [];
   #live = 0;
   readonly #waiting: ((p: Port) => void)[] = [];
+  readonly #worker: { url: URL; inline: boolean };
 
-  /** @param size how many threads at most (1..64) */
-  constructor(size: number) {
+  /**
+   * @param size how many threads at most (1..64)
+   * @param options `workerUrl`, the engine thread's module (module notes)
+   */
+  constructor(size: number, options: EngineThreadOptions = {}) {
     if (!Number.isSafeInteger(size) || size < 1 || size > 64) throw new RangeError(`"size" expected 1..64, got ${size}`);
     this.#size = size;
+    this.#worker = worker(options);
   }
 
   async #take(): Promise<Port> {
@@ -289,7 +247,7 @@ export class EngineThreadPool {
     }
     if (this.#live < this.#size) {
       this.#live++;
-      return await spawn().catch((err: unknown) => {
+      return await startThread<ToWorker, FromWorker>(this.#worker.url).catch((err: unknown) => {
         this.#live--;
         throw err;
       });
@@ -317,7 +275,7 @@ export class EngineThreadPool {
    * @returns the run
    */
   async run(request: WireRequest, options: { signal?: AbortSignal; onProgress?: (p: RunProgress) => void } = {}): Promise<EngineRun> {
-    if (inline) return await runInline(request, options);
+    if (this.#worker.inline) return await runInline(request, options);
     const port = await this.#take();
     const interrupt = new SharedArrayBuffer(8);
     let healthy = true;

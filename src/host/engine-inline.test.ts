@@ -4,12 +4,12 @@ import type { EngineRun } from "../engine/engine.ts";
 import type { RunProgress } from "../engine/types.ts";
 import { runInline, runInlineFirst } from "./engine-inline.ts";
 import type { WireRequest } from "./engine-wire.ts";
-import { readPackFiles } from "./pack-files.ts";
+import { readPackFiles } from "../platform/pack-files.ts";
 import { busyPack } from "../engine/_test-pack.ts";
 import { writeArchive } from "../capsule/archive.ts";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
 import { replayCapsule } from "../engine/replay.ts";
-import { readQuickJsEngineWasm } from "./quickjs-engine.ts";
+import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
 
 const root = new URL("../../", import.meta.url).pathname;
 

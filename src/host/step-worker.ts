@@ -1,9 +1,9 @@
 /**
  * A step thread (see `step-thread.ts`): runs step jobs (`src/engine/step-job.ts`) one at a time with the platform's
- * sandboxes, kept per run so that a run's later jobs find them warm. Node `worker_threads` or a Deno Web Worker.
+ * sandboxes, kept per run so that a run's later jobs find them warm. A platform thread (`src/platform/threads.ts`).
  * @module
  */
-import { runRunners } from "../engine/runners.ts";
+import { realNow, runRunners } from "../engine/runners.ts";
 import { runStepJob } from "../engine/step-job.ts";
 import type { StepJob, StepJobResult } from "../engine/step-job.ts";
 import { capabilityPolicy } from "../policy/capabilities.ts";
@@ -12,20 +12,9 @@ import type { Manifest } from "../protocol/pack.ts";
 import { toReachError } from "../protocol/errors.ts";
 import { defaultEnvironment } from "./environment.ts";
 import type { FromStepWorker, ToStepWorker } from "./step-thread.ts";
+import { threadChannel } from "../platform/threads.ts";
 
-type Channel = { send(m: FromStepWorker): void; listen(cb: (m: ToStepWorker) => void): void };
-
-async function channel(): Promise<Channel> {
-  const self = globalThis as unknown as { postMessage?: (m: unknown) => void; addEventListener?: (t: string, cb: (e: MessageEvent) => void) => void; Deno?: unknown };
-  if (self.Deno !== undefined) {
-    return { send: (m) => self.postMessage!(m), listen: (cb) => self.addEventListener!("message", (e) => cb(e.data as ToStepWorker)) };
-  }
-  const { parentPort } = await import("node:worker_threads");
-  if (parentPort === null) throw new Error("step-worker.ts runs only as a worker");
-  return { send: (m) => parentPort.postMessage(m), listen: (cb) => parentPort.on("message", cb) };
-}
-
-const ch = await channel();
+const ch = await threadChannel<ToStepWorker, FromStepWorker>();
 const env = defaultEnvironment();
 /** Sandboxes and policy per run (the last two runs). */
 const runs = new Map<string, { policy: CapabilityPolicy; runners: ReturnType<typeof runRunners> }>();
@@ -50,6 +39,7 @@ async function run(id: number, job: StepJob, interrupt: SharedArrayBuffer): Prom
     return await runStepJob(job, {
       policy,
       runnerFor: runners.runnerFor,
+      now: realNow(env),
       signal: controller.signal,
       interrupted: () => {
         const stopped = Atomics.load(word, 0) !== 0;

@@ -1,6 +1,6 @@
 /**
- * Turning what crosses to an engine thread back into an engine request (used by the worker, and by the inline mode
- * of `engine-thread.ts` that tests use).
+ * Turning what crosses to an engine thread back into an engine request (used by the worker, and by the calls that
+ * run on the calling thread, `engine-inline.ts`).
  * @module
  */
 import type { EngineRunRequest } from "../engine/engine.ts";
@@ -12,7 +12,8 @@ import type { WireRequest } from "./engine-wire.ts";
 
 /**
  * The engine request a wire request stands for: the trust store and key parsed, the interrupt word read at every
- * fuel refill (and turned into an abort of the run's signal, with the word's reason), the runtime's fetch.
+ * fuel refill (and turned into an abort of the run's signal, with the word's reason), the runtime's fetch. The wall
+ * clock is the environment's (`EngineEnvironment.clock`).
  * @param request what crossed
  * @param interrupt the shared interrupt word
  * @param controller aborts the run's signal (also on an abort message)
@@ -35,7 +36,6 @@ export function engineRequest(request: WireRequest, interrupt: SharedArrayBuffer
       return v !== 0;
     },
     onProgress,
-    wallClock: () => Date.now(),
     ...(network === true ? { fetch: (url: string | URL | Request, init?: RequestInit) => fetch(url, init) } : {}),
   };
 }

@@ -1,15 +1,15 @@
 /**
- * The engine call on the calling thread: for tests that call the CLI in process (`setInlineEngine`), and as the CLI's
- * first attempt at a run (`runInlineFirst`, over `src/engine/inline-first.ts`, which says when a run moves to an
+ * The engine call on the calling thread: where no engine thread can start (`engine-thread.ts`: Node running the
+ * TypeScript sources, as the tests do), and as the CLI's first attempt at a run (`runInlineFirst`, over `src/engine/inline-first.ts`, which says when a run moves to an
  * engine thread and why the record does not change).
  * @module
  */
 import type { EngineRun } from "../engine/engine.ts";
 import type { RunProgress } from "../engine/types.ts";
-import process from "node:process";
 import { INTERRUPT_REASONS, interruptCode } from "./_interrupt.ts";
-import { loopTurn } from "./_loop-turn.ts";
-import { pollSignals, signalAt } from "./signal-hook.ts";
+import { loopTurn } from "../platform/loop-turn.ts";
+import { processClock, processCpuClock } from "../platform/real-clock.ts";
+import { pollSignals, signalAt } from "../platform/signal-hook.ts";
 import type { IsolatedSession, WireRequest } from "./engine-wire.ts";
 
 type Options = { signal?: AbortSignal; onProgress?: (p: RunProgress) => void };
@@ -35,7 +35,7 @@ function wire(signal: AbortSignal | undefined): { interrupt: SharedArrayBuffer; 
 }
 
 /**
- * `runIsolated` on the calling thread (see `setInlineEngine`).
+ * `runIsolated` on the calling thread (`engine-thread.ts`'s module notes).
  * @param request what would cross to the thread
  * @param options the abort signal and a progress callback
  * @returns the run
@@ -72,23 +72,6 @@ export function mayReachNetwork(request: WireRequest): boolean {
 }
 
 /**
- * This process's CPU time in ms (every thread), where the runtime tells it (Node; Deno's `node:process`).
- * @returns the clock, or undefined where there is none
- * @example const cpu = processCpuClock(); cpu?.() // e.g. 84.2
- */
-export function processCpuClock(): (() => number) | undefined {
-  try {
-    process.cpuUsage();
-  } catch {
-    return undefined;
-  }
-  return () => {
-    const u = process.cpuUsage();
-    return (u.user + u.system) / 1000;
-  };
-}
-
-/**
  * Run on the calling thread while that is harmless, else again from the start on an engine thread
  * (`src/engine/inline-first.ts`). A pack that may reach the network goes to the thread at once.
  * @param request what would cross to the thread
@@ -103,7 +86,7 @@ export async function runInlineFirst(request: WireRequest, options: Options, bud
   if (mayReachNetwork(request)) return await onThread(request, options);
   const [{ runEngine, engineRequest, defaultEnvironment }, { inlineFirst }] = await Promise.all([engineModules(), import("../engine/inline-first.ts")]);
   const cpuMs = processCpuClock();
-  const first = inlineFirst({ ms: budgetMs, turn, ...(cpuMs === undefined ? {} : { cpuMs }) });
+  const first = inlineFirst({ ms: budgetMs, turn, now: processClock.monotonicMs, ...(cpuMs === undefined ? {} : { cpuMs }) });
   // The request as an engine thread makes it (trust store and key parsed, fetch), with the caller's signal.
   const { interrupted: _word, signal: _own, ...engine } = engineRequest(request, new SharedArrayBuffer(8), new AbortController(), options.onProgress ?? (() => {}));
   const env = defaultEnvironment();
@@ -139,7 +122,7 @@ export async function stoppedAtEnd(run: EngineRun, request: WireRequest, options
 }
 
 /**
- * `openIsolatedSession` on the calling thread (see `setInlineEngine`).
+ * `openIsolatedSession` on the calling thread (`engine-thread.ts`'s module notes).
  * @param request what would cross to the thread
  * @param options the abort signal (it ends the session ABORTED)
  * @returns the session

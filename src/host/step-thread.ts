@@ -1,6 +1,6 @@
 /**
- * Step threads (`EngineEnvironment.stepThreads`): a pool of Node `worker_threads` or Deno Web Workers on which a run's
- * independent steps execute at the same time (`src/engine/step-graph.ts`). Each thread runs one step job at a time
+ * Step threads (`EngineEnvironment.stepThreads`): a pool of platform threads (`src/platform/threads.ts`) on which a
+ * run's independent steps execute at the same time (`src/engine/step-graph.ts`). Each thread runs one step job at a time
  * (`src/engine/step-job.ts`: the job carries everything the step may see, the result everything it did), keeps its
  * sandboxes warm between jobs of the same run, and is stopped when the run ends.
  *
@@ -9,21 +9,11 @@
  * replaced); its job fails with `EXEC_ABORTED`.
  * @module
  */
-import { availableParallelism } from "node:os";
-import { siblingScript } from "./_sibling.ts";
+import { siblingScript } from "../platform/sibling.ts";
+import { canStartThread, startThread } from "../platform/threads.ts";
 import { isErrorCode, ReachError } from "../protocol/errors.ts";
 import type { ErrorDetails } from "../protocol/errors.ts";
 import type { StepJob, StepJobResult, StepPool } from "../engine/step-job.ts";
-
-/**
- * The machine's cores (the default of `run --parallel`), at most 64.
- * @returns a positive integer
- * @example coreCount() // 2 on the CI machine
- */
-export function coreCount(): number {
-  const n = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? availableParallelism();
-  return Math.max(1, Math.min(64, Math.floor(n)));
-}
 
 /** How long a step thread may take to stop after its job was aborted before it is terminated. */
 export const STEP_STOP_GRACE_MS = 10_000;
@@ -35,49 +25,36 @@ export type FromStepWorker = { kind: "result"; id: number; result: StepJobResult
 
 type Thread = { post(m: ToStepWorker): void; terminate(): void; hold(busy: boolean): void; busy: boolean };
 
-let workerUrl: URL | null = null;
+/** Where the step threads' module is (default: `step-worker` beside this module, in its layout). */
+export type StepThreadOptions = { workerUrl?: URL };
 
 /**
- * Where the step thread script is (the CLI bundle and tests set their own; the default is this file's sibling).
- * @param url the step worker module
- * @returns nothing
- * @example setStepWorkerUrl(new URL("./step-worker.js", import.meta.url));
+ * The step threads' module: `workerUrl`, else `step-worker` beside this module.
+ * @param options where it is
+ * @returns its URL
+ * @example stepWorkerUrl({}).pathname // "/app/dist/host/step-worker.js"
  */
-export function setStepWorkerUrl(url: URL): void {
-  workerUrl = url;
+export function stepWorkerUrl(options: StepThreadOptions = {}): URL {
+  return options.workerUrl ?? siblingScript("./step-worker", import.meta.url);
 }
 
 /**
- * Whether step threads can start here: always on Deno; on Node once the worker is compiled JavaScript (the build, the
- * CLI bundle) or {@link setStepWorkerUrl} named one (Node cannot start a worker from TypeScript source).
- * @returns true when {@link StepThreadPool} can spawn
+ * Whether step threads can start here: always on Deno; on Node once their module is compiled JavaScript (the build,
+ * the CLI bundle, a `workerUrl` naming one): Node cannot start a thread from TypeScript source.
+ * @param options where their module is
+ * @returns true when {@link StepThreadPool} can start threads
  * @example stepThreadsAvailable() // true in the built CLI
  */
-export function stepThreadsAvailable(): boolean {
-  return (globalThis as { Deno?: unknown }).Deno !== undefined || !defaultUrl().pathname.endsWith(".ts");
+export function stepThreadsAvailable(options: StepThreadOptions = {}): boolean {
+  return canStartThread(stepWorkerUrl(options));
 }
 
-function defaultUrl(): URL {
-  return workerUrl ?? siblingScript("./step-worker", import.meta.url);
-}
-
-async function spawn(onMessage: (m: FromStepWorker) => void, onError: (e: Error) => void): Promise<Thread> {
-  const url = defaultUrl();
-  if ((globalThis as { Deno?: unknown }).Deno !== undefined) {
-    const w = new Worker(url, { type: "module" });
-    w.addEventListener("message", (e) => onMessage((e as MessageEvent<FromStepWorker>).data));
-    w.addEventListener("error", (e) => {
-      e.preventDefault();
-      onError(new Error((e as ErrorEvent).message));
-    });
-    return { post: (m) => w.postMessage(m), terminate: () => w.terminate(), hold: () => {}, busy: false };
-  }
-  const { Worker: NodeWorker } = await import("node:worker_threads");
-  const w = new NodeWorker(url);
-  w.on("message", onMessage);
-  w.on("error", onError);
-  w.unref();
-  return { post: (m) => w.postMessage(m), terminate: () => void w.terminate(), hold: (busy) => void (busy ? w.ref() : w.unref()), busy: false };
+async function spawn(url: URL, onMessage: (m: FromStepWorker) => void, onError: (e: Error) => void): Promise<Thread> {
+  const port = await startThread<ToStepWorker, FromStepWorker>(url);
+  port.onMessage(onMessage);
+  port.onError(onError);
+  port.hold(false);
+  return { post: (m) => port.post(m), terminate: () => port.terminate(), hold: (busy) => port.hold(busy), busy: false };
 }
 
 type Pending = { job: StepJob; signal: AbortSignal; resolve: (r: StepJobResult | null) => void; reject: (e: Error) => void };
@@ -99,11 +76,16 @@ export class StepThreadPool implements StepPool {
   readonly #running = new Map<Thread, (e: Error) => void>();
   #next = 0;
   #closed = false;
+  readonly #url: URL;
 
-  /** @param size most threads (1..64) */
-  constructor(size: number) {
+  /**
+   * @param size most threads (1..64)
+   * @param options `workerUrl`: the step threads' module (default: `step-worker` beside this module)
+   */
+  constructor(size: number, options: StepThreadOptions = {}) {
     if (!Number.isSafeInteger(size) || size < 1 || size > 64) throw new RangeError(`"size" expected 1..64, got ${size}`);
     this.#size = size;
+    this.#url = stepWorkerUrl(options);
   }
 
   /**
@@ -136,7 +118,7 @@ export class StepThreadPool implements StepPool {
         const placeholder: Thread = { post: () => {}, terminate: () => {}, hold: () => {}, busy: true };
         this.#threads.push(placeholder);
         try {
-          thread = await spawn((m) => this.#handlers.get(m.id)?.(m), (e) => this.#failed(thread!, e));
+          thread = await spawn(this.#url, (m) => this.#handlers.get(m.id)?.(m), (e) => this.#failed(thread!, e));
         } catch (err) {
           this.#threads.splice(slot, 1);
           pending.reject(err instanceof Error ? err : new Error(String(err)));

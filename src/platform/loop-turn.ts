@@ -3,7 +3,7 @@
  * or a message that arrived while the thread was held runs before the turn ends.
  * @module
  */
-import { monotonicMs } from "../determinism/real-clock.ts";
+import { processClock } from "./real-clock.ts";
 
 /** On Deno, how long after a timer's turn the checks between steps may skip theirs. */
 const DENO_SKIP_MS = 20;
@@ -29,8 +29,8 @@ export function loopTurn(): (last?: boolean) => Promise<void> {
   }
   let lastTurn = -Infinity;
   return async (last = false) => {
-    if (!last && monotonicMs() - lastTurn < DENO_SKIP_MS) return;
+    if (!last && processClock.monotonicMs() - lastTurn < DENO_SKIP_MS) return;
     await new Promise<void>((resolve) => void setTimeout(resolve, 0));
-    lastTurn = monotonicMs();
+    lastTurn = processClock.monotonicMs();
   };
 }
