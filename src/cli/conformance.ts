@@ -9,7 +9,7 @@
 import { inProcessCases, junitXml, runConformance } from "../conformance/mod.ts";
 import { CATEGORIES } from "../conformance/types.ts";
 import type { Category, ConformanceReport } from "../conformance/types.ts";
-import { conformanceHost, neutralSuites, packageRoot, parseCommand, selfCommand } from "../platform/conformance-host.ts";
+import { conformanceHost, neutralSuites, packageRoot, parseCommand, selfCommand } from "./conformance-host.ts";
 import { writeFileAtomic } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { parseOptions } from "./federation-host.ts";

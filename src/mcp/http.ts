@@ -14,7 +14,6 @@
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { ClientInfo } from "../platform/http-server.ts";
 import { toReachError } from "../protocol/errors.ts";
 import type { SessionBudget, SessionScope } from "../engine/session.ts";
 import { SESSION_START } from "../engine/session-chain.ts";
@@ -23,6 +22,12 @@ import { createMcpServer } from "./server.ts";
 import type { McpServerInfo } from "./server.ts";
 import { McpSessionRun } from "./session-run.ts";
 import type { McpEnded, McpEngine, McpRunSink, McpSegment } from "./session-run.ts";
+
+/** Who sent a request, as the HTTP server tells it (the port this face needs; `src/platform/http-server.ts` implements it). */
+export type ClientInfo = {
+  /** What per-client limits count by (an address, or an IPv6 address's /64 prefix). */
+  readonly key: string;
+};
 
 /** The path MCP is served on. */
 export const MCP_PATH = "/mcp";

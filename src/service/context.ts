@@ -3,8 +3,7 @@
  * @module
  */
 import type { EngineEnvironment } from "../engine/runners.ts";
-import type { RunQueue } from "../platform/job-queue.ts";
-import type { SqlDatabase } from "../platform/postgres.ts";
+import type { RunQueue, SqlDatabase } from "./ports.ts";
 import type { TrustSource } from "./engine-adapter.ts";
 import type { Authenticator } from "./http-auth.ts";
 import type { ClientSlots, WatchLimits } from "./http-limits.ts";

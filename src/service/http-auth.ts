@@ -3,7 +3,7 @@
  * service allows requests without a token (a loopback listen on the embedded store without `--auth`).
  * @module
  */
-import type { SqlExecutor } from "../platform/postgres.ts";
+import type { SqlExecutor } from "./ports.ts";
 import { refuse } from "./http-errors.ts";
 import { LOCAL_TENANT, tenantOfToken } from "./tokens.ts";
 

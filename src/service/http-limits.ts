@@ -7,7 +7,7 @@
  * @module
  */
 import type { Context } from "hono";
-import type { ClientInfo } from "../platform/http-server.ts";
+import type { ClientInfo } from "./ports.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { HttpRefusal } from "./http-errors.ts";
 

@@ -5,7 +5,7 @@
  */
 import { readArchive } from "../capsule/archive.ts";
 import { MAX_PACK_BYTES } from "../engine/engine.ts";
-import type { SqlExecutor } from "../platform/postgres.ts";
+import type { SqlExecutor } from "./ports.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { readPackArchive } from "./store-packs.ts";
 

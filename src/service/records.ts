@@ -2,7 +2,7 @@
  * Rows of `reach_wasm.runs` as run records (the HTTP face of a run), and the record fields derived from a run's end.
  * @module
  */
-import type { SqlRow } from "../platform/postgres.ts";
+import type { SqlRow } from "./ports.ts";
 import type { RunOptions, RunPhase, RunRecord, ServiceRunStatus } from "./schemas.ts";
 import { TIMEOUT_CODES } from "./events.ts";
 

@@ -3,7 +3,7 @@
  * out by run id. NOTIFY is best effort, so every waiter also has a timeout after which it looks again.
  * @module
  */
-import type { SqlDatabase } from "../platform/postgres.ts";
+import type { SqlDatabase } from "./ports.ts";
 import { CHANNELS } from "./store-runs.ts";
 
 /** A registered wait: `changed` resolves true on a change of the run, false on timeout or cancel. */

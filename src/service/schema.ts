@@ -12,7 +12,7 @@
  * @module
  */
 import { ReachError } from "../protocol/errors.ts";
-import type { SqlDatabase } from "../platform/postgres.ts";
+import type { SqlDatabase } from "./ports.ts";
 
 /**
  * The version of the tables below; a database set up by a newer reach-wasm is refused, an older one is migrated.

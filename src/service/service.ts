@@ -4,9 +4,7 @@
  * @module
  */
 import type { EngineEnvironment } from "../engine/runners.ts";
-import type { RunQueue } from "../platform/job-queue.ts";
-import type { ClientInfo } from "../platform/http-server.ts";
-import type { SqlDatabase } from "../platform/postgres.ts";
+import type { ClientInfo, RunQueue, SqlDatabase } from "./ports.ts";
 import type { FetchLike } from "../protocol/fetch.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { TrustSource } from "./engine-adapter.ts";

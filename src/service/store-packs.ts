@@ -3,7 +3,7 @@
  * run only the packs it registered or uploaded.
  * @module
  */
-import type { SqlExecutor } from "../platform/postgres.ts";
+import type { SqlExecutor } from "./ports.ts";
 import type { PackInspection } from "./engine-adapter.ts";
 import type { RunPack } from "./store-runs.ts";
 

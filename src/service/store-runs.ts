@@ -3,8 +3,7 @@
  * and capsules. Every query is scoped by tenant: a tenant never sees another tenant's run, not even its existence.
  * @module
  */
-import type { RunQueue } from "../platform/job-queue.ts";
-import type { SqlDatabase, SqlExecutor } from "../platform/postgres.ts";
+import type { RunQueue, SqlDatabase, SqlExecutor } from "./ports.ts";
 import { eventsOf } from "./events.ts";
 import type { EventDraft } from "./events.ts";
 import { RECORD_COLUMNS, toRecord } from "./records.ts";

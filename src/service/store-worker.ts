@@ -4,8 +4,7 @@
  * re-queue the runs of workers that stopped heartbeating.
  * @module
  */
-import type { RunQueue } from "../platform/job-queue.ts";
-import type { SqlDatabase, SqlExecutor } from "../platform/postgres.ts";
+import type { RunQueue, SqlDatabase, SqlExecutor } from "./ports.ts";
 import type { EventDraft, ProgressCounters } from "./events.ts";
 import { eventsOf } from "./events.ts";
 import { endOf } from "./records.ts";

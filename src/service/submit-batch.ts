@@ -6,8 +6,7 @@
  * fault fails only that submission.
  * @module
  */
-import type { RunQueue } from "../platform/job-queue.ts";
-import type { SqlDatabase } from "../platform/postgres.ts";
+import type { RunQueue, SqlDatabase } from "./ports.ts";
 import type { RunOptions, ServiceRunStatus } from "./schemas.ts";
 import { isStoreUnavailable } from "./store-errors.ts";
 import { submitRun, submitRuns } from "./store-runs.ts";

@@ -6,7 +6,7 @@
  */
 import { bytesToHex } from "../canonical/hex.ts";
 import { sha256Hex } from "../canonical/sha256.ts";
-import type { SqlExecutor } from "../platform/postgres.ts";
+import type { SqlExecutor } from "./ports.ts";
 import { ReachError } from "../protocol/errors.ts";
 
 /** What a tenant name may look like. */

@@ -10,8 +10,7 @@
  */
 import type { RunProgress } from "../engine/types.ts";
 import type { EngineEnvironment } from "../engine/runners.ts";
-import type { RunQueue } from "../platform/job-queue.ts";
-import type { SqlDatabase } from "../platform/postgres.ts";
+import type { RunQueue, SqlDatabase } from "./ports.ts";
 import type { FetchLike } from "../protocol/fetch.ts";
 import { toReachError } from "../protocol/errors.ts";
 import { runOnEngine, trustNow } from "./engine-adapter.ts";

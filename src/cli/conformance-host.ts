@@ -6,7 +6,7 @@
  * @module
  */
 import { spawn } from "node:child_process";
-import { siblingScript } from "./sibling.ts";
+import { siblingScript } from "../platform/sibling.ts";
 import type { ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { cp, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
@@ -19,7 +19,7 @@ import { fileURLToPath } from "node:url";
 import type { ConformanceHost, ExecResult, ServedProcess } from "../conformance/types.ts";
 import type { NeutralSuite } from "../conformance/in-process.ts";
 import { ReachError } from "../protocol/errors.ts";
-import { writeFileAtomic } from "./write.ts";
+import { writeFileAtomic } from "../platform/write.ts";
 
 /** Most bytes kept of one process's stdout or stderr. */
 const MAX_OUTPUT = 32 * 1024 * 1024;
