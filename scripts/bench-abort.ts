@@ -12,10 +12,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
+import { SMOKE, n } from "./bench/smoke.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const scratch = mkdtempSync(join(tmpdir(), "reach-bench-abort-"));
-const ROUNDS = 3;
+const ROUNDS = n(3);
 
 function pack(name: string, kind: string, file: string, source: string | Uint8Array): string {
   const dir = join(scratch, name);
@@ -64,7 +65,7 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 const load = (): string => loadavg().map((x) => x.toFixed(2)).join(" ");
 
 try {
-  for (const burners of [0, 4]) {
+  for (const burners of SMOKE ? [0] : [0, 4]) {
     const burning: ChildProcess[] = Array.from({ length: burners }, () => spawn(process.execPath, ["-e", "for(;;){}"], { stdio: "ignore" }));
     try {
       for (const [runtime, cmd] of RUNTIMES) {

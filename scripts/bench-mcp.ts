@@ -29,9 +29,10 @@ import { defaultEnvironment } from "../src/host/environment.ts";
 import { readPackFiles } from "../src/platform/pack-files.ts";
 // @ts-expect-error: plain JavaScript (Node and Deno run the baseline server as it is)
 import { baselineServer } from "./bench/mcp-baseline.mjs";
+import { n } from "./bench/smoke.ts";
 
-const CALLS = 100;
-const WARMUP = 20;
+const CALLS = n(100, 3);
+const WARMUP = n(20, 1);
 const root = new URL("../", import.meta.url).pathname;
 const deno = "Deno" in globalThis;
 const runtime = deno ? `deno ${(globalThis as unknown as { Deno: { version: { deno: string } } }).Deno.version.deno}` : `node ${process.version}`;
@@ -90,7 +91,7 @@ async function inMemory(server: Server): Promise<{ call: () => Promise<void>; cl
 /** The reach-wasm CLI to spawn: the bundle (Node) or the sources (Deno). */
 async function cli(): Promise<{ command: string; args: string[]; worker: URL | null; remove(): void }> {
   if (deno) return { command: process.execPath, args: ["run", "-A", "--quiet", join(root, "src/cli/main.ts")], worker: null, remove: () => {} };
-  const { cliBundle } = await import("../src/service/_test-service.ts");
+  const { cliBundle } = await import("../tests/support/service.ts");
   const bundle = await cliBundle();
   return { command: process.execPath, args: [bundle.main], worker: new URL(`file://${join(bundle.main, "../engine-worker.mjs")}`), remove: bundle.remove };
 }

@@ -18,6 +18,7 @@ import { setSha256Backend } from "../src/canonical/sha256.ts";
 import { nativeSha256Backend } from "../src/platform/native-sha256.ts";
 import { execPython, PythonRunner } from "../src/sandbox/python/mod.ts";
 import type { ToolInvocation, ToolRunner } from "../src/sandbox/types.ts";
+import { n } from "./bench/smoke.ts";
 
 setSha256Backend(nativeSha256Backend); // as an engine call on Node hashes
 const root = new URL("../", import.meta.url);
@@ -85,7 +86,7 @@ await oursOnce(first);
 log(`python: first exec_python in this process ${(performance.now() - t0).toFixed(0)} ms (fuel instrumentation, compile, prepare; the instrumented module is cached on disk only when the platform's store is installed)`);
 
 const warm = new PythonRunner({ pythonWasm });
-const [bareUs, oursUs] = (await interleaved([() => bareRun(bareWarm), () => oursOnce(warm)], 30, 200)) as [number, number];
+const [bareUs, oursUs] = (await interleaved([() => bareRun(bareWarm), () => oursOnce(warm)], n(30, 1), n(200, 2))) as [number, number];
 log(`python warm: exec_python ${(oursUs / 1000).toFixed(2)} ms (snapshot restore + fuel + host + tape), bare runPython ${(bareUs / 1000).toFixed(2)} ms, ` +
   `ratio ${(oursUs / bareUs).toFixed(2)} (targets: ≤ 5 ms, ≤ 1.5× bare) — ${oursUs <= 5000 && oursUs <= 1.5 * bareUs ? "met" : "MISSED"}`);
 

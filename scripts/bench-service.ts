@@ -22,12 +22,13 @@ import { hostname, loadavg } from "node:os";
 import { join } from "node:path";
 import { runEngine } from "../src/engine/engine.ts";
 import { readPackFiles } from "../src/platform/pack-files.ts";
-import { cliBundle, env, freshPostgres, packArchive, root, startTestService, testPostgres } from "../src/service/_test-service.ts";
-import type { TestService } from "../src/service/_test-service.ts";
+import { cliBundle, env, freshPostgres, packArchive, root, startTestService, testPostgres } from "../tests/support/service.ts";
+import type { TestService } from "../tests/support/service.ts";
+import { SMOKE, n } from "./bench/smoke.ts";
 
-const THROUGHPUT_RUNS = Number(process.env["BENCH_SERVICE_RUNS"] ?? 400);
-const LATENCY_RUNS = 200;
-const IN_FLIGHT = 48;
+const THROUGHPUT_RUNS = Number(process.env["BENCH_SERVICE_RUNS"] ?? n(400, 6));
+const LATENCY_RUNS = n(200, 3);
+const IN_FLIGHT = n(48, 4);
 /** Runs at once per worker process: more slots than cores overlap database round trips with runs. */
 const CONCURRENCY = Number(process.env["BENCH_SERVICE_CONCURRENCY"] ?? 8);
 const log = (line: string) => console.log(`[service] ${line}`);
@@ -41,11 +42,11 @@ function pct(xs: number[], p: number): number {
 const helloFiles = await readPackFiles(join(root, "packs/hello"));
 
 /** The in-process rate: `n` runs of packs/hello by the engine call, one after another, in this process. */
-async function inProcessRate(n = 200): Promise<number> {
+async function inProcessRate(runs = n(200, 3)): Promise<number> {
   const files = helloFiles;
   const t0 = performance.now();
-  for (let i = 0; i < n; i++) await runEngine(env, { pack: { files }, seed: String(i) });
-  return n / ((performance.now() - t0) / 1000);
+  for (let i = 0; i < runs; i++) await runEngine(env, { pack: { files }, seed: String(i) });
+  return runs / ((performance.now() - t0) / 1000);
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
@@ -186,11 +187,11 @@ async function workerProcess(main: string, dbUrl: string): Promise<ChildProcess>
 }
 
 log(`host ${hostname()}, load ${load()} (1/5/15 min), ${THROUGHPUT_RUNS} runs of packs/hello per configuration, ${IN_FLIGHT} in flight, worker processes with --concurrency ${CONCURRENCY}`);
-for (let i = 0; i < 20; i++) await runEngine(env, { pack: { files: helloFiles }, seed: String(i) }); // warm
-const first = await inProcessRate(300);
+for (let i = 0; i < n(20, 1); i++) await runEngine(env, { pack: { files: helloFiles }, seed: String(i) }); // warm
+const first = await inProcessRate(n(300, 3));
 log(`in-process engine call: ${first.toFixed(0)} runs/s (${(1000 / first).toFixed(1)} ms per run); load ${load()}`);
 
-for (const workers of process.env["BENCH_SERVICE_SKIP_PGLITE"] === "1" ? [] : [1, 2, 3]) {
+for (const workers of process.env["BENCH_SERVICE_SKIP_PGLITE"] === "1" ? [] : SMOKE ? [1] : [1, 2, 3]) {
   const t = await startTestService({ workers, worker: { pollMs: 2000, heartbeatMs: 500, staleSeconds: 45 } });
   try {
     await measure(`PGlite, serve with ${workers} worker slot(s) in-process`, t);
@@ -205,7 +206,7 @@ else {
   const bundle = await cliBundle();
   try {
     let two: { rate: number; ratio: number; p99: number } | null = null;
-    for (const workers of (process.env["BENCH_SERVICE_WORKERS"] ?? "1,2,3").split(",").map(Number)) {
+    for (const workers of (process.env["BENCH_SERVICE_WORKERS"] ?? (SMOKE ? "1" : "1,2,3")).split(",").map(Number)) {
       const dbUrl = await freshPostgres(pg.url, `reach_wasm_bench_${workers}`);
       const t = await startTestService({ dbUrl, workers: 0 });
       const children: ChildProcess[] = [];

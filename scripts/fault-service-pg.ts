@@ -20,8 +20,8 @@ import { runEngine } from "../src/engine/engine.ts";
 import { openDatabase } from "../src/platform/postgres.ts";
 import { ReachError } from "../src/protocol/errors.ts";
 import { defaultEnvironment } from "../src/host/environment.ts";
-import { freshPostgres, privatePostgres, spawnCli, spinPackArchive, until } from "../src/service/_test-fleet.ts";
-import type { CliProcess } from "../src/service/_test-fleet.ts";
+import { freshPostgres, privatePostgres, spawnCli, spinPackArchive, until } from "../tests/support/fleet.ts";
+import type { CliProcess } from "../tests/support/fleet.ts";
 import { ServiceClient } from "../src/service/client.ts";
 import { createToken } from "../src/service/tokens.ts";
 

@@ -12,7 +12,7 @@ import { openInlineFirstSession } from "../src/host/engine-inline-session.ts";
 import { openIsolatedSession } from "../src/host/engine-thread.ts";
 import { serveHttp } from "../src/platform/http-server.ts";
 import { readPackFiles } from "../src/platform/pack-files.ts";
-import { startTestService } from "../src/service/_test-service.ts";
+import { startTestService } from "./support/service.ts";
 
 export const root = new URL("../", import.meta.url).pathname;
 
@@ -44,7 +44,7 @@ export async function serviceFace(o: FaceOptions = {}): Promise<Face & { submitP
     name: "serve", url: t.url, port, reached: () => reached,
     state: async () => (await runs()).length,
     submitPending: async () => {
-      const { spinPackArchive } = await import("../src/service/_test-service.ts");
+      const { spinPackArchive } = await import("./support/service.ts");
       const f = new FormData();
       f.set("pack", new Blob([spinPackArchive(1, 10, "pending").slice().buffer as ArrayBuffer]), "p.tar.gz");
       return ((await (await fetch(`${t.url}/runs`, { method: "POST", body: f })).json()) as { runId: string }).runId;

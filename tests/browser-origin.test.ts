@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spinPackArchive } from "../src/service/_test-service.ts";
+import { spinPackArchive } from "./support/service.ts";
 import { mcpFace, nodeFace, serviceFace } from "./_test-faces.ts";
 import type { Face } from "./_test-faces.ts";
 

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ConformanceReport } from "../src/conformance/types.ts";
-import { withCliBundle } from "../src/service/_test-service.ts";
+import { withCliBundle } from "./support/cli-bundle-hooks.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const { scratch, main } = withCliBundle("reach-conformance-test-");

@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../src/cli/cli.ts";
 import { openDatabase } from "../src/platform/postgres.ts";
-import { testPostgres } from "../src/service/_test-service.ts";
+import { testPostgres } from "./support/service.ts";
 
 const pg = testPostgres();
 afterAll(() => pg?.stop());

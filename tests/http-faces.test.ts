@@ -9,7 +9,7 @@ import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { spinPackArchive } from "../src/service/_test-service.ts";
+import { spinPackArchive } from "./support/service.ts";
 import { mcpFace, nodeFace, root, serviceFace } from "./_test-faces.ts";
 import type { Face } from "./_test-faces.ts";
 

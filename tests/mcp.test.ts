@@ -23,7 +23,7 @@ import { verifyRunCapsule } from "../src/engine/verify.ts";
 import { INFRA_CALLS, writeMcpPack } from "../src/mcp/_test-mcp.ts";
 import { readPythonWasm } from "../src/platform/python-engine.ts";
 import { readQuickJsEngineWasm } from "../src/platform/quickjs-engine.ts";
-import { cliRuntimes } from "../src/service/_test-service.ts";
+import { cliRuntimes } from "./support/service.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const scratch = mkdtempSync(join(tmpdir(), "reach-mcp-cli-"));

@@ -12,12 +12,12 @@ import { canonicalize } from "../src/canonical/jcs.ts";
 import { readRunCapsule } from "../src/capsule/run-capsule.ts";
 import { replayCapsule } from "../src/engine/replay.ts";
 import { verifyRunCapsule } from "../src/engine/verify.ts";
-import { observerPack } from "../src/engine/_test-pack.ts";
+import { observerPack } from "./support/pack.ts";
 import { readPythonWasm } from "../src/platform/python-engine.ts";
 import { readQuickJsEngineWasm } from "../src/platform/quickjs-engine.ts";
 import { MAX_JSON_DEPTH, parseJsonText } from "../src/protocol/json-text.ts";
 import { genObject, rng, spell } from "../src/protocol/_test-json.ts";
-import { cliRuntimes } from "../src/service/_test-service.ts";
+import { cliRuntimes } from "./support/service.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const scratch = mkdtempSync(join(tmpdir(), "reach-observed-"));

@@ -14,7 +14,7 @@ import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultTrustStorePath } from "../src/platform/config.ts";
-import { freshPostgres } from "../src/service/_test-service.ts";
+import { freshPostgres } from "./support/service.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const readme = readFileSync(join(root, "README.md"), "utf8");

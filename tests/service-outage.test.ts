@@ -13,10 +13,10 @@ import { runEngine } from "../src/engine/engine.ts";
 import { replayCapsule } from "../src/engine/replay.ts";
 import { verifyRunCapsule } from "../src/engine/verify.ts";
 import { openDatabase } from "../src/platform/postgres.ts";
-import { DENO_CLI, spawnCli, until } from "../src/service/_test-fleet.ts";
-import type { CliProcess } from "../src/service/_test-fleet.ts";
-import { cliBundle, env, privatePostgres, spinPackArchive } from "../src/service/_test-service.ts";
-import type { PrivatePostgres } from "../src/service/_test-service.ts";
+import { DENO_CLI, spawnCli, until } from "./support/fleet.ts";
+import type { CliProcess } from "./support/fleet.ts";
+import { cliBundle, env, privatePostgres, spinPackArchive } from "./support/service.ts";
+import type { PrivatePostgres } from "./support/service.ts";
 import { ServiceClient } from "../src/service/client.ts";
 import { createToken } from "../src/service/tokens.ts";
 

@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../src/cli/cli.ts";
 import { readArchive } from "../src/capsule/archive.ts";
-import { cliBundle, freshPostgres, packArchive, root, spinPackArchive, startTestService, testPostgres } from "../src/service/_test-service.ts";
-import type { TestService } from "../src/service/_test-service.ts";
+import { cliBundle, freshPostgres, packArchive, root, spinPackArchive, startTestService, testPostgres } from "./support/service.ts";
+import type { TestService } from "./support/service.ts";
 import { createToken } from "../src/service/tokens.ts";
 
 const pg = testPostgres();

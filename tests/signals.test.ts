@@ -14,7 +14,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliRuntimes } from "../src/service/_test-service.ts";
+import { cliRuntimes } from "./support/service.ts";
 import { readRunCapsule } from "../src/capsule/run-capsule.ts";
 import { replayCapsule } from "../src/engine/replay.ts";
 import { verifyRunCapsule } from "../src/engine/verify.ts";

@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../src/cli/cli.ts";
 import type { CliIO } from "../src/cli/io.ts";
-import { startTestService } from "../src/service/_test-service.ts";
-import type { TestService } from "../src/service/_test-service.ts";
+import { startTestService } from "./support/service.ts";
+import type { TestService } from "./support/service.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "reach-tty-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliBundle } from "../src/service/_test-service.ts";
+import { cliBundle } from "./support/service.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const run = promisify(execFile);

@@ -10,6 +10,7 @@
 import { gunzipSync, gzipSync } from "fflate";
 import { GZIP_OPTIONS, readArchive, writeArchive } from "../../src/capsule/mod.ts";
 import type { ArchiveEntry } from "../../src/capsule/mod.ts";
+import { n } from "./smoke.ts";
 
 const MiB = 1024 * 1024;
 const SIZES = [1024, 16 * 1024, 256 * 1024, MiB, 4 * MiB];
@@ -64,7 +65,7 @@ function timed(fn: () => void): number {
  * @throws Error when the archive does not read back to the same entries
  * @example benchCapsule(console.log, 8 * 1024 * 1024)
  */
-export function benchCapsule(log: (line: string) => void, total = 64 * MiB): {
+export function benchCapsule(log: (line: string) => void, total = n(64, 1) * MiB): {
   writeMBps: number; readMBps: number; gzipMBps: number; gunzipMBps: number; writeRatio: number; readRatio: number;
 } {
   const entries = mixedEntries(total);
@@ -79,7 +80,7 @@ export function benchCapsule(log: (line: string) => void, total = 64 * MiB): {
   let gz: Uint8Array = new Uint8Array(0);
   let read = new Map<string, Uint8Array>();
   const best = { write: Infinity, gzip: Infinity, read: Infinity, gunzip: Infinity };
-  for (let round = 0; round < 3; round++) {
+  for (let round = 0; round < n(3); round++) {
     best.write = Math.min(best.write, timed(() => void (archive = writeArchive(entries))));
     best.gzip = Math.min(best.gzip, timed(() => void (gz = gzipSync(payload, GZIP_OPTIONS))));
     best.read = Math.min(best.read, timed(() => void (read = readArchive(archive))));

@@ -22,6 +22,7 @@ import { readQuickJsEngineWasm } from "../../src/platform/quickjs-engine.ts";
 import { nativeSha256Backend } from "../../src/platform/native-sha256.ts";
 import { readPythonWasm } from "../../src/platform/python-engine.ts";
 import { WasmToolRunner } from "../../src/sandbox/wasi/runner.ts";
+import { n } from "./smoke.ts";
 
 const root = new URL("../../", import.meta.url);
 const enc = new TextEncoder();
@@ -72,7 +73,7 @@ export async function benchEngine(log: (line: string) => void): Promise<{ runMs:
   }
   const runs: number[] = [];
   const floors: number[] = [];
-  for (let i = 0; i < 30; i++) {
+  for (let i = 0; i < n(30, 2); i++) {
     let t = performance.now();
     await run();
     runs.push(performance.now() - t);
@@ -88,7 +89,7 @@ export async function benchEngine(log: (line: string) => void): Promise<{ runMs:
   const capsule = buildRunCapsule(record, loaded, capsuleRequest(record, {})).bytes;
   const replays: number[] = [];
   const runs2: number[] = [];
-  for (let i = 0; i < 20; i++) {
+  for (let i = 0; i < n(20, 2); i++) {
     let t = performance.now();
     const report = await replayCapsule(readRunCapsule(capsule), env);
     if (!report.matches) throw new Error(`bench replay diverged: ${report.divergence?.message}`);

@@ -8,6 +8,7 @@ import { canonicalize } from "../../src/canonical/jcs.ts";
 import { sha256Hex } from "../../src/canonical/sha256.ts";
 import { VirtualClock } from "../../src/determinism/clock.ts";
 import { EventLog } from "../../src/ledger/mod.ts";
+import { n } from "./smoke.ts";
 
 /** A deterministic payload whose canonical JSON is exactly 1024 bytes. */
 export function kibPayload(i: number): Record<string, unknown> {
@@ -23,11 +24,11 @@ export function kibPayload(i: number): Record<string, unknown> {
  * @param events number of events per measured run
  * @returns events per second (best of the runs) and the hash-only baseline
  */
-export function benchLedger(log: (line: string) => void, events = 200_000): { eventsPerSec: number; hashOnlyPerSec: number } {
+export function benchLedger(log: (line: string) => void, events = n(200_000, 2_000)): { eventsPerSec: number; hashOnlyPerSec: number } {
   const payloads = Array.from({ length: 1024 }, (_, i) => kibPayload(i));
   if (canonicalize(payloads[7]).length !== 1024) throw new Error("payload is not 1 KiB");
   let best = 0;
-  for (let round = 0; round < 3; round++) {
+  for (let round = 0; round < n(3); round++) {
     const runId = "00000000-0000-8000-8000-000000000000";
     const ledger = new EventLog({ runId, clock: new VirtualClock() });
     ledger.append("run.started", { runId, packId: "bench", specVersion: "1.0.0" });

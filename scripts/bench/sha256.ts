@@ -6,9 +6,10 @@
 import { createHash } from "node:crypto";
 import { getSha256Backend, nobleBackend, setSha256Backend, sha256 } from "../../src/canonical/sha256.ts";
 import { nativeSha256Backend } from "../../src/platform/native-sha256.ts";
+import { n } from "./smoke.ts";
 
 /** Size of the hashed buffer. */
-const SIZE = 64 * 1024 * 1024;
+const SIZE = n(64, 1) * 1024 * 1024;
 
 /** Fixed content: byte i = (i * 31 + (i >>> 11)) & 0xff. */
 function fixedBuffer(size: number): Uint8Array {
@@ -53,11 +54,11 @@ export async function benchSha256(
     if (hex(sha256(data)) !== want || hex(nobleBackend.digest(data)) !== want) {
       throw new Error("benchSha256: implementations disagree on the digest of the benchmark buffer");
     }
-    const [ours, native] = bestMBps(SIZE, 7, () => sha256(data), () => createHash("sha256").update(data).digest()) as [number, number];
+    const [ours, native] = bestMBps(SIZE, n(7), () => sha256(data), () => createHash("sha256").update(data).digest()) as [number, number];
     log(`sha256 ours (${getSha256Backend().name}): ${ours.toFixed(0)} MB/s`);
     log(`sha256 native (node:crypto createHash): ${native.toFixed(0)} MB/s`);
     await Promise.resolve(); // let the event loop breathe between the fast and the slow part
-    const [noble] = bestMBps(SIZE, 2, () => nobleBackend.digest(data)) as [number];
+    const [noble] = bestMBps(SIZE, n(2), () => nobleBackend.digest(data)) as [number];
     log(`sha256 noble (${nobleBackend.name}): ${noble.toFixed(0)} MB/s`);
     const ratio = ours / native;
     log(`sha256 ratio ours/native: ${ratio.toFixed(3)}`);

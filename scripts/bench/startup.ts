@@ -9,6 +9,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { n } from "./smoke.ts";
 
 const root = new URL("../../", import.meta.url).pathname;
 const TICK_MS = 10;
@@ -35,7 +36,7 @@ const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length
  * @param rounds interleaved rounds
  * @returns the ratio on this runtime, or null where it cannot be measured
  */
-export function benchStartup(log: (line: string) => void, rounds = 12): number | null {
+export function benchStartup(log: (line: string) => void, rounds = n(12)): number | null {
   if (!existsSync("/proc/self/stat")) {
     log("startup: CPU time of child processes is read from /proc; skipped on this system");
     return null;

@@ -12,6 +12,7 @@ import { loadPack } from "../../src/engine/pack.ts";
 import type { LoadedPack } from "../../src/engine/pack.ts";
 import { readQuickJsEngineWasm } from "../../src/platform/quickjs-engine.ts";
 import { nativeSha256Backend } from "../../src/platform/native-sha256.ts";
+import { n } from "./smoke.ts";
 
 const root = new URL("../../", import.meta.url);
 const enc = new TextEncoder();
@@ -42,7 +43,7 @@ export function stepsPack(n: number): Map<string, Uint8Array> {
  * @param rounds interleaved rounds
  * @returns the 100-step per-step cost over the 10-step one
  */
-export async function benchSteps(log: (line: string) => void, rounds = 5): Promise<number> {
+export async function benchSteps(log: (line: string) => void, rounds = n(5)): Promise<number> {
   const sizes = [10, 50, 100];
   const packs = new Map<number, LoadedPack>();
   for (const n of sizes) packs.set(n, await loadPack(stepsPack(n)));

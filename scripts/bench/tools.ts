@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import { invokeOnce, newWorkspace } from "../../conformance/lib/tool-harness.ts";
 import { WasmToolRunner } from "../../src/sandbox/wasi/runner.ts";
+import { n } from "./smoke.ts";
 
 const root = new URL("../../", import.meta.url);
 
@@ -100,7 +101,7 @@ export async function benchTools(log: (line: string) => void): Promise<{ oursUs:
   // shim (five small functions) is optimised while most of the runner's per-invocation code is not yet, which
   // measured 1.6–2.0x instead of 1.3–1.4x. Every invocation here gets the same answers, so the tape's cache of short
   // response hashes hits (worth ~0.05 of the ratio); a real run's random bytes differ per invocation.
-  const [rawUs, oursUs] = (await interleaved([() => rawRun(module, stdin), once], 1000, 1000)) as [number, number];
+  const [rawUs, oursUs] = (await interleaved([() => rawRun(module, stdin), once], n(1000, 2), n(1000, 2))) as [number, number];
   log(`tools/wasm as-wordcount: ${oursUs.toFixed(0)} µs per invocation (step transaction + host + tape + runner), ` +
     `raw instantiate+run ${rawUs.toFixed(0)} µs, ratio ${(oursUs / rawUs).toFixed(2)} (targets: ≤ 250 µs, ≤ 1.5× raw)`);
   return { oursUs, rawUs, ratio: oursUs / rawUs };
@@ -137,7 +138,7 @@ export async function benchQuickJs(log: (line: string) => void): Promise<{ oursU
   const spec = { code: new TextEncoder().encode(source), input, seed: "1", runner: () => runner };
   const ws = newWorkspace();
   const once = async () => (await invokeOnce(ws, spec)).step.rollback();
-  const [rawUs, oursUs] = (await interleaved([bare, once], 30, 150)) as [number, number];
+  const [rawUs, oursUs] = (await interleaved([bare, once], n(30, 1), n(150, 2))) as [number, number];
   log(`tools/js js-slugify: ${(oursUs / 1000).toFixed(2)} ms per invocation (sandbox restored from its snapshot + fuel + host + tape), ` +
     `bare runtime+context+eval ${(rawUs / 1000).toFixed(2)} ms, ratio ${(oursUs / rawUs).toFixed(2)} (targets: ≤ 2 ms, ≤ 1.5× bare)`);
   return { oursUs, rawUs, ratio: oursUs / rawUs };
@@ -204,7 +205,7 @@ export async function benchComponent(log: (line: string) => void): Promise<{
   const fresh = new ComponentRunner({ components: [TEXT_STATS], meterFuel: false, reuseInstances: false });
   const instantiateBare = bareOf(TEXT_STATS, code);
   const bare = async () => (await instantiateBare()).invoke(text);
-  const [rawUs, oursUs, freshUs] = (await interleaved([bare, once(code, input, reused), once(code, input, fresh)], 10, 100)) as [number, number, number];
+  const [rawUs, oursUs, freshUs] = (await interleaved([bare, once(code, input, reused), once(code, input, fresh)], n(10, 1), n(100, 2))) as [number, number, number];
   log(`tools/component text-stats: ${(oursUs / 1000).toFixed(2)} ms per invocation (kept instance reset to its snapshot + ` +
     `fresh glue + WASI 0.2 + host + tape), fresh instance ${(freshUs / 1000).toFixed(2)} ms, bare transpiled component ` +
     `instantiate+invoke ${(rawUs / 1000).toFixed(2)} ms, ratio ${(oursUs / rawUs).toFixed(2)} (targets: ≤ 1 ms, ≤ 1.5× bare)`);

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { nativeSha256Backend } from "../platform/native-sha256.ts";
+import { nativeSha256Backend } from "../../tests/support/platform.ts";
 import { bytesToHex } from "./hex.ts";
 import { getSha256Backend, nobleBackend, setSha256Backend, sha256, sha256Hex, utf8 } from "./sha256.ts";
 import type { Sha256Backend } from "./sha256.ts";

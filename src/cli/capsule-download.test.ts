@@ -9,8 +9,8 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { root, startTestService } from "../service/_test-service.ts";
-import type { TestService } from "../service/_test-service.ts";
+import { root, startTestService } from "../../tests/support/service.ts";
+import type { TestService } from "../../tests/support/service.ts";
 import { main } from "./cli.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "reach-download-"));

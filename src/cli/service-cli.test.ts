@@ -6,8 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../platform/postgres.ts";
-import { cliBundle, localRunHash, root, startTestService } from "../service/_test-service.ts";
-import type { TestService } from "../service/_test-service.ts";
+import { cliBundle, localRunHash, root, startTestService } from "../../tests/support/service.ts";
+import type { TestService } from "../../tests/support/service.ts";
 import { main } from "./cli.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "reach-svc-cli-"));

@@ -5,7 +5,7 @@ import { determinismCases } from "../../conformance/lib/determinism-cases.ts";
 import { bytesToHex } from "../canonical/hex.ts";
 import { getSha256Backend, nobleBackend, setSha256Backend } from "../canonical/sha256.ts";
 import type { Sha256Backend } from "../canonical/sha256.ts";
-import { nativeSha256Backend } from "../platform/native-sha256.ts";
+import { nativeSha256Backend } from "../../tests/support/platform.ts";
 import { deriveStream, MAX_BYTES_PER_CALL, parseSeed, PRNG_DOMAIN, RandomStream, streamKey } from "./prng.ts";
 
 type StreamVector = {

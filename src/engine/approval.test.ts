@@ -2,15 +2,14 @@
 // hash. An approval object a planner writes into its own plan — signed or not by an untrusted key — is refused.
 import { describe, expect, it } from "vitest";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
-import { readPythonWasm } from "../platform/python-engine.ts";
-import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { readPythonWasm, readQuickJsEngineWasm } from "../../tests/support/platform.ts";
 import { approvalPlanHash, signApproval } from "../trust/approval.ts";
 import { generateKeyPair } from "../trust/keys.ts";
 import { bytesToHex } from "../canonical/hex.ts";
 import { TrustStore } from "../trust/trust-store.ts";
 import { runEngine } from "./engine.ts";
 import { replayCapsule } from "./replay.ts";
-import { jsPack, planOf } from "./_test-pack.ts";
+import { jsPack, planOf } from "../../tests/support/pack.ts";
 
 const env = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };
 const ECHO = "export default (input) => ({ echo: input })";

@@ -3,7 +3,7 @@
 // PLAN_STEP_REFERENCE_INVALID naming why; a pointer the actual output lacks fails the step.
 import { describe, expect, it } from "vitest";
 import { ReachError } from "../protocol/errors.ts";
-import { jsPack, planOf, runFiles } from "./_test-pack.ts";
+import { jsPack, planOf, runFiles } from "../../tests/support/pack.ts";
 import { gatePlan } from "./plan-gate.ts";
 import { dependencyClosures, directDependencies } from "./step-graph.ts";
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { ReachError } from "../protocol/errors.ts";
 import { packDigest } from "../trust/pack-signature.ts";
-import { jsPack, planOf } from "./_test-pack.ts";
+import { jsPack, planOf } from "../../tests/support/pack.ts";
 import { resolveDependencies, satisfies } from "./dependencies.ts";
 import { loadPack } from "./pack.ts";
 

@@ -10,7 +10,7 @@ import { parseOrThrow } from "../protocol/parse.ts";
 import { isPureJson, validatedDocument as validatedWith } from "./document-cache.ts";
 import type { DocumentStore } from "./document-cache.ts";
 import { loadPack as loadPackWith } from "./pack.ts";
-import { packFromDisk } from "./_test-pack.ts";
+import { packFromDisk } from "../../tests/support/pack.ts";
 
 // The store the platform hands in (`EngineEnvironment.documents`), as each call below is given it.
 let current: DocumentStore | null = null;

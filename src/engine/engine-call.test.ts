@@ -1,12 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { readRunCapsule, FEDERATION_ENTRY } from "../capsule/run-capsule.ts";
-import { verifyRunCapsule } from "../engine/verify.ts";
+import { verifyRunCapsule } from "./verify.ts";
 import { verifyChain } from "../ledger/verify.ts";
 import { readJsonl } from "../ledger/jsonl.ts";
-import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
-import { readPythonWasm } from "../platform/python-engine.ts";
+import { readQuickJsEngineWasm, readPythonWasm } from "../../tests/support/platform.ts";
 import { writeArchive } from "../capsule/archive.ts";
-import { packFromDisk } from "./_test-pack.ts";
+import { packFromDisk } from "../../tests/support/pack.ts";
 import { runEngine } from "./engine.ts";
 import { replayCapsule } from "./replay.ts";
 

@@ -6,7 +6,7 @@ import addFormatsModule from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import { verifyChain } from "../ledger/verify.ts";
 import { RunEventSchema } from "../protocol/event.ts";
-import { jsPack, packFromDisk, planOf, runFiles } from "./_test-pack.ts";
+import { jsPack, packFromDisk, planOf, runFiles } from "../../tests/support/pack.ts";
 import type { RunRecord } from "./types.ts";
 
 const Ajv2020 = Ajv2020Module.default;

@@ -2,14 +2,13 @@
 // tape, replayed to the same run hash, working in the restricted executor on the run's own memory and temp/.
 import { describe, expect, it } from "vitest";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
-import { readPythonWasm } from "../platform/python-engine.ts";
-import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { readPythonWasm, readQuickJsEngineWasm } from "../../tests/support/platform.ts";
 import { buildRunCapsule, capsuleRequest } from "./capsule.ts";
 import { runPack } from "./coordinator.ts";
 import { loadPack } from "./pack.ts";
 import { replayCapsule } from "./replay.ts";
 import { verifyRunCapsule } from "./verify.ts";
-import { jsPack, planOf } from "./_test-pack.ts";
+import { jsPack, planOf } from "../../tests/support/pack.ts";
 
 const env = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };
 const ECHO = "export default (input) => ({ echo: input })";

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { readQuickJsEngineWasm } from "../../tests/support/platform.ts";
 import { runEngine } from "./engine.ts";
 import type { EngineRunRequest } from "./engine.ts";
 import { inlineFirst } from "./inline-first.ts";
-import { busyPack } from "./_test-pack.ts";
+import { busyPack } from "../../tests/support/pack.ts";
 
 const env = { quickjsEngine: readQuickJsEngineWasm };
 

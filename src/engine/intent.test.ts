@@ -4,7 +4,7 @@ import { ReachError } from "../protocol/errors.ts";
 import { PackSchema } from "../protocol/pack.ts";
 import type { Intent } from "../protocol/pack.ts";
 import { checkIntentPlan, classifyIntent, queryOf, queryWords } from "./intent.ts";
-import { packFromDisk, runFiles } from "./_test-pack.ts";
+import { packFromDisk, runFiles } from "../../tests/support/pack.ts";
 
 const INTENTS: Intent[] = [
   { name: "image_generate", match: { any: ["imagen", "image", "picture"], none: ["chart"] }, artifacts: ["image/*"] },

@@ -16,8 +16,7 @@ import { createMcpServer } from "../mcp/server.ts";
 import { McpSessionRun } from "../mcp/session-run.ts";
 import type { McpEngine } from "../mcp/session-run.ts";
 import { SESSION_START } from "./session-chain.ts";
-import { readPythonWasm } from "../platform/python-engine.ts";
-import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { readPythonWasm, readQuickJsEngineWasm } from "../../tests/support/platform.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { MAX_JSON_DEPTH, parseJsonText } from "../protocol/json-text.ts";
 import { genObject, rng, spell } from "../protocol/_test-json.ts";
@@ -32,7 +31,7 @@ import { replayCapsule } from "./replay.ts";
 import { Session } from "./session.ts";
 import type { RunRecord } from "./types.ts";
 import { verifyRunCapsule } from "./verify.ts";
-import { jsPack, observerPack, planOf, SEE_JS } from "./_test-pack.ts";
+import { jsPack, observerPack, planOf, SEE_JS } from "../../tests/support/pack.ts";
 
 const env = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };
 const enc = new TextEncoder();

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { ReachError } from "../protocol/errors.ts";
 import { readFileSync } from "node:fs";
-import { jsPack, packFromDisk, planOf, runFiles } from "./_test-pack.ts";
+import { jsPack, packFromDisk, planOf, runFiles } from "../../tests/support/pack.ts";
 import { checkSpecVersion, loadPack } from "./pack.ts";
 
 const enc = new TextEncoder();

@@ -1,7 +1,7 @@
 // The plan gate's rules (seed 001 §4, §6; seed 002): each refusal has its own PLAN_* code, checked in order.
 import { describe, expect, it } from "vitest";
 import { ReachError } from "../protocol/errors.ts";
-import { planOf } from "./_test-pack.ts";
+import { planOf } from "../../tests/support/pack.ts";
 import { checkPlanLock, gatePlan, gatePlanAsync } from "./plan-gate.ts";
 
 const tools = new Set(["echo", "other"]);

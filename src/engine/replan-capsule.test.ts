@@ -2,12 +2,11 @@
 // it verifies and replays, and its plan.json is the plan that locked the run.
 import { describe, expect, it } from "vitest";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
-import { readPythonWasm } from "../platform/python-engine.ts";
-import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { readPythonWasm, readQuickJsEngineWasm } from "../../tests/support/platform.ts";
 import { runEngine } from "./engine.ts";
 import { replayCapsule } from "./replay.ts";
 import { verifyRunCapsule } from "./verify.ts";
-import { jsPack } from "./_test-pack.ts";
+import { jsPack } from "../../tests/support/pack.ts";
 
 const env = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };
 const ECHO = `export default (input) => ({ echo: input })`;

@@ -2,12 +2,11 @@
 // records the calls as its plan, and verify and replay accept it like any other.
 import { describe, expect, it } from "vitest";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
-import { readPythonWasm } from "../platform/python-engine.ts";
-import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
+import { readPythonWasm, readQuickJsEngineWasm } from "../../tests/support/platform.ts";
 import { openSession } from "./engine.ts";
 import { replayCapsule } from "./replay.ts";
 import { verifyRunCapsule } from "./verify.ts";
-import { packFromDisk } from "./_test-pack.ts";
+import { packFromDisk } from "../../tests/support/pack.ts";
 import { memoryDigest, SESSION_START, sessionLink } from "./session-chain.ts";
 import type { EngineRun } from "./engine.ts";
 

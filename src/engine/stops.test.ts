@@ -3,14 +3,13 @@
 // waits for the host (the tape records the halting error), between steps and while the planner runs.
 import { describe, expect, it } from "vitest";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
-import { verifyRunCapsule } from "../engine/verify.ts";
-import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
-import { readPythonWasm } from "../platform/python-engine.ts";
+import { verifyRunCapsule } from "./verify.ts";
+import { readQuickJsEngineWasm, readPythonWasm } from "../../tests/support/platform.ts";
 import { buildRunCapsule, capsuleRequest } from "./capsule.ts";
 import { loadPack } from "./pack.ts";
 import { runPack } from "./coordinator.ts";
 import { replayCapsule } from "./replay.ts";
-import { jsPack, planOf } from "./_test-pack.ts";
+import { jsPack, planOf } from "../../tests/support/pack.ts";
 import type { RunRecord, RunRequest } from "./types.ts";
 
 const env = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };

@@ -5,7 +5,7 @@ import { createNode, isLoopbackHost, normalizeEndpoint, randomUuidV4 } from "./i
 import { NonceBook } from "./nonces.ts";
 import { assertScope, packExcess, scopeExcess } from "./scope.ts";
 import { NodeState } from "./state.ts";
-import { memoryFiles } from "./_test-federation.ts";
+import { memoryFiles } from "../../tests/support/federation.ts";
 
 const code = (fn: () => unknown): string => {
   try {

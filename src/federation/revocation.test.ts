@@ -5,7 +5,7 @@
 // counted in file operations, never in time.
 import { describe, expect, it } from "vitest";
 import { writeArchive } from "../capsule/archive.ts";
-import { packFromDisk } from "../engine/_test-pack.ts";
+import { packFromDisk } from "../../tests/support/pack.ts";
 import type { Delegation } from "../protocol/delegation.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { exchange, postEnvelope } from "./client.ts";
@@ -16,8 +16,8 @@ import { signRevocation } from "./revocation.ts";
 import type { Revocation } from "./revocation.ts";
 import { pullRevocations, pushRevocations } from "./sync.ts";
 import { RevocationStore } from "./revocation-store.ts";
-import { memoryFiles, TestNetwork } from "./_test-federation.ts";
-import type { TestNode } from "./_test-federation.ts";
+import { memoryFiles, TestNetwork } from "../../tests/support/federation.ts";
+import type { TestNode } from "../../tests/support/federation.ts";
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 const uuidN = (i: number): string => `00000000-0000-4000-8000-${i.toString(16).padStart(12, "0")}`;

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
-import { readPythonWasm } from "../platform/python-engine.ts";
+import { readQuickJsEngineWasm, readPythonWasm } from "../../tests/support/platform.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { exchange, postEnvelope } from "./client.ts";
 import { signDelegation } from "./delegation.ts";
@@ -9,7 +8,7 @@ import { NonceBook } from "./nonces.ts";
 import { signRevocation } from "./revocation.ts";
 import { createNodeApp } from "./server.ts";
 import { pullRevocations, pushRevocations, startRevocationSync } from "./sync.ts";
-import { TestNetwork } from "./_test-federation.ts";
+import { TestNetwork } from "../../tests/support/federation.ts";
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 

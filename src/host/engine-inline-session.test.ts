@@ -1,7 +1,7 @@
 import { getEventListeners } from "node:events";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { EngineRun } from "../engine/engine.ts";
-import { jsPack } from "../engine/_test-pack.ts";
+import { jsPack } from "../../tests/support/pack.ts";
 import type { JsonValue } from "../protocol/json.ts";
 import { openInlineSession } from "./engine-inline.ts";
 import { openInlineFirstSession } from "./engine-inline-session.ts";

@@ -8,14 +8,14 @@
 import process from "node:process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
-import { jsPack, planOf } from "../engine/_test-pack.ts";
+import { jsPack, planOf } from "../../tests/support/pack.ts";
 import { inlineFirst } from "../engine/inline-first.ts";
 import { runEngine } from "../engine/engine.ts";
 import type { EngineRun, EngineRunRequest } from "../engine/engine.ts";
 import { replayCapsule } from "../engine/replay.ts";
 import type { RunProgress } from "../engine/types.ts";
 import { verifyRunCapsule } from "../engine/verify.ts";
-import { busyPack } from "../engine/_test-pack.ts";
+import { busyPack } from "../../tests/support/pack.ts";
 import { runInline, runInlineFirst, stoppedAtEnd } from "./engine-inline.ts";
 import type { WireRequest } from "./engine-wire.ts";
 import { defaultEnvironment } from "./environment.ts";

@@ -5,7 +5,7 @@ import type { RunProgress } from "../engine/types.ts";
 import { runInline, runInlineFirst } from "./engine-inline.ts";
 import type { WireRequest } from "./engine-wire.ts";
 import { readPackFiles } from "../platform/pack-files.ts";
-import { busyPack } from "../engine/_test-pack.ts";
+import { busyPack } from "../../tests/support/pack.ts";
 import { writeArchive } from "../capsule/archive.ts";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
 import { replayCapsule } from "../engine/replay.ts";

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DocumentStore } from "../engine/document-cache.ts";
 import { loadPack as loadPackWith } from "../engine/pack.ts";
-import { packFromDisk } from "../engine/_test-pack.ts";
+import { packFromDisk } from "../../tests/support/pack.ts";
 import { diskDocumentStore } from "./document-store.ts";
 
 let base: string;

@@ -6,10 +6,9 @@ import { describe, expect, it } from "vitest";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
 import { buildRunCapsule, capsuleRequest } from "../engine/capsule.ts";
 import { replayCapsule } from "../engine/replay.ts";
-import { jsPack, packFromDisk, planOf, runFiles } from "../engine/_test-pack.ts";
+import { jsPack, packFromDisk, planOf, runFiles } from "../../tests/support/pack.ts";
 import { loadPack } from "../engine/pack.ts";
-import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
-import { readPythonWasm } from "../platform/python-engine.ts";
+import { readQuickJsEngineWasm, readPythonWasm } from "../../tests/support/platform.ts";
 import { auditCapabilities, changedPaths } from "./audit.ts";
 
 const env = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };

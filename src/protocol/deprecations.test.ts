@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
 import { main } from "../cli/cli.ts";
-import { jsPack, planOf, runFiles } from "../engine/_test-pack.ts";
+import { jsPack, planOf, runFiles } from "../../tests/support/pack.ts";
 import { DEPRECATIONS, planDeprecations, upgradePackDocument } from "./deprecations.ts";
 
 const UNSIGNED = { approved_by: "ops", approved_at: "2026-01-01T00:00:00.000Z", method: "record" };

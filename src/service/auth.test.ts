@@ -1,8 +1,8 @@
 // Bearer tokens and tenant isolation: no token, a bad token and a malformed header are refused (401); a tenant never
 // sees, cancels, streams or downloads another tenant's run, nor runs another tenant's registered pack.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packArchive, startTestService } from "./_test-service.ts";
-import type { TestService } from "./_test-service.ts";
+import { packArchive, startTestService } from "../../tests/support/service.ts";
+import type { TestService } from "../../tests/support/service.ts";
 import { tokensRequired } from "./service.ts";
 import { createToken } from "./tokens.ts";
 

@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex, utf8 } from "../canonical/sha256.ts";
 import { ReachError } from "../protocol/errors.ts";
-import { packArchive, startTestService } from "./_test-service.ts";
-import type { TestService } from "./_test-service.ts";
+import { packArchive, startTestService } from "../../tests/support/service.ts";
+import type { TestService } from "../../tests/support/service.ts";
 import type { runOnEngine } from "./engine-adapter.ts";
 
 const STEPS = 40;

@@ -5,8 +5,8 @@
 import type { IncomingMessage } from "node:http";
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spinPackArchive, startTestService } from "./_test-service.ts";
-import type { TestService } from "./_test-service.ts";
+import { spinPackArchive, startTestService } from "../../tests/support/service.ts";
+import type { TestService } from "../../tests/support/service.ts";
 
 type Open = { status: number; retryAfter: string | undefined; ended: Promise<void>; close(): void };
 

@@ -2,9 +2,9 @@
 // (text holding the JSON text) on start, its rows kept and read back as the same values; a database of a newer
 // version is refused. On PGlite, and on PostgreSQL when $REACH_WASM_TEST_PG_URL is set.
 import { describe, expect, it } from "vitest";
-import { openDatabase } from "../platform/postgres.ts";
-import type { SqlDatabase } from "../platform/postgres.ts";
-import { freshPostgres } from "./_test-service.ts";
+import { openDatabase } from "../../tests/support/platform.ts";
+import type { SqlDatabase } from "./ports.ts";
+import { freshPostgres } from "../../tests/support/service.ts";
 import { getRun, readEvents } from "./store-runs.ts";
 import { SCHEMA_VERSION, migrate } from "./schema.ts";
 

@@ -2,8 +2,8 @@
 // uploads, refusals (malformed packs, bad bodies, oversized bodies), cancels, paging and the OpenAPI document.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readArchive } from "../capsule/archive.ts";
-import { localRunHash, packArchive, spinPackArchive, startTestService } from "./_test-service.ts";
-import type { TestService } from "./_test-service.ts";
+import { localRunHash, packArchive, spinPackArchive, startTestService } from "../../tests/support/service.ts";
+import type { TestService } from "../../tests/support/service.ts";
 import { ROUTES } from "./openapi.ts";
 
 const MAX_BODY = 2 * 1024 * 1024;

@@ -10,8 +10,8 @@ import { readRunCapsule } from "../capsule/run-capsule.ts";
 import { runEngine } from "../engine/engine.ts";
 import { replayCapsule } from "../engine/replay.ts";
 import { verifyRunCapsule } from "../engine/verify.ts";
-import { env, freshPostgres, startTestService } from "./_test-service.ts";
-import type { TestService } from "./_test-service.ts";
+import { env, freshPostgres, startTestService } from "../../tests/support/service.ts";
+import type { TestService } from "../../tests/support/service.ts";
 import { SubmitBatcher } from "./submit-batch.ts";
 import { randomRunId } from "./tokens.ts";
 

@@ -2,10 +2,8 @@
 // determinism incident, kept with its capsule), and the runs of a silent worker re-queued or given up.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex, utf8 } from "../canonical/sha256.ts";
-import { openRunQueue } from "../platform/job-queue.ts";
-import type { RunQueue } from "../platform/job-queue.ts";
-import { openDatabase } from "../platform/postgres.ts";
-import type { SqlDatabase } from "../platform/postgres.ts";
+import { openRunQueue, openDatabase } from "../../tests/support/platform.ts";
+import type { RunQueue, SqlDatabase } from "./ports.ts";
 import { migrate } from "./schema.ts";
 import { submitRun } from "./store-runs.ts";
 import { claimRuns, finishRun, requeueStale } from "./store-worker.ts";

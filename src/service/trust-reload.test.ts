@@ -8,10 +8,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeArchive } from "../capsule/archive.ts";
 import { main } from "../cli/cli.ts";
-import { readPackFiles } from "../platform/pack-files.ts";
-import { watchTrustStore } from "../platform/trust-file.ts";
-import { root, startTestService } from "./_test-service.ts";
-import type { TestService } from "./_test-service.ts";
+import { readPackFiles, watchTrustStore } from "../../tests/support/platform.ts";
+import { root, startTestService } from "../../tests/support/service.ts";
+import type { TestService } from "../../tests/support/service.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "reach-trust-reload-"));
 const store = join(scratch, "trust.json");

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { ToolOutcome } from "../types.ts";
 import { DETERMINISM_CORPUS, ESCAPE_CORPUS } from "./_test-corpus.ts";
 import type { Payload } from "./_test-corpus.ts";
-import { pythonRunner, runSnippet, testHost } from "./_test-python.ts";
+import { pythonRunner, runSnippet, testHost } from "../../../tests/support/python.ts";
 
 const shared = pythonRunner();
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { execPython } from "./exec-python.ts";
-import { invocation, outputOf, pythonRunner, runSnippet } from "./_test-python.ts";
+import { invocation, outputOf, pythonRunner, runSnippet } from "../../../tests/support/python.ts";
 
 const runner = pythonRunner();
 

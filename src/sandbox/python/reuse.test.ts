@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ToolOutcome } from "../types.ts";
-import { outputOf, pythonRunner, runSnippet, testHost } from "./_test-python.ts";
+import { outputOf, pythonRunner, runSnippet, testHost } from "../../../tests/support/python.ts";
 import type { PythonRunner } from "./runner.ts";
 
 const PROBE = `import sys, json, builtins, random, time, uctypes

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ReachError } from "../../protocol/errors.ts";
 import { FuelMeter } from "../fuel/mod.ts";
-import { invocation, outputOf, pythonRunner, runTool, testHost } from "./_test-python.ts";
+import { invocation, outputOf, pythonRunner, runTool, testHost } from "../../../tests/support/python.ts";
 import { PythonRunner } from "./runner.ts";
 
 const runner = pythonRunner();

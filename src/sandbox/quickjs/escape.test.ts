@@ -3,7 +3,7 @@
  * could reach. Every report must show nothing outside the sandbox and only allowlisted globals.
  */
 import { describe, expect, it } from "vitest";
-import { readQuickJsEngineWasm } from "../../platform/quickjs-engine.ts";
+import { readQuickJsEngineWasm } from "../../../tests/support/platform.ts";
 import type { ToolOutcome } from "../types.ts";
 import { GLOBAL_ALLOWLIST } from "./prelude.ts";
 import { QuickJsRunner } from "./runner.ts";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { readQuickJsEngineWasm } from "../../platform/quickjs-engine.ts";
+import { readQuickJsEngineWasm } from "../../../tests/support/platform.ts";
 import { QuickJsRunner } from "./runner.ts";
 import { invocation, testHost } from "./_test-host.ts";
 

@@ -3,7 +3,7 @@
  * timeout plus one second, and the next invocation in the same process works.
  */
 import { describe, expect, it } from "vitest";
-import { readQuickJsEngineWasm } from "../../platform/quickjs-engine.ts";
+import { readQuickJsEngineWasm } from "../../../tests/support/platform.ts";
 import type { ToolInvocation } from "../types.ts";
 import { QuickJsRunner } from "./runner.ts";
 import { invocation } from "./_test-host.ts";

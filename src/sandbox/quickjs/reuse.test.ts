@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { QuickJSWASMModule } from "quickjs-emscripten-core";
 import { describe, expect, it, vi } from "vitest";
-import { readQuickJsEngineWasm } from "../../platform/quickjs-engine.ts";
+import { readQuickJsEngineWasm } from "../../../tests/support/platform.ts";
 import type { ToolInvocation, ToolOutcome } from "../types.ts";
 import { EngineHost } from "./engine.ts";
 import { GLOBAL_ALLOWLIST } from "./prelude.ts";

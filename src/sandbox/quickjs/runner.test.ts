@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readQuickJsEngineWasm } from "../../platform/quickjs-engine.ts";
+import { readQuickJsEngineWasm } from "../../../tests/support/platform.ts";
 import type { ToolOutcome } from "../types.ts";
 import { QuickJsRunner } from "./runner.ts";
 import { invocation, testHost } from "./_test-host.ts";

@@ -2,15 +2,15 @@
  * Test helpers: in-memory packs for engine tests (not part of the build).
  * @module
  */
-import { wat } from "../sandbox/wasi/_test-support.ts";
+import { wat } from "../../src/sandbox/wasi/_test-support.ts";
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
-import { readPythonWasm } from "../platform/python-engine.ts";
-import type { JsonValue } from "../protocol/json.ts";
-import { runPack } from "./coordinator.ts";
-import { loadPack } from "./pack.ts";
-import type { RunRecord, RunRequest } from "./types.ts";
+import { readQuickJsEngineWasm } from "../../src/platform/quickjs-engine.ts";
+import { readPythonWasm } from "../../src/platform/python-engine.ts";
+import type { JsonValue } from "../../src/protocol/json.ts";
+import { runPack } from "../../src/engine/coordinator.ts";
+import { loadPack } from "../../src/engine/pack.ts";
+import type { RunRecord, RunRequest } from "../../src/engine/types.ts";
 
 const enc = new TextEncoder();
 

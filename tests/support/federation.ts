@@ -3,17 +3,17 @@
  * transport that routes requests to in-process node apps by endpoint, so that the whole protocol runs without sockets.
  * @module
  */
-import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
-import { readPythonWasm } from "../platform/python-engine.ts";
-import type { NodeIdentity } from "../protocol/delegation.ts";
-import type { ClientContext, PeerFetch } from "./client.ts";
-import { createNode } from "./identity.ts";
-import type { NodeSelf } from "./identity.ts";
-import { NonceBook } from "./nonces.ts";
-import { createNodeApp } from "./server.ts";
-import { NodeState } from "./state.ts";
-import type { NodeStateOptions } from "./state.ts";
-import type { NodeFiles } from "./node-files.ts";
+import { readQuickJsEngineWasm } from "../../src/platform/quickjs-engine.ts";
+import { readPythonWasm } from "../../src/platform/python-engine.ts";
+import type { NodeIdentity } from "../../src/protocol/delegation.ts";
+import type { ClientContext, PeerFetch } from "../../src/federation/client.ts";
+import { createNode } from "../../src/federation/identity.ts";
+import type { NodeSelf } from "../../src/federation/identity.ts";
+import { NonceBook } from "../../src/federation/nonces.ts";
+import { createNodeApp } from "../../src/federation/server.ts";
+import { NodeState } from "../../src/federation/state.ts";
+import type { NodeStateOptions } from "../../src/federation/state.ts";
+import type { NodeFiles } from "../../src/federation/node-files.ts";
 
 /** File operations a `memoryFiles` saw, by kind, with the paths read (tests count them). */
 export type FileOps = { read: string[]; write: string[]; list: string[]; remove: string[] };

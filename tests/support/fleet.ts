@@ -6,8 +6,8 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { writeArchive } from "../capsule/archive.ts";
-import { openDatabase } from "../platform/postgres.ts";
+import { writeArchive } from "../../src/capsule/archive.ts";
+import { openDatabase } from "../../src/platform/postgres.ts";
 
 const root = new URL("../../", import.meta.url).pathname;
 

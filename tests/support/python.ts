@@ -3,15 +3,15 @@
  * `python` tool or an `exec_python` snippet against the stub host of `../quickjs/_test-host.ts`.
  * @module
  */
-import { readPythonWasm } from "../../platform/python-engine.ts";
-import { invocation } from "../quickjs/_test-host.ts";
-import type { ToolInvocation, ToolOutcome } from "../types.ts";
-import type { JsonValue } from "../../protocol/json.ts";
-import { execPython } from "./exec-python.ts";
-import { PythonRunner } from "./runner.ts";
-import type { PythonRunnerOptions } from "./runner.ts";
+import { readPythonWasm } from "../../src/platform/python-engine.ts";
+import { invocation } from "../../src/sandbox/quickjs/_test-host.ts";
+import type { ToolInvocation, ToolOutcome } from "../../src/sandbox/types.ts";
+import type { JsonValue } from "../../src/protocol/json.ts";
+import { execPython } from "../../src/sandbox/python/exec-python.ts";
+import { PythonRunner } from "../../src/sandbox/python/runner.ts";
+import type { PythonRunnerOptions } from "../../src/sandbox/python/runner.ts";
 
-export { invocation, testHost } from "../quickjs/_test-host.ts";
+export { invocation, testHost } from "../../src/sandbox/quickjs/_test-host.ts";
 
 /**
  * A runner on the installed interpreter.

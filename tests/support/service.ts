@@ -1,26 +1,26 @@
-// Test helpers of the run service: a service on PGlite (in memory) or on the test PostgreSQL server, pack archives,
-// and the local run hash of a pack (what `reach-wasm run` computes).
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+// Fixtures of the run service for tests and benchmarks: a service on PGlite (in memory) or on the test PostgreSQL
+// server, pack archives, the local run hash of a pack (what `reach-wasm run` computes), the CLI bundled from the
+// sources. Free of any test runner, so that scripts (scripts/bench-service.ts, scripts/bench-mcp.ts) use it too; the
+// vitest hooks are in cli-bundle-hooks.ts.
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll } from "vitest";
-import { writeArchive } from "../capsule/archive.ts";
-import { runEngine } from "../engine/engine.ts";
-import { openRunQueue } from "../platform/job-queue.ts";
-import type { RunQueue } from "../platform/job-queue.ts";
-import { openDatabase } from "../platform/postgres.ts";
-import type { SqlDatabase } from "../platform/postgres.ts";
-import { serveHttp } from "../platform/http-server.ts";
-import { readPackFiles } from "../platform/pack-files.ts";
-import { defaultEnvironment } from "../host/environment.ts";
-import { privatePostgres } from "./_test-fleet.ts";
-import { startService } from "./service.ts";
-import type { RunningService, ServiceOptions } from "./service.ts";
-import { migrate } from "./schema.ts";
+import { writeArchive } from "../../src/capsule/archive.ts";
+import { runEngine } from "../../src/engine/engine.ts";
+import { openRunQueue } from "../../src/platform/job-queue.ts";
+import type { RunQueue } from "../../src/platform/job-queue.ts";
+import { openDatabase } from "../../src/platform/postgres.ts";
+import type { SqlDatabase } from "../../src/platform/postgres.ts";
+import { serveHttp } from "../../src/platform/http-server.ts";
+import { readPackFiles } from "../../src/platform/pack-files.ts";
+import { defaultEnvironment } from "../../src/host/environment.ts";
+import { privatePostgres } from "./fleet.ts";
+import { startService } from "../../src/service/service.ts";
+import type { RunningService, ServiceOptions } from "../../src/service/service.ts";
+import { migrate } from "../../src/service/schema.ts";
 
 export const root = new URL("../../", import.meta.url).pathname;
-export { freshPostgres, privatePostgres, spinPackArchive } from "./_test-fleet.ts";
-export type { PrivatePostgres } from "./_test-fleet.ts";
+export { freshPostgres, privatePostgres, spinPackArchive } from "./fleet.ts";
+export type { PrivatePostgres } from "./fleet.ts";
 export const env = defaultEnvironment();
 
 /** The bytes of `reach-wasm pack build packs/<name>`. */
@@ -94,25 +94,6 @@ export async function cliBundle(): Promise<{ main: string; remove(): void }> {
   const out = join(root, "node_modules", ".cache", `reach-wasm-test-${process.pid}`);
   await bundleCli({ outdir: out, train: false }); // as `npm run build` bundles it, without the code cache's training run
   return { main: join(out, "main.js"), remove: () => rmSync(out, { recursive: true, force: true }) };
-}
-
-/**
- * For a test file that spawns the bundled CLI: a scratch folder, and the bundle built in `beforeAll`; both removed in
- * `afterAll`. Call at the file's top level.
- * @param prefix the scratch folder's name prefix
- * @returns the scratch folder and the bundle's bin (valid once `beforeAll` ran)
- */
-export function withCliBundle(prefix: string): { scratch: string; main: () => string } {
-  const scratch = mkdtempSync(join(tmpdir(), prefix));
-  let bundle: { main: string; remove(): void } | undefined;
-  beforeAll(async () => {
-    bundle = await cliBundle();
-  }, 120_000);
-  afterAll(() => {
-    bundle?.remove();
-    rmSync(scratch, { recursive: true, force: true });
-  });
-  return { scratch, main: () => bundle!.main };
 }
 
 /**
