@@ -123,16 +123,25 @@ export async function bundleCli({ outdir, minify = true, train = true }) {
   rmSync(join(outdir, "main.cjs.cache"), { force: true });
   mkdirSync(outdir, { recursive: true });
   writeFileSync(join(outdir, "package.json"), `${JSON.stringify({ type: "commonjs" })}\n`);
+  // The ES module entries share their chunks: the engine and step threads, the conformance cases, and the Deno entry
+  // (`deno.mjs`, the whole CLI: Deno caches the compiled code of ES modules itself, and loads a chunk only when a
+  // command imports it). Code moved into chunks/ would see its chunk's URL as `import.meta.url`, so every file takes
+  // the folder's instead (a sibling script, the templates and the package root are found from it).
   await build({
     ...common,
-    entryPoints: [join(root, "src/host/engine-worker.ts"), join(root, "src/host/step-worker.ts"), { in: join(root, "conformance/lib/all.ts"), out: "conformance-cases" }],
+    entryPoints: [join(root, "src/host/engine-worker.ts"), join(root, "src/host/step-worker.ts"), { in: join(root, "conformance/lib/all.ts"), out: "conformance-cases" }, { in: join(root, "src/cli/main.ts"), out: "deno" }],
     splitting: true,
     format: "esm",
     outdir,
     entryNames: "[name]",
     chunkNames: "chunks/[name]-[hash]",
     outExtension: { ".js": ".mjs" },
+    define: { "import.meta.url": "__reachModuleUrl" },
+    banner: { js: 'const __reachModuleUrl = import.meta.url.replace(/\\/chunks\\/[^/]*$/, "/deno.mjs");' },
   });
+  const deno = join(outdir, "deno.mjs");
+  writeFileSync(deno, readFileSync(deno, "utf8").replace(/^#!.*\n/, "#!/usr/bin/env -S deno run -A\n"));
+  chmodSync(deno, 0o755);
   const main = join(outdir, "main.cjs");
   await build({ ...script, entryPoints: [join(root, "src/cli/main.ts")], format: "cjs", outfile: main, define: { "import.meta.url": "__reachModuleUrl" } });
   // Every dynamic import() goes through the loader's `__reachImport` (a string or a computed specifier; not the
