@@ -85,20 +85,24 @@ export async function startTestService(options: Partial<ServiceOptions> & { dbUr
   };
 }
 
+/** Where {@link cliBundle} writes the bundle of this test process. */
+const cliBundleDir = (): string => join(root, "node_modules", ".cache", `reach-wasm-test-${process.pid}`);
+
 /**
  * The CLI bundled from the current sources (as `npm run build` bundles it), for tests that start `reach-wasm`
  * processes (workers to kill, `serve`). Written under node_modules/.cache so that its external packages resolve.
  */
-export async function cliBundle(): Promise<{ main: string; remove(): void }> {
+export async function cliBundle(): Promise<{ main: string; deno: string; remove(): void }> {
   const { bundleCli } = await import("../../scripts/bundle/bundle.mjs");
-  const out = join(root, "node_modules", ".cache", `reach-wasm-test-${process.pid}`);
+  const out = cliBundleDir();
   await bundleCli({ outdir: out, train: false }); // as `npm run build` bundles it, without the code cache's training run
-  return { main: join(out, "main.js"), remove: () => rmSync(out, { recursive: true, force: true }) };
+  return { main: join(out, "main.js"), deno: join(out, "deno.mjs"), remove: () => rmSync(out, { recursive: true, force: true }) };
 }
 
 /**
- * The CLI on both runtimes, for tests that spawn it: Node runs the bundle ({@link cliBundle}, behind a shim written
- * in `scratch`), Deno runs src/ directly. `setup` in `beforeAll`, `remove` in `afterAll`.
+ * The CLI on both runtimes, for tests that spawn it, each from its entry in the bundle ({@link cliBundle}): Node's
+ * bin (behind a shim written in `scratch`), and Deno's `deno.mjs` (as `npm run build` ships them). `setup` in
+ * `beforeAll`, `remove` in `afterAll`.
  */
 export function cliRuntimes(scratch: string): { runtimes: [string, string[]][]; setup(): Promise<void>; remove(): void } {
   let bundle: { main: string; remove(): void } | undefined;
@@ -106,7 +110,7 @@ export function cliRuntimes(scratch: string): { runtimes: [string, string[]][]; 
   return {
     runtimes: [
       ["node", [process.execPath, shim]],
-      ["deno", [join(root, "node_modules/.bin/deno"), "run", "-A", "--quiet", join(root, "src/cli/main.ts")]],
+      ["deno", [join(root, "node_modules/.bin/deno"), "run", "-A", "--quiet", join(cliBundleDir(), "deno.mjs")]],
     ],
     setup: async () => {
       bundle = await cliBundle();
