@@ -1,6 +1,6 @@
 // Issue 10: an outcome never depends on load. packs/hanging_tool_fail (a tool that spins until its fuel runs out) is
-// run 5 times on Node (the CLI bundle) and 5 times on Deno (the sources) while 4 processes burn the CPU: one run hash,
-// and every capsule replays to it. Nothing here is bounded by the clock except the test's generous time limit.
+// run 5 times on Node (the CLI bundle) and 5 times on Deno (its entry in the same bundle) while 4 processes burn the
+// CPU: one run hash, and every capsule replays to it. Nothing here is bounded by the clock except the test's generous time limit.
 import { execFile, spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -27,7 +27,7 @@ afterAll(() => {
 });
 
 async function cli(runtime: "node" | "deno", args: string[]): Promise<{ code: number; stdout: string }> {
-  const [cmd, pre] = runtime === "node" ? [process.execPath, [bundle.main]] : [join(root, "node_modules/.bin/deno"), ["run", "-A", "--quiet", join(root, "src/cli/main.ts")]];
+  const [cmd, pre] = runtime === "node" ? [process.execPath, [bundle.main]] : [join(root, "node_modules/.bin/deno"), ["run", "-A", "--quiet", bundle.deno]];
   try {
     const r = await run(cmd, [...pre, ...args], { cwd: root, maxBuffer: 16 * 1024 * 1024 });
     return { code: 0, stdout: r.stdout };
