@@ -1,37 +1,36 @@
 /**
- * The options every HTTP face's command shares (`serve`, `node serve`, `mcp --http`): which `Host` names and which
- * web page origins the server answers besides its own address (`src/platform/http-guard.ts`). Not a command itself.
+ * The options every HTTP face's command shares (`serve`, `node serve`, `mcp --http`; declared as `HTTP_GUARD` in
+ * `specs-pack.ts`): which `Host` names and which web page origins the server answers besides its own address
+ * (`src/platform/http-guard.ts`). Not a command itself.
  * @module
  */
 import { parseAllowedHost, parseAllowedOrigin } from "../platform/http-guard.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { usageError } from "./options.ts";
+import type { ArgsSpec } from "./options.ts";
 
-/** The usage fragment of the shared options. */
-export const HTTP_GUARD_USAGE = "[--allowed-host LIST] [--allowed-origin LIST]";
-
-function list(text: string | undefined): string[] {
-  return text === undefined ? [] : text.split(",").map((s) => s.trim()).filter((s) => s !== "");
+function list(values: readonly string[]): string[] {
+  return values.flatMap((v) => v.split(",")).map((s) => s.trim()).filter((s) => s !== "");
 }
 
-function checked(values: string[], parse: (text: string) => string, usage: string): string[] {
+function checked(values: string[], parse: (text: string) => string, spec: ArgsSpec): string[] {
   return values.map((v) => {
     try {
       return parse(v);
     } catch (err) {
-      throw new ReachError("PROTO_INVALID_ARGUMENT", `${(err as Error).message}; usage: ${usage}`);
+      throw usageError(spec, (err as Error).message);
     }
   });
 }
 
 /**
  * The allowed hosts and origins of a command line.
- * @param hosts the `--allowed-host` value(s), comma-separated (undefined: none)
- * @param origins the `--allowed-origin` value(s), comma-separated (undefined: none)
- * @param usage the command's usage line, for errors
+ * @param spec the command's declaration, for errors
+ * @param hosts the `--allowed-host` values, each comma-separated (given twice, the lists join)
+ * @param origins the `--allowed-origin` values, each comma-separated
  * @returns the checked lists, for `serveHttp`
  * @throws ReachError `PROTO_INVALID_ARGUMENT` for a malformed entry
- * @example allowedOf("runs.example.com", undefined, USAGE) // { allowedHosts: ["runs.example.com"], allowedOrigins: [] }
+ * @example allowedOf(SERVE, ["runs.example.com"], []) // { allowedHosts: ["runs.example.com"], allowedOrigins: [] }
  */
-export function allowedOf(hosts: string | undefined, origins: string | undefined, usage: string): { allowedHosts: string[]; allowedOrigins: string[] } {
-  return { allowedHosts: checked(list(hosts), parseAllowedHost, usage), allowedOrigins: checked(list(origins), parseAllowedOrigin, usage) };
+export function allowedOf(spec: ArgsSpec, hosts: readonly string[], origins: readonly string[]): { allowedHosts: string[]; allowedOrigins: string[] } {
+  return { allowedHosts: checked(list(hosts), parseAllowedHost, spec), allowedOrigins: checked(list(origins), parseAllowedOrigin, spec) };
 }

@@ -6,12 +6,11 @@
  */
 import { readPrivateKeyFile } from "../platform/files.ts";
 import { writeFileAtomic } from "../platform/write.ts";
-import { ReachError } from "../protocol/errors.ts";
 import { signApproval } from "../engine/host-api.ts";
 import { parsePrivateKeyFile } from "../engine/host-api.ts";
 import type { CliIO } from "./io.ts";
-
-const USAGE = "reach-wasm approve <PLAN_HASH> --key FILE [--out FILE] [--json]";
+import { parseCommand } from "./options.ts";
+import { APPROVE } from "./specs-pack.ts";
 
 /**
  * The `approve` command.
@@ -22,25 +21,9 @@ const USAGE = "reach-wasm approve <PLAN_HASH> --key FILE [--out FILE] [--json]";
  * @example await runApproveCommand(["3a48…", "--key", "me.key", "--out", "approval.json"], io)
  */
 export async function runApproveCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  let hash: string | undefined;
-  let key: string | undefined;
-  let out: string | undefined;
-  let json = false;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const value = (): string => {
-      const v = argv[++i];
-      if (v === undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `approve: ${a} needs a value; usage: ${USAGE}`);
-      return v;
-    };
-    if (a === "--key") key = value();
-    else if (a === "--out") out = value();
-    else if (a === "--json") json = true;
-    else if (a.startsWith("-")) throw new ReachError("PROTO_INVALID_ARGUMENT", `approve: unknown option ${a}; usage: ${USAGE}`);
-    else if (hash === undefined) hash = a;
-    else throw new ReachError("PROTO_INVALID_ARGUMENT", `approve: unexpected argument ${JSON.stringify(a)}; usage: ${USAGE}`);
-  }
-  if (hash === undefined || key === undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `approve: the plan hash and --key are required; usage: ${USAGE}`);
+  const { values, positionals } = parseCommand(APPROVE, argv);
+  const hash = positionals[0]!;
+  const { key, out, json } = values;
   const privateKey = parsePrivateKeyFile(new TextDecoder().decode(await readPrivateKeyFile(key))).privateKey;
   const record = signApproval(hash, privateKey);
   const text = JSON.stringify(record, null, 2) + "\n";

@@ -15,27 +15,12 @@ import { readHostFile } from "../platform/files.ts";
 import { defaultEnvironment } from "../host/environment.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { CliIO } from "./io.ts";
+import { parseCommand } from "./options.ts";
+import { REPLAY, VERIFY } from "./specs-run.ts";
 import { loadHostPack } from "../host/host-pack.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
 import { createProgress } from "./progress.ts";
 import { isLargeRun } from "./run-source.ts";
-
-function args(argv: readonly string[], name: string, bare: readonly string[], valued: readonly string[]) {
-  const flags = new Map<string, string | true>();
-  const positional: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (bare.includes(a)) flags.set(a, true);
-    else if (valued.includes(a)) {
-      const v = argv[++i];
-      if (v === undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `${name}: ${a} needs a value`);
-      flags.set(a, v);
-    } else if (a.startsWith("--")) throw new ReachError("PROTO_INVALID_ARGUMENT", `${name}: unknown option ${a}; see reach-wasm ${name} --help`);
-    else positional.push(a);
-  }
-  if (positional.length !== 1) throw new ReachError("PROTO_INVALID_ARGUMENT", `${name}: give exactly one capsule${name === "verify" ? " or pack directory" : ""}; see reach-wasm ${name} --help`);
-  return { target: positional[0]!, flags };
-}
 
 async function readCapsuleFile(path: string) {
   const bytes = await readHostFile(path, DEFAULT_ARCHIVE_LIMITS.maxCompressedBytes);
@@ -49,22 +34,23 @@ async function readCapsuleFile(path: string) {
  * @returns the exit code
  */
 export async function runReplayCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const { target, flags } = args(argv, "replay", ["--json", "--no-exec"], []);
+  const { values, positionals } = parseCommand(REPLAY, argv);
+  const target = positionals[0]!;
   const progress = createProgress(io);
   let report: Awaited<ReturnType<typeof replayCapsule>>;
   try {
     const capsule = await progress.task(`reading ${target}`, () => readCapsuleFile(target), { announce: await isLargeRun(target) });
-    const label = flags.has("--no-exec") ? "checking the capsule" : "replaying";
-    report = await progress.task(label, () => replayCapsule(capsule, defaultEnvironment(), { noExec: flags.has("--no-exec"), onProgress: progress.run }));
+    const label = values["no-exec"] ? "checking the capsule" : "replaying";
+    report = await progress.task(label, () => replayCapsule(capsule, defaultEnvironment(), { noExec: values["no-exec"], onProgress: progress.run }));
   } finally {
     progress.done();
   }
   if (report.matches) {
-    io.stderr(`reach-wasm: ${flags.has("--no-exec") ? "verified without execution" : `replayed (${report.status})`}: run hash ${report.runHash} matches (${report.durationMs.toFixed(0)} ms)\n`);
+    io.stderr(`reach-wasm: ${values["no-exec"] ? "verified without execution" : `replayed (${report.status})`}: run hash ${report.runHash} matches (${report.durationMs.toFixed(0)} ms)\n`);
   } else {
     io.stderr(`reach-wasm: REPLAY_DIVERGENCE: ${report.divergence?.message ?? `run hash ${report.runHash} differs from the recorded ${report.expectedRunHash}`}\n`);
   }
-  if (flags.has("--json")) {
+  if (values.json) {
     const out: Record<string, unknown> = { runHash: report.runHash, expectedRunHash: report.expectedRunHash, matches: report.matches, status: report.status, durationMs: Math.round(report.durationMs) };
     if (report.divergence !== null) out["divergence"] = { code: "REPLAY_DIVERGENCE", ...report.divergence };
     if (report.checks !== undefined) out["checks"] = report.checks;
@@ -84,8 +70,9 @@ function printChecks(io: CliIO, checks: readonly VerifyCheck[]): void {
  * @returns the exit code
  */
 export async function runVerifyCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const { target, flags } = args(argv, "verify", ["--json"], ["--trust"]);
-  const store = await loadTrustStore(flags.get("--trust") as string | undefined);
+  const { values, positionals } = parseCommand(VERIFY, argv);
+  const target = positionals[0]!;
+  const store = await loadTrustStore(values.trust);
   const isDir = await stat(target).then((s) => s.isDirectory(), () => false);
   let valid: boolean;
   let checks: VerifyCheck[];
@@ -124,6 +111,6 @@ export async function runVerifyCommand(argv: readonly string[], io: CliIO): Prom
   }
   printChecks(io, checks);
   io.stderr(`reach-wasm: ${valid ? "verification passed" : `verification FAILED: ${checks.filter((c) => !c.ok).map((c) => c.name).join(", ")}`}\n`);
-  if (flags.has("--json")) io.stdout(JSON.stringify({ valid, checks, ...extra }) + "\n");
+  if (values.json) io.stdout(JSON.stringify({ valid, checks, ...extra }) + "\n");
   return valid ? 0 : 1;
 }

@@ -6,6 +6,7 @@
  */
 import { ReachError } from "../protocol/errors.ts";
 import { COMMANDS, findCommand } from "./commands.ts";
+import { helpText as commandHelp } from "./help.ts";
 import { VERSION } from "./version.ts";
 import type { CliIO } from "./io.ts";
 import { safeIO } from "./safe-output.ts";
@@ -120,11 +121,11 @@ export async function main(argv: readonly string[], given: CliIO): Promise<numbe
   const dashdash = rest.indexOf("--");
   const own = dashdash < 0 ? rest : rest.slice(0, dashdash);
   if (own.includes("-h") || own.includes("--help")) {
-    io.stdout(`Usage: ${command.usage}\n\n${command.summary}\n${command.details ? `\n${command.details}\n` : ""}`);
+    io.stdout(commandHelp(command));
     return 0;
   }
   // `run --on NODE` is the delegated form of run: its own command module (no command module imports another).
-  const name = command.name === "run" && own.includes("--on") ? "run --on" : command.name;
+  const name = command.name === "run" && own.some((a) => a === "--on" || a.startsWith("--on=")) ? "run --on" : command.name;
   const load = Object.hasOwn(HANDLERS, name) ? HANDLERS[name] : undefined;
   if (load !== undefined) {
     const quiet = own.includes("--quiet") || own.includes("-q");

@@ -20,28 +20,8 @@ import type { CliIO } from "./io.ts";
 import { chainOf, nodeState, peerFetch, readDelegationFile, wallClock } from "./federation-host.ts";
 import { parseRunArgs, readInput } from "./run-args.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
-
-const OWN = new Set(["--on", "--delegation", "--dir", "--ca"]);
-
-function split(argv: readonly string[]): { own: Map<string, string>; rest: string[] } {
-  const own = new Map<string, string>();
-  const rest: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (!OWN.has(a)) {
-      rest.push(a);
-      continue;
-    }
-    const v = argv[++i];
-    if (v === undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `run: ${a} needs a value`);
-    if (own.has(a)) throw new ReachError("PROTO_INVALID_ARGUMENT", `run: ${a} is given twice`);
-    own.set(a, v);
-  }
-  for (const f of ["--on", "--delegation", "--dir"]) {
-    if (!own.has(f)) throw new ReachError("PROTO_INVALID_ARGUMENT", "run: a delegated run needs --on NODE_ID|URL, --delegation FILE and --dir NODE_DIR together");
-  }
-  return { own, rest };
-}
+import { usageError } from "./options.ts";
+import { RUN } from "./specs-run.ts";
 
 function target(peers: readonly NodeIdentity[], on: string): NodeIdentity {
   const byId = peers.find((p) => p.nodeId === on);
@@ -73,20 +53,21 @@ async function packArchive(path: string, store: Awaited<ReturnType<typeof loadTr
  * @example await runDelegatedRunCommand(["packs/hello", "--on", id, "--delegation", "b-c.json", "--dir", "a"], io)
  */
 export async function runDelegatedRunCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const { own, rest } = split(argv);
-  const args = parseRunArgs(rest);
-  if (args.key !== undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", "run: --key does not apply to a delegated run; the delegate signs the run with its node key");
-  const state = nodeState(own.get("--dir")!);
+  const args = parseRunArgs(argv);
+  const own = args.delegated;
+  if (own === null) throw usageError(RUN, "a delegated run needs --on NODE_ID|URL, --delegation FILE and --dir NODE_DIR together");
+  if (args.key !== undefined) throw usageError(RUN, "--key does not apply to a delegated run; the delegate signs the run with its node key");
+  const state = nodeState(own.dir);
   const self = await state.self();
-  const delegate = target(await state.peers(), own.get("--on")!);
-  const file = own.get("--delegation")!;
+  const delegate = target(await state.peers(), own.on);
+  const file = own.delegation;
   const chain = await chainOf(state, await readDelegationFile(file), file);
   const store = await loadTrustStore(args.trust);
   const { archive, trusted } = await packArchive(args.pack, store);
   const restricted = !trusted && !args.unrestricted;
   const input = await readInput(args.input);
   io.stderr(`reach-wasm: asking node ${delegate.nodeId} (${delegate.endpoint}) to run ${args.pack} under a ${chain.length}-link delegation chain${restricted ? " (restricted executor)" : ""}\n`);
-  const run = await requestDelegatedRun({ self, now: wallClock, fetch: await peerFetch(own.get("--ca")) }, delegate, {
+  const run = await requestDelegatedRun({ self, now: wallClock, fetch: await peerFetch(own.ca) }, delegate, {
     archive,
     input,
     ...(args.seed === undefined ? {} : { seed: args.seed }),

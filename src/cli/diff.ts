@@ -6,13 +6,13 @@
 import { diffRuns } from "../report/diff.ts";
 import { renderDiff } from "../report/diff-text.ts";
 import { ReachError } from "../protocol/errors.ts";
-import { parseArgs } from "./args.ts";
+import { parseCommand } from "./options.ts";
+import { DIFF } from "./specs-run.ts";
 import { rawIO } from "./io.ts";
 import type { CliIO } from "./io.ts";
 import { colourStdout, createProgress } from "./progress.ts";
 import { isLargeRun, readHostRun } from "./run-source.ts";
 
-const USAGE = "reach-wasm diff <capsuleA> <capsuleB> [--json]";
 
 /**
  * The `diff` command.
@@ -23,7 +23,7 @@ const USAGE = "reach-wasm diff <capsuleA> <capsuleB> [--json]";
  * @example await runDiffCommand(["a.capsule.tar.gz", "b.capsule.tar.gz"], io) // 0 identical, 1 different
  */
 export async function runDiffCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const { flags, positional } = parseArgs(argv, { command: "diff", usage: USAGE, bare: ["--json"], valued: [], positionals: 2 });
+  const { values, positionals: positional } = parseCommand(DIFF, argv);
   const progress = createProgress(io);
   let text: string;
   let identical: boolean;
@@ -35,11 +35,11 @@ export async function runDiffCommand(argv: readonly string[], io: CliIO): Promis
     }));
     const d = diffRuns(a!.source, b!.source);
     identical = d.identical;
-    text = flags.has("--json") ? JSON.stringify(d) + "\n" : renderDiff(d, { color: colourStdout(io) });
+    text = values.json ? JSON.stringify(d) + "\n" : renderDiff(d, { color: colourStdout(io) });
   } finally {
     progress.done();
   }
   // in colour, the text holds the painter's sequences, and every string from the capsule is escaped already
-  (colourStdout(io) && !flags.has("--json") ? rawIO(io) : io).stdout(text);
+  (colourStdout(io) && !values.json ? rawIO(io) : io).stdout(text);
   return identical ? 0 : 1;
 }

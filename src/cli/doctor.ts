@@ -5,12 +5,12 @@
  * (`eval "$(reach-wasm doctor --env)"`). Exit 0 whatever is missing; 2 only for a bad invocation.
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
+import { parseCommand, usageError } from "./options.ts";
+import { DOCTOR } from "./specs-federation.ts";
 import { probeToolchains } from "../platform/toolchains.ts";
 import type { Toolchain } from "../platform/toolchains.ts";
 import type { CliIO } from "./io.ts";
 
-const USAGE = "reach-wasm doctor [--json | --env]";
 
 /** A value quoted for a POSIX shell. */
 function shellQuote(value: string): string {
@@ -43,14 +43,12 @@ function report(toolchains: readonly Toolchain[]): string {
  * @example process.exitCode = await runDoctorCommand(["--json"], io);
  */
 export async function runDoctorCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  for (const a of argv) {
-    if (a !== "--json" && a !== "--env") throw new ReachError("PROTO_INVALID_ARGUMENT", `doctor: unexpected argument ${JSON.stringify(a)}; usage: ${USAGE}`);
-  }
-  if (argv.includes("--json") && argv.includes("--env")) throw new ReachError("PROTO_INVALID_ARGUMENT", `doctor: --json and --env exclude each other; usage: ${USAGE}`);
+  const { values } = parseCommand(DOCTOR, argv);
+  if (values.json && values.env) throw usageError(DOCTOR, "--json and --env exclude each other");
   const toolchains = await probeToolchains();
-  if (argv.includes("--json")) {
+  if (values.json) {
     io.stdout(JSON.stringify({ ok: toolchains.every((t) => t.present), toolchains }) + "\n");
-  } else if (argv.includes("--env")) {
+  } else if (values.env) {
     const exports = Object.entries(Object.assign({}, ...toolchains.map((t) => t.env)) as Record<string, string>);
     io.stdout(exports.map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join(""));
   } else {

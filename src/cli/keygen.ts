@@ -12,8 +12,8 @@ import { ReachError } from "../protocol/errors.ts";
 import { formatKeyFiles, generateKeyPair } from "../engine/host-api.ts";
 import { bytesToHex } from "../engine/host-api.ts";
 import type { CliIO } from "./io.ts";
-
-const USAGE = "reach-wasm keygen [--out FILE] [--force] [--json]";
+import { parseCommand } from "./options.ts";
+import { KEYGEN } from "./specs-pack.ts";
 
 /**
  * The `keygen` command.
@@ -22,19 +22,9 @@ const USAGE = "reach-wasm keygen [--out FILE] [--force] [--json]";
  * @returns the exit code
  */
 export async function runKeygenCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  let out = "reach-wasm.key";
-  let force = false;
-  let json = false;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === "--out") {
-      const v = argv[++i];
-      if (v === undefined || v === "") throw new ReachError("PROTO_INVALID_ARGUMENT", `keygen: --out needs a file name; usage: ${USAGE}`);
-      out = v;
-    } else if (a === "--force") force = true;
-    else if (a === "--json") json = true;
-    else throw new ReachError("PROTO_INVALID_ARGUMENT", `keygen: unexpected argument ${JSON.stringify(a)}; usage: ${USAGE}`);
-  }
+  const { values } = parseCommand(KEYGEN, argv);
+  const { force, json } = values;
+  const out = values.out ?? "reach-wasm.key";
   const pub = `${out}.pub`;
   if (!force) {
     for (const f of [out, pub]) {

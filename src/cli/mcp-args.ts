@@ -2,14 +2,9 @@
  * The arguments of `reach-wasm mcp` (parsing only; `mcp.ts` runs the server).
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
-import { allowedOf, HTTP_GUARD_USAGE } from "./_http-args.ts";
-
-/** The usage line of `reach-wasm mcp`. */
-export const MCP_USAGE = `reach-wasm mcp <pack-dir|pack.tar.gz> [--out DIR] [--key FILE] [--trust FILE] [--unrestricted] [--http HOST:PORT] [--token TOKEN] ${HTTP_GUARD_USAGE} [--max-sessions N] [--max-sessions-per-client N] [--idle-timeout SECONDS] [--step-timeout MS] [--quiet]`;
-
-/** Shortest bearer token accepted. */
-export const MIN_TOKEN_LENGTH = 16;
+import { allowedOf } from "./_http-args.ts";
+import { parseCommand, usageError } from "./options.ts";
+import { MCP, tokenOf } from "./specs-pack.ts";
 
 /** Parsed `mcp` arguments. */
 export type McpArgs = {
@@ -35,11 +30,7 @@ export type McpArgs = {
   quiet: boolean;
 };
 
-const HTTP_ONLY = ["--allowed-host", "--allowed-origin", "--max-sessions", "--max-sessions-per-client", "--idle-timeout"];
-
-function bad(message: string): ReachError {
-  return new ReachError("PROTO_INVALID_ARGUMENT", `mcp: ${message}; usage: ${MCP_USAGE}`);
-}
+const HTTP_ONLY = ["allowed-host", "allowed-origin", "max-sessions", "max-sessions-per-client", "idle-timeout"] as const;
 
 /**
  * Whether an address is this machine's loopback interface.
@@ -52,30 +43,6 @@ export function isLoopback(hostname: string): boolean {
   return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
-function listenOf(text: string): { hostname: string; port: number } {
-  const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
-  if (m === null || Number(m[2]) > 65535) throw bad(`--http expects HOST:PORT such as 127.0.0.1:7412 or [::1]:7412 (port 0 picks a free one), got ${JSON.stringify(text)}`);
-  return { hostname: m[1]!.replace(/^\[(.*)\]$/, "$1"), port: Number(m[2]) };
-}
-
-function count(flag: string, text: string, min: number, max: number): number {
-  if (!/^[1-9][0-9]{0,5}$/.test(text) || Number(text) < min || Number(text) > max) throw bad(`${flag} expects an integer ${min}..${max}, got ${JSON.stringify(text)}`);
-  return Number(text);
-}
-
-function tokenOf(token: string, from: string): string {
-  if (token.length < MIN_TOKEN_LENGTH || token.length > 4096 || !/^[\x21-\x7e]+$/.test(token)) {
-    throw bad(`${from} must be ${MIN_TOKEN_LENGTH} to 4096 printable ASCII characters without spaces (e.g. openssl rand -hex 32)`);
-  }
-  return token;
-}
-
-function stepTimeoutOf(text: string): number {
-  const n = Number(text);
-  if (!/^\d{1,7}$/.test(text) || n < 1 || n > 3_600_000) throw bad(`--step-timeout expects milliseconds from 1 to 3600000 (each call's time limit, counted in fuel), got ${JSON.stringify(text)}`);
-  return n;
-}
-
 /**
  * Parse the arguments after `mcp`.
  * @param argv the arguments
@@ -85,50 +52,30 @@ function stepTimeoutOf(text: string): number {
  * @example parseMcpArgs(["packs/hello", "--http", "127.0.0.1:0"], undefined).http // { hostname: "127.0.0.1", port: 0 }
  */
 export function parseMcpArgs(argv: readonly string[], envToken: string | undefined): McpArgs {
+  const { values: v, positionals } = parseCommand(MCP, argv);
   const out: McpArgs = {
-    pack: "", out: ".reach", key: undefined, trust: undefined, unrestricted: false, http: null, token: null, stepTimeoutMs: undefined,
-    allowedHosts: [], allowedOrigins: [], maxSessions: undefined, maxSessionsPerClient: undefined, idleTimeoutMs: undefined, quiet: false,
+    pack: positionals[0]!, out: v.out ?? ".reach", key: v.key, trust: v.trust, unrestricted: v.unrestricted, http: v.http ?? null, token: null,
+    stepTimeoutMs: v["step-timeout"], allowedHosts: [], allowedOrigins: [], maxSessions: v["max-sessions"], maxSessionsPerClient: v["max-sessions-per-client"],
+    idleTimeoutMs: v["idle-timeout"] === undefined ? undefined : v["idle-timeout"] * 1000, quiet: v.quiet,
   };
-  let token: string | undefined;
-  const hosts: string[] = [];
-  const origins: string[] = [];
-  const given = new Set<string>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const value = (): string => {
-      const v = argv[++i];
-      if (v === undefined) throw bad(`${a} needs a value`);
-      return v;
-    };
-    if (a === "--out") out.out = value();
-    else if (a === "--key") out.key = value();
-    else if (a === "--trust") out.trust = value();
-    else if (a === "--unrestricted") out.unrestricted = true;
-    else if (a === "--http") out.http = listenOf(value());
-    else if (a === "--token") token = tokenOf(value(), "--token");
-    else if (a === "--step-timeout") out.stepTimeoutMs = stepTimeoutOf(value());
-    else if (a === "--allowed-host") hosts.push(value());
-    else if (a === "--allowed-origin") origins.push(value());
-    else if (a === "--max-sessions") out.maxSessions = count(a, value(), 1, 1024);
-    else if (a === "--max-sessions-per-client") out.maxSessionsPerClient = count(a, value(), 1, 1024);
-    else if (a === "--idle-timeout") out.idleTimeoutMs = count(a, value(), 1, 86_400) * 1000;
-    else if (a === "--quiet" || a === "-q") out.quiet = true;
-    else if (a.startsWith("-")) throw bad(`unknown option ${a}`);
-    else if (out.pack === "") out.pack = a;
-    else throw bad(`unexpected argument ${JSON.stringify(a)}`);
-    if (a.startsWith("--")) given.add(a);
-  }
-  if (out.pack === "") throw bad("the pack directory or archive is missing");
   if (out.http === null) {
-    if (token !== undefined) throw bad("--token applies to --http only (stdio is private to the process that started the server)");
-    const httpOnly = HTTP_ONLY.find((o) => given.has(o));
-    if (httpOnly !== undefined) throw bad(`${httpOnly} applies to --http only`);
+    if (v.token !== undefined) throw usageError(MCP, "--token applies to --http only (stdio is private to the process that started the server)");
+    const httpOnly = HTTP_ONLY.find((o) => (Array.isArray(v[o]) ? v[o].length > 0 : v[o] !== undefined));
+    if (httpOnly !== undefined) throw usageError(MCP, `--${httpOnly} applies to --http only`);
     return out;
   }
-  ({ allowedHosts: out.allowedHosts, allowedOrigins: out.allowedOrigins } = allowedOf(hosts.length === 0 ? undefined : hosts.join(","), origins.length === 0 ? undefined : origins.join(","), MCP_USAGE));
-  out.token = token ?? (envToken === undefined || envToken === "" ? null : tokenOf(envToken, "$REACH_WASM_MCP_TOKEN"));
+  ({ allowedHosts: out.allowedHosts, allowedOrigins: out.allowedOrigins } = allowedOf(MCP, v["allowed-host"], v["allowed-origin"]));
+  out.token = v.token ?? (envToken === undefined || envToken === "" ? null : envTokenOf(envToken));
   if (out.token === null && !isLoopback(out.http.hostname)) {
-    throw bad(`--http ${out.http.hostname}:${out.http.port} is not a loopback address: anyone who can reach it could run the pack's tools; configure a bearer token (--token TOKEN or $REACH_WASM_MCP_TOKEN) or listen on 127.0.0.1`);
+    throw usageError(MCP, `--http ${out.http.hostname}:${out.http.port} is not a loopback address: anyone who can reach it could run the pack's tools; configure a bearer token (--token TOKEN or $REACH_WASM_MCP_TOKEN) or listen on 127.0.0.1`);
   }
   return out;
+}
+
+function envTokenOf(token: string): string {
+  try {
+    return tokenOf(token);
+  } catch (err) {
+    throw usageError(MCP, `$REACH_WASM_MCP_TOKEN ${(err as Error).message}`);
+  }
 }

@@ -10,8 +10,8 @@ import { basename, resolve } from "node:path";
 import { writeDirAtomic } from "../platform/write.ts";
 import { isTemplateName, TEMPLATES, templateFiles } from "../platform/templates.ts";
 import type { CliIO } from "./io.ts";
-import { bad } from "./pack-args.ts";
-import type { PackOpts } from "./pack-args.ts";
+import { parseCommand, usageError } from "./options.ts";
+import { PACK_INIT } from "./specs-pack.ts";
 
 /** What each template needs to rebuild its tool (the prebuilt one runs without it). */
 const BUILD_NEEDS: Readonly<Record<string, string>> = {
@@ -26,20 +26,19 @@ const BUILD_NEEDS: Readonly<Record<string, string>> = {
 
 /**
  * The `pack init` subcommand.
- * @param o parsed arguments (`--template`, `--json`)
+ * @param argv the arguments after `pack init`
  * @param io output streams
  * @returns 0
  * @throws ReachError `PROTO_INVALID_ARGUMENT` for a missing or non-empty directory or an unknown template
- * @example await packInit({ positional: ["hello-c"], flags: new Map([["--template", "c"]]) }, io);
+ * @example await packInit(["hello-c", "--template", "c"], io);
  */
-export async function packInit(o: PackOpts, io: CliIO): Promise<number> {
-  const [dir, extra] = o.positional;
-  if (dir === undefined) throw bad("init needs a directory");
-  if (extra !== undefined) throw bad(`init takes one directory, got also ${JSON.stringify(extra)}`);
-  const template = (o.flags.get("--template") as string | undefined) ?? "js";
-  if (!isTemplateName(template)) throw bad(`unknown template ${JSON.stringify(template)}; choose one of ${TEMPLATES.join(", ")}`);
+export async function packInit(argv: readonly string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseCommand(PACK_INIT, argv);
+  const dir = positionals[0]!;
+  const template = values.template ?? "js";
+  if (!isTemplateName(template)) throw usageError(PACK_INIT, `unknown template ${JSON.stringify(template)}; choose one of ${TEMPLATES.join(", ")}`);
   const existing = await readdir(dir).catch(() => null);
-  if (existing !== null && existing.length > 0) throw bad(`${JSON.stringify(dir)} is not empty; give a new or empty directory`);
+  if (existing !== null && existing.length > 0) throw usageError(PACK_INIT, `${JSON.stringify(dir)} is not empty; give a new or empty directory`);
   const id = (basename(resolve(dir)) || "my-pack").replace(/[^a-zA-Z0-9._-]/g, "-").slice(0, 100);
   const files = await templateFiles(template, id);
   const executable = new Set([...files].filter(([, f]) => f.executable).map(([p]) => p));
@@ -49,6 +48,6 @@ export async function packInit(o: PackOpts, io: CliIO): Promise<number> {
       `  rebuild the tool: ${dir}/build.sh   (needs ${BUILD_NEEDS[template]}; see reach-wasm doctor)\n` +
       `  then: reach-wasm pack validate ${dir} && reach-wasm pack test ${dir}   (docs/authoring.md)\n`,
   );
-  if (o.flags.has("--json")) io.stdout(JSON.stringify({ dir, id, template, files: [...files.keys()] }) + "\n");
+  if (values.json) io.stdout(JSON.stringify({ dir, id, template, files: [...files.keys()] }) + "\n");
   return 0;
 }

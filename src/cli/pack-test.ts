@@ -16,8 +16,8 @@ import { packTestFiles, parsePackTestCase } from "../protocol/pack-test.ts";
 import type { PackTestCase } from "../protocol/pack-test.ts";
 import type { JsonValue } from "../protocol/json.ts";
 import type { CliIO } from "./io.ts";
-import { bad } from "./pack-args.ts";
-import type { PackOpts } from "./pack-args.ts";
+import { parseCommand, usageError } from "./options.ts";
+import { PACK_TEST } from "./specs-pack.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
 import { progressSignals } from "../host/signal-points.ts";
 
@@ -61,7 +61,7 @@ export function firstDifference(expected: unknown, actual: unknown, path = "$"):
 /** The test cases, all parsed before any runs; a malformed one is a bad invocation (exit 2). */
 function readCases(files: ReadonlyMap<string, Uint8Array>, dir: string): Array<[string, PackTestCase]> {
   const listed = packTestFiles(files.keys());
-  if (listed.length === 0) throw bad(`${JSON.stringify(dir)} declares no test cases; add tests/NAME.json: {"input": …, "expect": {"output": …} | {"error": "CODE"}}`);
+  if (listed.length === 0) throw usageError(PACK_TEST, `${JSON.stringify(dir)} declares no test cases; add tests/NAME.json: {"input": …, "expect": {"output": …} | {"error": "CODE"}}`);
   return listed.map(([name, path]) => {
     const parsed = parsePackTestCase(files.get(path)!);
     if (!parsed.ok) throw new ReachError("PROTO_SCHEMA_VIOLATION", `${path}: ${parsed.problem}`, { details: { path } });
@@ -100,19 +100,19 @@ function table(results: readonly PackTestResult[]): string {
 
 /**
  * The `pack test` subcommand.
- * @param o parsed arguments (`[dir]`, `--trust`, `--json`)
+ * @param argv the arguments after `pack test` (`[dir]`, `--trust`, `--json`)
  * @param io output streams
  * @returns 0 when every case passed, 1 when one failed
  * @throws ReachError (exit 2) for a malformed test file, no test cases, or a pack that does not load
- * @example process.exitCode = await packTest({ positional: ["packs/hello"], flags: new Map() }, io);
+ * @example process.exitCode = await packTest(["packs/hello"], io);
  */
-export async function packTest(o: PackOpts, io: CliIO): Promise<number> {
-  const [dir = ".", extra] = o.positional;
-  if (extra !== undefined) throw bad(`test takes one pack directory, got also ${JSON.stringify(extra)}`);
+export async function packTest(argv: readonly string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseCommand(PACK_TEST, argv);
+  const [dir = "."] = positionals;
   const files = await readPackFiles(dir);
   const cases = readCases(files, dir);
   const loaded = await loadPackFrom(defaultEnvironment(), { files }); // a pack that does not load: exit 2
-  const store = await loadTrustStore(o.flags.get("--trust") as string | undefined);
+  const store = await loadTrustStore(values.trust);
   const trust = packTrust(loaded, store);
   const who = `${loaded.pack.id}@${loaded.pack.version}`;
   io.stderr(`reach-wasm: testing ${who} (${trust.trusted ? `signed by trusted key ${trust.keyName ?? trust.publicKey}` : trust.signed ? "signed by a key that is not in the trust store: restricted executor" : "not signed: restricted executor"}), ${cases.length} case(s)\n`);
@@ -121,7 +121,7 @@ export async function packTest(o: PackOpts, io: CliIO): Promise<number> {
   const failed = results.filter((r) => !r.passed).length;
   io.stderr(table(results));
   io.stderr(`reach-wasm: ${results.length - failed} passed, ${failed} failed\n`);
-  if (o.flags.has("--json")) {
+  if (values.json) {
     io.stdout(JSON.stringify({
       pack: { id: loaded.pack.id, version: loaded.pack.version, digest: loaded.packDigest, signed: trust.signed, trusted: trust.trusted },
       passed: results.length - failed,

@@ -19,20 +19,21 @@ import { writeFileAtomic } from "../platform/write.ts";
 import { parsePrivateKeyFile } from "../engine/host-api.ts";
 import { formatPackSignature, PACK_SIGNATURE_PATH, signPack } from "../engine/host-api.ts";
 import type { CliIO } from "./io.ts";
-import { bad, parsePackArgs } from "./pack-args.ts";
-import type { PackOpts as Opts } from "./pack-args.ts";
+import { findCommand } from "./commands.ts";
+import { parseCommand, subcommandOf, usageError } from "./options.ts";
+import { PACK_BUILD, PACK_SIGN, PACK_SUBCOMMANDS, PACK_VALIDATE } from "./specs-pack.ts";
 import { loadHostPack } from "../host/host-pack.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
 import { createProgress } from "./progress.ts";
 
 const enc = new TextEncoder();
 
-async function validate(o: Opts, io: CliIO): Promise<number> {
-  const [dir] = o.positional;
-  if (dir === undefined) throw bad("validate needs a pack");
+async function validate(argv: readonly string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseCommand(PACK_VALIDATE, argv);
+  const dir = positionals[0]!;
   const loaded = await loadHostPack(dir);
   await checkPackSources(defaultEnvironment(), loaded);
-  const trust = packTrust(loaded, await loadTrustStore(o.flags.get("--trust") as string | undefined));
+  const trust = packTrust(loaded, await loadTrustStore(values.trust));
   const warnings = [...loaded.warnings, ...(loaded.deprecations ?? []).map((d) => d.message)];
   for (const w of warnings) io.stderr(`reach-wasm: warning: ${w}\n`);
   const summary = {
@@ -48,13 +49,13 @@ async function validate(o: Opts, io: CliIO): Promise<number> {
     warnings,
   };
   io.stderr(`reach-wasm: pack ${summary.id}@${summary.version} is valid: ${summary.tools.length} tool(s), ${summary.entrypoint === "plan" ? "static plan" : "planner module"}, ${trust.signed ? `signed${trust.trusted ? " by a trusted key" : " (key not in the trust store)"}` : "unsigned"}\n`);
-  if (o.flags.has("--json")) io.stdout(JSON.stringify(summary) + "\n");
+  if (values.json) io.stdout(JSON.stringify(summary) + "\n");
   return 0;
 }
 
-async function build(o: Opts, io: CliIO): Promise<number> {
-  const [dir] = o.positional;
-  if (dir === undefined) throw bad("build needs a pack directory");
+async function build(argv: readonly string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseCommand(PACK_BUILD, argv);
+  const dir = positionals[0]!;
   const { writeArchive } = await import("../capsule/archive.ts");
   const progress = createProgress(io);
   let loaded: Awaited<ReturnType<typeof loadHostPack>>;
@@ -65,26 +66,25 @@ async function build(o: Opts, io: CliIO): Promise<number> {
   } finally {
     progress.done();
   }
-  const out = (o.flags.get("--out") as string | undefined) ?? `${loaded.pack.id}-${loaded.pack.version}.pack.tar.gz`;
+  const out = values.out ?? `${loaded.pack.id}-${loaded.pack.version}.pack.tar.gz`;
   await writeFileAtomic(out, bytes);
   io.stderr(`reach-wasm: wrote ${out} (${bytes.length} bytes, pack digest ${loaded.packDigest})\n`);
-  if (o.flags.has("--json")) io.stdout(JSON.stringify({ archive: out, bytes: bytes.length, packDigest: loaded.packDigest }) + "\n");
+  if (values.json) io.stdout(JSON.stringify({ archive: out, bytes: bytes.length, packDigest: loaded.packDigest }) + "\n");
   return 0;
 }
 
-async function sign(o: Opts, io: CliIO): Promise<number> {
-  const [dir] = o.positional;
-  const keyPath = o.flags.get("--key");
-  if (dir === undefined || typeof keyPath !== "string") throw bad("sign needs a pack directory and --key FILE");
-  if (!(await stat(dir).then((s) => s.isDirectory(), () => false))) throw bad(`${JSON.stringify(dir)} is not a pack directory (sign the directory, then build the archive)`);
+async function sign(argv: readonly string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseCommand(PACK_SIGN, argv);
+  const dir = positionals[0]!;
+  const keyPath = values.key;
+  if (!(await stat(dir).then((s) => s.isDirectory(), () => false))) throw usageError(PACK_SIGN, `${JSON.stringify(dir)} is not a pack directory (sign the directory, then build the archive)`);
   const pair = parsePrivateKeyFile(new TextDecoder().decode(await readPrivateKeyFile(keyPath)));
   const loaded = await loadHostPack(dir); // a pack that does not load is not signed
-  const signedAt = o.flags.get("--signed-at");
-  const doc = signPack(loaded.files, pair.privateKey, typeof signedAt === "string" ? signedAt : undefined);
+  const doc = signPack(loaded.files, pair.privateKey, values["signed-at"]);
   await writeFileAtomic(join(dir, ...PACK_SIGNATURE_PATH.split("/")), enc.encode(formatPackSignature(doc)), 0o644, { within: dir });
   const publicKey = bytesToHex(pair.publicKey);
   io.stderr(`reach-wasm: signed ${loaded.pack.id}@${loaded.pack.version} (digest ${doc.packDigest}) with key ${publicKey} into ${join(dir, PACK_SIGNATURE_PATH)}\n`);
-  if (o.flags.has("--json")) io.stdout(JSON.stringify({ packDigest: doc.packDigest, publicKey, signature: join(dir, PACK_SIGNATURE_PATH) }) + "\n");
+  if (values.json) io.stdout(JSON.stringify({ packDigest: doc.packDigest, publicKey, signature: join(dir, PACK_SIGNATURE_PATH) }) + "\n");
   return 0;
 }
 
@@ -95,21 +95,17 @@ async function sign(o: Opts, io: CliIO): Promise<number> {
  * @returns the exit code
  */
 export async function runPackCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const [sub, ...rest] = argv;
-  const o = parsePackArgs(rest, ["--key", "--out", "--signed-at", "--trust", "--template"], ["--json"]);
-  switch (sub) {
-    case "init":
-      return (await import("./pack-init.ts")).packInit(o, io);
-    case "test":
-      return (await import("./pack-test.ts")).packTest(o, io);
-    case "validate":
-      return validate(o, io);
-    case "build":
-      return build(o, io);
-    case "sign":
-      return sign(o, io);
+  const { spec, argv: rest } = subcommandOf(findCommand("pack")!, PACK_SUBCOMMANDS, argv);
+  switch (spec.name) {
+    case "pack init":
+      return (await import("./pack-init.ts")).packInit(rest, io);
+    case "pack test":
+      return (await import("./pack-test.ts")).packTest(rest, io);
+    case "pack validate":
+      return validate(rest, io);
+    case "pack build":
+      return build(rest, io);
     default:
-      throw bad(sub === undefined ? "a subcommand is missing" : `unknown subcommand ${JSON.stringify(sub)}`);
+      return sign(rest, io);
   }
 }
-

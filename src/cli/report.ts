@@ -11,14 +11,14 @@ import { renderReport } from "../report/html.ts";
 import { buildRunView } from "../report/model.ts";
 import { verifyForReport } from "../report/verification.ts";
 import { writeFileAtomic } from "../platform/write.ts";
-import { parseArgs } from "./args.ts";
+import { parseCommand } from "./options.ts";
+import { REPORT } from "./specs-run.ts";
 import type { CliIO } from "./io.ts";
 import { createProgress } from "./progress.ts";
 import { isLargeRun, readHostRun } from "./run-source.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
 import { VERSION } from "./version.ts";
 
-const USAGE = "reach-wasm report <capsule|run-dir> [--out FILE.html] [--trust FILE] [--json]";
 
 function defaultOut(path: string, isCapsule: boolean): string {
   if (!isCapsule) return resolve(path, "report.html");
@@ -34,9 +34,9 @@ function defaultOut(path: string, isCapsule: boolean): string {
  * @example await runReportCommand(["x.capsule.tar.gz", "--out", "x.html"], io) // 0
  */
 export async function runReportCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const { flags, positional } = parseArgs(argv, { command: "report", usage: USAGE, bare: ["--json"], valued: ["--out", "--trust"], positionals: 1 });
+  const { values, positionals: positional } = parseCommand(REPORT, argv);
   const path = positional[0]!;
-  const store = await loadTrustStore(flags.get("--trust") as string | undefined);
+  const store = await loadTrustStore(values.trust);
   const progress = createProgress(io);
   let out: string;
   let summary: Record<string, unknown>;
@@ -47,7 +47,7 @@ export async function runReportCommand(argv: readonly string[], io: CliIO): Prom
     const verification = capsule === null ? null : await progress.task("verifying the capsule", () => verifyForReport(capsule, store ?? undefined), { announce });
     const view = buildRunView(run.source);
     const html = renderReport(view, verification, { generator: `reach-wasm ${VERSION}` });
-    out = typeof flags.get("--out") === "string" ? resolve(flags.get("--out") as string) : defaultOut(path, capsule !== null && run.path === path);
+    out = values.out !== undefined ? resolve(values.out) : defaultOut(path, capsule !== null && run.path === path);
     const bytes = new TextEncoder().encode(html);
     await writeFileAtomic(out, bytes, 0o600); // it shows the run's inputs and outputs: private, like the capsule
     summary = { out, runHash: view.runHash, status: view.status, verified: verification === null ? null : verification.valid, bytes: bytes.length };
@@ -55,6 +55,6 @@ export async function runReportCommand(argv: readonly string[], io: CliIO): Prom
     progress.done();
   }
   io.stderr(`reach-wasm: report ${out} (${String(summary["status"])}, ${summary["verified"] === null ? "not verified" : summary["verified"] ? "verified" : "verification FAILED"})\n`);
-  if (flags.has("--json")) io.stdout(JSON.stringify(summary) + "\n");
+  if (values.json) io.stdout(JSON.stringify(summary) + "\n");
   return 0;
 }

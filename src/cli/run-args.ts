@@ -6,6 +6,8 @@ import { readHostFile } from "../platform/files.ts";
 import { readStdin } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { parseJsonText } from "../protocol/json-text.ts";
+import { parseCommand, usageError } from "./options.ts";
+import { RUN } from "./specs-run.ts";
 
 /** A JSON value. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -35,66 +37,29 @@ export type RunArgs = {
   heartbeatMs: number;
 };
 
-export const RUN_USAGE = "reach-wasm run <pack-dir|pack.tar.gz> [--input FILE|-|JSON] [--seed N] [--out DIR] [--key FILE] [--approve] [--approval FILE]... [--unrestricted] [--trust FILE] [--max-steps N] [--step-timeout MS] [--parallel N] [--request-id ID] [--events FILE|-] [--heartbeat MS] [--quiet] [--json]";
-
-function bad(message: string): ReachError {
-  return new ReachError("PROTO_INVALID_ARGUMENT", `run: ${message}; usage: ${RUN_USAGE}`);
-}
-
-function positiveInt(flag: string, text: string, max: number): number {
-  if (!/^[1-9]\d{0,9}$/.test(text) || Number(text) > max) throw bad(`${flag} expects an integer 1..${max}, got ${JSON.stringify(text)}`);
-  return Number(text);
-}
-
-function seedOf(text: string): string {
-  if (!/^(0|[1-9]\d{0,19})$/.test(text) || BigInt(text) > 18446744073709551615n) throw bad(`--seed expects a decimal integer 0..18446744073709551615, got ${JSON.stringify(text)}`);
-  return text;
-}
-
-function requestIdOf(text: string): string {
-  if (!/^[A-Za-z0-9._:-]{1,128}$/.test(text)) throw bad(`--request-id expects 1-128 characters from A-Z a-z 0-9 . _ : -, got ${JSON.stringify(text.slice(0, 60))}`);
-  return text;
-}
+/** Where a delegated run goes (`--on`, `--delegation`, `--dir`, `--ca`); null for a local run. */
+export type Delegated = { on: string; delegation: string; dir: string; ca: string | undefined };
 
 /**
- * Parse the arguments after `run`.
+ * Parse the arguments after `run` (declared in `specs-run.ts`).
  * @param argv the arguments
- * @returns the parsed arguments
+ * @returns the parsed arguments, and where a delegated run goes (null: a local run)
  * @throws ReachError `PROTO_INVALID_ARGUMENT`
  * @example parseRunArgs(["packs/hello", "--json"]).json // true
  */
-export function parseRunArgs(argv: readonly string[]): RunArgs {
-  const out: RunArgs = { pack: "", input: null, seed: undefined, out: ".reach", approve: false, unrestricted: false, trust: undefined, key: undefined, approvals: [], json: false, quiet: false, maxSteps: undefined, stepTimeoutMs: undefined, parallel: undefined, requestId: undefined, events: undefined, heartbeatMs: 5000 };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const value = (): string => {
-      const v = argv[++i];
-      if (v === undefined) throw bad(`${a} needs a value`);
-      return v;
-    };
-    if (a === "--input") out.input = value();
-    else if (a === "--seed") out.seed = seedOf(value());
-    else if (a === "--out") out.out = value();
-    else if (a === "--approve") out.approve = true;
-    else if (a === "--approval") out.approvals.push(value());
-    else if (a === "--unrestricted") out.unrestricted = true;
-    else if (a === "--trust") out.trust = value();
-    else if (a === "--json") out.json = true;
-    else if (a === "--quiet" || a === "-q") out.quiet = true;
-    else if (a === "--max-steps") out.maxSteps = positiveInt(a, value(), 100);
-    else if (a === "--step-timeout") out.stepTimeoutMs = positiveInt(a, value(), 3_600_000);
-    else if (a === "--parallel") out.parallel = positiveInt(a, value(), 64);
-    else if (a === "--key") out.key = value();
-    else if (a === "--request-id") out.requestId = requestIdOf(value());
-    else if (a === "--events") out.events = value();
-    else if (a === "--heartbeat") out.heartbeatMs = positiveInt(a, value(), 3_600_000);
-    else if (a.startsWith("-") && a !== "-") throw bad(`unknown option ${a}`);
-    else if (out.pack === "") out.pack = a;
-    else throw bad(`unexpected argument ${JSON.stringify(a)}`);
+export function parseRunArgs(argv: readonly string[]): RunArgs & { delegated: Delegated | null } {
+  const { values: v, positionals } = parseCommand(RUN, argv);
+  if (v.events === "-" && v.json) throw usageError(RUN, "--events - and --json both want stdout; write the events to a file (--events FILE) or drop --json");
+  const given = (["on", "delegation", "dir", "ca"] as const).filter((k) => v[k] !== undefined);
+  if (given.length > 0 && (v.on === undefined || v.delegation === undefined || v.dir === undefined)) {
+    throw usageError(RUN, `a delegated run needs --on NODE_ID|URL, --delegation FILE and --dir NODE_DIR together (got ${given.map((k) => `--${k}`).join(", ")})`);
   }
-  if (out.pack === "") throw bad("the pack directory or archive is missing");
-  if (out.events === "-" && out.json) throw bad("--events - and --json both want stdout; write the events to a file (--events FILE) or drop --json");
-  return out;
+  return {
+    pack: positionals[0]!, input: v.input ?? null, seed: v.seed, out: v.out ?? ".reach", approve: v.approve, unrestricted: v.unrestricted,
+    trust: v.trust, key: v.key, approvals: v.approval, json: v.json, quiet: v.quiet, maxSteps: v["max-steps"], stepTimeoutMs: v["step-timeout"],
+    parallel: v.parallel, requestId: v["request-id"], events: v.events, heartbeatMs: v.heartbeat ?? 5000,
+    delegated: v.on === undefined || v.delegation === undefined || v.dir === undefined ? null : { on: v.on, delegation: v.delegation, dir: v.dir, ca: v.ca },
+  };
 }
 
 /**

@@ -7,13 +7,13 @@
 import { buildRunView } from "../report/model.ts";
 import { renderShow } from "../report/show.ts";
 import { showJson } from "../report/show-json.ts";
-import { parseArgs } from "./args.ts";
+import { parseCommand } from "./options.ts";
+import { SHOW } from "./specs-run.ts";
 import { rawIO } from "./io.ts";
 import type { CliIO } from "./io.ts";
 import { colourStdout, createProgress } from "./progress.ts";
 import { isLargeRun, readHostRun } from "./run-source.ts";
 
-const USAGE = "reach-wasm show <capsule|run-dir> [--json] [--full]";
 
 /**
  * The `show` command.
@@ -24,19 +24,19 @@ const USAGE = "reach-wasm show <capsule|run-dir> [--json] [--full]";
  * @example await runShowCommand(["x.capsule.tar.gz", "--json"], io) // 0
  */
 export async function runShowCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const { flags, positional } = parseArgs(argv, { command: "show", usage: USAGE, bare: ["--json", "--full"], valued: [], positionals: 1 });
+  const { values, positionals: positional } = parseCommand(SHOW, argv);
   const path = positional[0]!;
   const progress = createProgress(io);
   let text: string;
   try {
     const run = await progress.task(`reading ${path}`, () => readHostRun(path), { announce: await isLargeRun(path) });
     const view = buildRunView(run.source);
-    const full = flags.has("--full");
-    text = flags.has("--json") ? JSON.stringify(showJson(view, { full })) + "\n" : renderShow(view, { color: colourStdout(io), full });
+    const full = values.full;
+    text = values.json ? JSON.stringify(showJson(view, { full })) + "\n" : renderShow(view, { color: colourStdout(io), full });
   } finally {
     progress.done();
   }
   // in colour, the text holds the painter's sequences, and every string from the capsule is escaped already
-  (colourStdout(io) && !flags.has("--json") ? rawIO(io) : io).stdout(text);
+  (colourStdout(io) && !values.json ? rawIO(io) : io).stdout(text);
   return 0;
 }

@@ -10,37 +10,17 @@ import { defaultTrustStorePath } from "../platform/config.ts";
 import { readHostFile } from "../platform/files.ts";
 import { readTrustStoreText } from "../platform/trust-file.ts";
 import { writeFileAtomic } from "../platform/write.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { parseCommand, subcommandOf } from "./options.ts";
+import { findCommand } from "./commands.ts";
+import { TRUST_SUBCOMMANDS } from "./specs-pack.ts";
 import type { CliIO } from "./io.ts";
 
-const USAGE = "reach-wasm trust add <KEY.pub|HEX> [--name NAME] | list | remove <HEX|NAME> [--trust FILE] [--json]";
+const TRUST = findCommand("trust")!;
 
-type Args = { sub: string; target: string | undefined; name: string | undefined; trust: string | undefined; json: boolean };
-
-function bad(message: string): ReachError {
-  return new ReachError("PROTO_INVALID_ARGUMENT", `trust: ${message}; usage: ${USAGE}`);
-}
-
-function parse(argv: readonly string[]): Args {
-  const out: Args = { sub: "", target: undefined, name: undefined, trust: undefined, json: false };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const value = (): string => {
-      const v = argv[++i];
-      if (v === undefined) throw bad(`${a} needs a value`);
-      return v;
-    };
-    if (a === "--name") out.name = value();
-    else if (a === "--trust") out.trust = value();
-    else if (a === "--json") out.json = true;
-    else if (a.startsWith("-")) throw bad(`unknown option ${a}`);
-    else if (out.sub === "") out.sub = a;
-    else if (out.target === undefined) out.target = a;
-    else throw bad(`unexpected argument ${JSON.stringify(a)}`);
-  }
-  if (!["add", "list", "remove"].includes(out.sub)) throw bad(out.sub === "" ? "a subcommand is missing" : `unknown subcommand ${JSON.stringify(out.sub)}`);
-  if (out.sub !== "list" && out.target === undefined) throw bad(`${out.sub} needs a key`);
-  return out;
+function parse(argv: readonly string[]): { sub: string; target: string | undefined; name: string | undefined; trust: string | undefined; json: boolean } {
+  const { spec, argv: rest } = subcommandOf(TRUST, TRUST_SUBCOMMANDS, argv);
+  const { values, positionals } = parseCommand(spec, rest);
+  return { sub: spec.name.slice("trust ".length), target: positionals[0], name: "name" in values ? (values.name as string | undefined) : undefined, trust: values.trust, json: values.json };
 }
 
 /** A public key given as 64 hex digits or as a public key file. */

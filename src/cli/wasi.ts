@@ -11,7 +11,8 @@
  */
 import { runWasi } from "../engine/wasi-command.ts";
 import { readDirTree, readHostFile } from "../platform/files.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { parseCommand } from "./options.ts";
+import { WASI } from "./specs-run.ts";
 import { rawIO } from "./io.ts";
 import type { CliIO } from "./io.ts";
 
@@ -24,55 +25,16 @@ export type WasiCommandArgs = {
   args: string[];
 };
 
-function bad(message: string): ReachError {
-  return new ReachError("PROTO_INVALID_ARGUMENT", `wasi: ${message}; usage: reach-wasm wasi <module.wasm> [--dir HOST[::GUEST]]... [--env K=V]... [--seed N] [-- ARGS...]`);
-}
-
 /**
- * Parse the arguments after `wasi`.
+ * Parse the arguments after `wasi` (declared in `specs-run.ts`).
  * @param argv the arguments
  * @returns the parsed arguments
  * @throws ReachError `PROTO_INVALID_ARGUMENT` for a missing module, an unknown option or a malformed value
  * @example parseWasiArgs(["tool.wasm", "--dir", "data::/data", "--", "x"])
  */
 export function parseWasiArgs(argv: readonly string[]): WasiCommandArgs {
-  const out: WasiCommandArgs = { module: "", dirs: [], env: [], seed: "0", args: [] };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const value = (): string => {
-      const v = argv[++i];
-      if (v === undefined) throw bad(`${a} needs a value`);
-      return v;
-    };
-    if (a === "--") {
-      out.args = argv.slice(i + 1);
-      break;
-    } else if (a === "--dir") {
-      const v = value();
-      const at = v.indexOf("::");
-      const host = at < 0 ? v : v.slice(0, at);
-      const guest = at < 0 ? v : v.slice(at + 2);
-      if (host === "" || guest === "") throw bad(`--dir ${JSON.stringify(v)} needs HOST or HOST::GUEST`);
-      out.dirs.push({ host, guest });
-    } else if (a === "--env") {
-      const v = value();
-      const eq = v.indexOf("=");
-      if (eq <= 0 || v.includes("\0")) throw bad(`--env ${JSON.stringify(v)} must be NAME=VALUE`);
-      out.env.push([v.slice(0, eq), v.slice(eq + 1)]);
-    } else if (a === "--seed") {
-      const v = value();
-      if (!/^(0|[1-9]\d{0,19})$/.test(v) || BigInt(v) > 18446744073709551615n) throw bad(`--seed expects a decimal integer 0..2^64-1, got ${JSON.stringify(v)}`);
-      out.seed = v;
-    } else if (a.startsWith("-")) {
-      throw bad(`unknown option ${JSON.stringify(a)}`);
-    } else if (out.module === "") {
-      out.module = a;
-    } else {
-      throw bad(`unexpected argument ${JSON.stringify(a)}; pass guest arguments after "--"`);
-    }
-  }
-  if (out.module === "") throw bad("the module is missing");
-  return out;
+  const { values, positionals, rest } = parseCommand(WASI, argv);
+  return { module: positionals[0]!, dirs: values.dir, env: values.env, seed: values.seed ?? "0", args: rest };
 }
 
 /**
