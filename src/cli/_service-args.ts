@@ -20,6 +20,8 @@ import { defaultEnvironment } from "../host/environment.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { redactSecrets } from "../platform/redact.ts";
 import { terminalSafe } from "./safe-output.ts";
+import { usageError } from "./options.ts";
+import type { ArgsSpec } from "./options.ts";
 import { migrate } from "../service/schema.ts";
 import { ServiceClient } from "../service/client.ts";
 import { parsePrivateKeyFile } from "../engine/host-api.ts";
@@ -28,65 +30,8 @@ import type { EngineEnvironment } from "../engine/runners.ts";
 /** The default API address. */
 export const DEFAULT_LISTEN = "127.0.0.1:7411";
 
-/** Options whose values are comma-separated lists: given twice, the lists join. */
-const LIST_OPTIONS = new Set(["--allowed-host", "--allowed-origin"]);
-
-/** Parsed options: positional arguments and `--flag value` / `--flag`. */
-export type ParsedArgs = { positional: string[]; values: Map<string, string>; flags: Set<string> };
-
-/**
- * Parse `argv` against the options a command knows.
- * @param argv the arguments after the command
- * @param valued options that take a value
- * @param bare options without a value
- * @param usage the command's usage line (for messages)
- * @returns the parsed arguments
- * @throws ReachError `PROTO_INVALID_ARGUMENT` for an unknown option or a missing value
- * @example parseArgs(["--db", "postgres://…", "--json"], ["--db"], ["--json"], USAGE)
- */
-export function parseArgs(argv: readonly string[], valued: readonly string[], bare: readonly string[], usage: string): ParsedArgs {
-  const out: ParsedArgs = { positional: [], values: new Map(), flags: new Set() };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (valued.includes(a)) {
-      const v = argv[++i];
-      if (v === undefined) throw usageError(usage, `${a} needs a value`);
-      const before = out.values.get(a);
-      out.values.set(a, before !== undefined && LIST_OPTIONS.has(a) ? `${before},${v}` : v); // a list option may repeat
-    } else if (bare.includes(a)) out.flags.add(a);
-    else if (a.startsWith("--")) throw usageError(usage, `unknown option ${a}`);
-    else out.positional.push(a);
-  }
-  return out;
-}
-
-/**
- * A bad-invocation error naming the usage.
- * @param usage the usage line
- * @param message what is wrong
- * @returns the error
- */
-export function usageError(usage: string, message: string): ReachError {
-  return new ReachError("PROTO_INVALID_ARGUMENT", `${message}; usage: ${usage}`);
-}
-
-/**
- * An integer option.
- * @param args the parsed arguments
- * @param flag the option
- * @param min smallest allowed
- * @param max largest allowed
- * @param usage the usage line
- * @returns the value, or undefined when the option is absent
- * @throws ReachError `PROTO_INVALID_ARGUMENT` for a value that is not an integer in range
- * @example intOption(args, "--workers", 0, 64, USAGE) // 2 for "--workers 2"
- */
-export function intOption(args: ParsedArgs, flag: string, min: number, max: number, usage: string): number | undefined {
-  const text = args.values.get(flag);
-  if (text === undefined) return undefined;
-  if (!/^(0|[1-9][0-9]{0,12})$/.test(text) || Number(text) < min || Number(text) > max) throw usageError(usage, `${flag} expects an integer ${min}..${max}, got ${JSON.stringify(text)}`);
-  return Number(text);
-}
+/** Where the service's store is: `--db URL` and `--data DIR` (`STORE` in `specs-service.ts`). */
+export type StoreArgs = { db?: string | undefined; data?: string | undefined };
 
 /**
  * The embedded store's default directory: `$REACH_WASM_DATA`, else `$XDG_DATA_HOME/reach-wasm/service`, else
@@ -106,18 +51,18 @@ export function defaultDataDir(): string {
  * restarting, not accepting connections yet) is waited for with backoff (250 ms doubling to 5 s) for up to `waitMs`;
  * past that, or without `log`, an unavailable database is an error (ReachError `EXEC_RESOURCE_UNAVAILABLE` with
  * `details.storeUnavailable`).
- * @param args parsed arguments with `--db` / `--data`
- * @param usage the usage line
+ * @param args `--db` / `--data`
+ * @param spec the command's declaration, for errors
  * @param log where to report waiting and the database's availability (serve, worker)
  * @param waitMs how long to wait for an unavailable database (default: without end when `log` is given; see {@link dbWaitMs})
  * @returns the open database
  * @throws ReachError when both are given, or the store cannot be opened (and, with `log`, not because it is away)
- * @example const db = await openStore(parseArgs(argv, ["--db", "--data"], [], USAGE), USAGE);
+ * @example const db = await openStore({ db: "postgres://…" }, WORKER);
  */
-export async function openStore(args: ParsedArgs, usage: string, log?: (line: string) => void, waitMs = log === undefined ? 0 : Infinity): Promise<SqlDatabase> {
-  const url = args.values.get("--db") ?? process.env["REACH_WASM_DB"];
-  if (args.values.has("--db") && args.values.has("--data")) throw usageError(usage, "--db (a PostgreSQL server) and --data (the embedded store) exclude each other");
-  const target = url !== undefined && url !== "" && !args.values.has("--data") ? { url } : { dataDir: args.values.get("--data") ?? defaultDataDir() };
+export async function openStore(args: StoreArgs, spec: ArgsSpec, log?: (line: string) => void, waitMs = log === undefined ? 0 : Infinity): Promise<SqlDatabase> {
+  const url = args.db ?? process.env["REACH_WASM_DB"];
+  if (args.db !== undefined && args.data !== undefined) throw usageError(spec, "--db (a PostgreSQL server) and --data (the embedded store) exclude each other");
+  const target = url !== undefined && url !== "" && args.data === undefined ? { url } : { dataDir: args.data ?? defaultDataDir() };
   const options = log === undefined ? {} : { onAvailability: log };
   const say = log ?? (() => {});
   const db = await untilAvailable(() => openDatabase(target, options), say, waitMs);
@@ -133,14 +78,11 @@ export async function openStore(args: ParsedArgs, usage: string, log?: (line: st
 /**
  * How long `serve` and `worker` wait for an unavailable database: `--db-wait SECONDS` (0: not at all, the command
  * fails at once as it did before), default without end.
- * @param args parsed arguments with `--db-wait`
- * @param usage the usage line
+ * @param seconds the `--db-wait` value
  * @returns milliseconds, or Infinity
- * @throws ReachError `PROTO_INVALID_ARGUMENT` for a value that is not a number of seconds
- * @example dbWaitMs(parseArgs(["--db-wait", "0"], ["--db-wait"], [], USAGE), USAGE) // 0
+ * @example dbWaitMs(0) // 0
  */
-export function dbWaitMs(args: ParsedArgs, usage: string): number {
-  const seconds = intOption(args, "--db-wait", 0, 10_000_000, usage);
+export function dbWaitMs(seconds: number | undefined): number {
   return seconds === undefined ? Infinity : seconds * 1000;
 }
 
@@ -235,12 +177,11 @@ export function workerId(): string {
 
 /**
  * The capsule signing key of `--key FILE`, if given.
- * @param args parsed arguments
+ * @param path the `--key` value
  * @returns the Ed25519 private key seed, or undefined
  * @throws ReachError when the key file cannot be read or parsed
  */
-export async function signingKey(args: ParsedArgs): Promise<Uint8Array | undefined> {
-  const path = args.values.get("--key");
+export async function signingKey(path: string | undefined): Promise<Uint8Array | undefined> {
   if (path === undefined) return undefined;
   return parsePrivateKeyFile(new TextDecoder().decode(await readPrivateKeyFile(path))).privateKey;
 }
@@ -248,14 +189,14 @@ export async function signingKey(args: ParsedArgs): Promise<Uint8Array | undefin
 /**
  * The client for `--server` (default `$REACH_WASM_SERVER`, else http://127.0.0.1:7411) and `--token` (default
  * `$REACH_WASM_TOKEN`).
- * @param args parsed arguments
+ * @param args the `--server` and `--token` values
  * @returns the client
  * @throws ReachError `PROTO_INVALID_ARGUMENT` for a server that is not an http(s) URL
- * @example const client = clientOf(parseArgs(["--server", "http://127.0.0.1:7411"], ["--server"], [], USAGE));
+ * @example const client = clientOf({ server: "http://127.0.0.1:7411" });
  */
-export function clientOf(args: ParsedArgs): ServiceClient {
-  const server = args.values.get("--server") ?? process.env["REACH_WASM_SERVER"] ?? `http://${DEFAULT_LISTEN}`;
-  const token = args.values.get("--token") ?? process.env["REACH_WASM_TOKEN"];
+export function clientOf(args: { server?: string | undefined; token?: string | undefined }): ServiceClient {
+  const server = args.server ?? process.env["REACH_WASM_SERVER"] ?? `http://${DEFAULT_LISTEN}`;
+  const token = args.token ?? process.env["REACH_WASM_TOKEN"];
   // A service started a moment ago (`reach-wasm serve &`) may still be opening its store: wait for it a little.
   return new ServiceClient({ server, ...(token === undefined || token === "" ? {} : { token }), connectWaitMs: connectWaitMs(), onWait: (m) => process.stderr.write(`${terminalSafe(redactSecrets(`reach-wasm: ${m}`))}\n`) });
 }

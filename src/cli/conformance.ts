@@ -11,12 +11,10 @@ import { CATEGORIES } from "../conformance/types.ts";
 import type { Category, ConformanceReport } from "../conformance/types.ts";
 import { conformanceHost, neutralSuites, packageRoot, parseCommand, selfCommand } from "./conformance-host.ts";
 import { writeFileAtomic } from "../platform/write.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { parseOptions } from "./federation-host.ts";
+import { parseCommand as parseArgsOf, usageError } from "./options.ts";
+import { CONFORMANCE } from "./specs-federation.ts";
 import type { CliIO } from "./io.ts";
 import type { ConformanceCase } from "../conformance/case.ts";
-
-const USAGE = "reach-wasm conformance [--category schema,determinism,replay,policy,federation] [--impl CMD] [--json] [--junit FILE]";
 
 /** The implementation this installation reports itself as. */
 export const SELF = "reach-wasm (this installation)";
@@ -25,7 +23,7 @@ function categoriesOf(text: string | undefined): Category[] {
   if (text === undefined) return [...CATEGORIES];
   const picked = text.split(",").map((s) => s.trim()).filter((s) => s !== "");
   const bad = picked.filter((c) => !(CATEGORIES as readonly string[]).includes(c));
-  if (picked.length === 0 || bad.length > 0) throw new ReachError("PROTO_INVALID_ARGUMENT", `--category ${JSON.stringify(text)}: expected a comma-separated list of ${CATEGORIES.join(", ")}${bad.length > 0 ? ` (not: ${bad.join(", ")})` : ""}`);
+  if (picked.length === 0 || bad.length > 0) throw usageError(CONFORMANCE, `--category ${JSON.stringify(text)}: expected a comma-separated list of ${CATEGORIES.join(", ")}${bad.length > 0 ? ` (not: ${bad.join(", ")})` : ""}`);
   return picked as Category[];
 }
 
@@ -45,10 +43,9 @@ function summary(report: ConformanceReport): string[] {
  * @example process.exitCode = await runConformanceCommand(["--category", "determinism", "--json"], io);
  */
 export async function runConformanceCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const o = parseOptions(argv, { "--category": "value", "--impl": "value", "--json": "switch", "--junit": "value" }, USAGE);
-  if (o.positional.length > 0) throw new ReachError("PROTO_INVALID_ARGUMENT", `conformance: unexpected argument ${JSON.stringify(o.positional[0])}; usage: ${USAGE}`);
-  const categories = categoriesOf(o.values.get("--category"));
-  const impl = o.values.get("--impl");
+  const { values } = parseArgsOf(CONFORMANCE, argv);
+  const categories = categoriesOf(values.category);
+  const impl = values.impl;
   const command = impl === undefined ? selfCommand() : parseCommand(impl);
   const pkg = await packageRoot();
   let inProcess: ConformanceCase[] = [];
@@ -73,8 +70,8 @@ export async function runConformanceCommand(argv: readonly string[], io: CliIO):
     },
   });
   for (const line of summary(report)) io.stderr(`reach-wasm: ${line}\n`);
-  const junit = o.values.get("--junit");
+  const junit = values.junit;
   if (junit !== undefined) await writeFileAtomic(junit, new TextEncoder().encode(junitXml(report)));
-  if (o.values.has("--json")) io.stdout(JSON.stringify(report) + "\n");
+  if (values.json) io.stdout(JSON.stringify(report) + "\n");
   return report.passed ? 0 : 1;
 }

@@ -15,10 +15,9 @@ import { writeFileAtomic } from "../platform/write.ts";
 import type { Delegation } from "../protocol/delegation.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { CliIO } from "./io.ts";
-import { chainOf, nodeState, parseOptions, peerFetch, readDelegationFile, required, wallClock } from "./federation-host.ts";
-
-const DELEGATE_USAGE = "reach-wasm delegate --dir DIR --to NODE_ID --scope CAP[,CAP...] --expires DURATION|ISO [--parent DELEGATION_FILE] --out FILE [--json]";
-const REVOKE_USAGE = "reach-wasm revoke --dir DIR DELEGATION_FILE [--no-push] [--ca FILE] [--json]";
+import { chainOf, nodeState, peerFetch, readDelegationFile, wallClock } from "./federation-host.ts";
+import { parseCommand, usageError } from "./options.ts";
+import { DELEGATE, REVOKE } from "./specs-federation.ts";
 
 
 async function checkNotRevoked(state: NodeState, chain: readonly Delegation[]): Promise<void> {
@@ -51,17 +50,16 @@ async function checkParent(state: NodeState, self: string, chain: readonly Deleg
  * @example await runDelegateCommand(["--dir", "a", "--to", id, "--scope", "tool:wordcount", "--expires", "1h", "--out", "a-b.json"], io)
  */
 export async function runDelegateCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const o = parseOptions(argv, { "--dir": "value", "--to": "value", "--scope": "value", "--expires": "value", "--parent": "value", "--out": "value", "--json": "switch" }, DELEGATE_USAGE);
-  if (o.positional.length > 0) throw new ReachError("PROTO_INVALID_ARGUMENT", `delegate: unexpected argument ${JSON.stringify(o.positional[0])}; usage: ${DELEGATE_USAGE}`);
-  const state = nodeState(required(o, "--dir", DELEGATE_USAGE));
+  const { values: o } = parseCommand(DELEGATE, argv);
+  const state = nodeState(o.dir);
   const self = await state.self();
-  const to = required(o, "--to", DELEGATE_USAGE);
+  const to = o.to;
   if (!(await state.peers()).some((p) => p.nodeId === to)) throw new ReachError("FED_NODE_UNAUTHORIZED", `--to ${to} is not a registered peer; register it first with \`reach-wasm node trust --dir DIR PEER_NODE_JSON\``);
-  const scope = assertScope(required(o, "--scope", DELEGATE_USAGE).split(",").map((s) => s.trim()).filter((s) => s !== ""), "--scope");
-  if (scope.length === 0) throw new ReachError("PROTO_INVALID_ARGUMENT", `--scope needs at least one capability; usage: ${DELEGATE_USAGE}`);
+  const scope = assertScope(o.scope.split(",").map((s) => s.trim()).filter((s) => s !== ""), "--scope");
+  if (scope.length === 0) throw usageError(DELEGATE, "--scope needs at least one capability");
   const now = wallClock();
-  const expiresAt = expiryFrom(required(o, "--expires", DELEGATE_USAGE), now);
-  const parentFile = o.values.get("--parent");
+  const expiresAt = expiryFrom(o.expires, now);
+  const parentFile = o.parent;
   let parent: Delegation | undefined;
   if (parentFile !== undefined) {
     const leaf = await readDelegationFile(parentFile);
@@ -71,11 +69,11 @@ export async function runDelegateCommand(argv: readonly string[], io: CliIO): Pr
     parent = leaf;
   }
   const d = signDelegation({ delegator: self.identity.nodeId, delegate: to, scope, issuedAt: new Date(now).toISOString(), expiresAt, ...(parent === undefined ? {} : { parent: parent.delegationId }) }, self.keys.privateKey);
-  const out = required(o, "--out", DELEGATE_USAGE);
+  const out = o.out;
   await writeFileAtomic(out, new TextEncoder().encode(JSON.stringify(d, null, 2) + "\n"));
   await state.storeDelegation(d);
   io.stderr(`reach-wasm: delegation ${d.delegationId}: ${self.identity.nodeId} → ${to}, scope [${scope.join(", ")}], until ${expiresAt}${parent === undefined ? "" : `, under ${parent.delegationId}`}; written to ${resolve(out)}\n`);
-  if (o.values.has("--json")) io.stdout(JSON.stringify({ delegation: d, out: resolve(out) }) + "\n");
+  if (o.json) io.stdout(JSON.stringify({ delegation: d, out: resolve(out) }) + "\n");
   return 0;
 }
 
@@ -90,20 +88,19 @@ export async function runDelegateCommand(argv: readonly string[], io: CliIO): Pr
  * @example await runRevokeCommand(["--dir", "a", "a-b.json"], io)
  */
 export async function runRevokeCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const o = parseOptions(argv, { "--dir": "value", "--no-push": "switch", "--ca": "value", "--json": "switch" }, REVOKE_USAGE);
-  if (o.positional.length !== 1) throw new ReachError("PROTO_INVALID_ARGUMENT", `revoke needs exactly one DELEGATION_FILE; usage: ${REVOKE_USAGE}`);
-  const state = nodeState(required(o, "--dir", REVOKE_USAGE));
+  const { values: o, positionals } = parseCommand(REVOKE, argv);
+  const state = nodeState(o.dir);
   const self = await state.self();
-  const file = o.positional[0]!;
+  const file = positionals[0]!;
   const d = await readDelegationFile(file);
   const above = d.delegator === self.identity.nodeId ? [] : (await chainOf(state, d, file).catch(() => [d])).slice(0, -1);
   const r = signRevocation(d, self.identity.nodeId, self.keys.privateKey, wallClock(), above);
   const fresh = await state.addRevocation(r);
   io.stderr(`reach-wasm: delegation ${d.delegationId} ${fresh ? "revoked" : "was already revoked"}\n`);
-  const peers = o.values.has("--no-push") ? [] : await state.peers();
-  const pushed = await pushRevocations({ self, now: wallClock, fetch: await peerFetch(o.values.get("--ca")) }, peers, [r]);
+  const peers = o["no-push"] ? [] : await state.peers();
+  const pushed = await pushRevocations({ self, now: wallClock, fetch: await peerFetch(o.ca) }, peers, [r]);
   for (const p of pushed) io.stderr(`reach-wasm:   ${p.ok ? "pushed to" : "could not push to"} ${p.nodeId} (${p.endpoint})${p.error === undefined ? "" : `: ${p.error.code}: ${p.error.message}`}\n`);
-  if (pushed.some((p) => !p.ok) || o.values.has("--no-push")) io.stderr("reach-wasm: peers that missed the push pull it within 30 s while they serve\n");
-  if (o.values.has("--json")) io.stdout(JSON.stringify({ revocation: r, pushed }) + "\n");
+  if (pushed.some((p) => !p.ok) || o["no-push"]) io.stderr("reach-wasm: peers that missed the push pull it within 30 s while they serve\n");
+  if (o.json) io.stdout(JSON.stringify({ revocation: r, pushed }) + "\n");
   return 0;
 }

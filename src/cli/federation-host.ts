@@ -125,58 +125,6 @@ export async function peerFetch(caFile?: string): Promise<PeerFetch> {
   return nodeHttps([...rootCertificates, pem]);
 }
 
-/** An option's kind: takes a value, or is a switch. */
-export type OptionKinds = Readonly<Record<string, "value" | "switch">>;
-
-/** Parsed options: values by flag, switches as "true", and the positional arguments. */
-export type ParsedOptions = { values: Map<string, string>; positional: string[] };
-
-/**
- * Parse `--flag value` / `--switch` options.
- * @param argv the arguments
- * @param kinds the accepted flags
- * @param usage the usage line for errors
- * @returns the values and positional arguments
- * @throws ReachError `PROTO_INVALID_ARGUMENT` for an unknown flag, a missing value, or a flag given twice
- * @example parseOptions(["--dir", "a", "x"], { "--dir": "value" }, "usage") // { values: {--dir: a}, positional: [x] }
- */
-export function parseOptions(argv: readonly string[], kinds: OptionKinds, usage: string): ParsedOptions {
-  const values = new Map<string, string>();
-  const positional: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (!a.startsWith("--")) {
-      positional.push(a);
-      continue;
-    }
-    const kind = Object.hasOwn(kinds, a) ? kinds[a] : undefined;
-    if (kind === undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `unknown option ${a}; usage: ${usage}`);
-    if (values.has(a)) throw new ReachError("PROTO_INVALID_ARGUMENT", `${a} is given twice; usage: ${usage}`);
-    if (kind === "switch") values.set(a, "true");
-    else {
-      const v = argv[++i];
-      if (v === undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `${a} needs a value; usage: ${usage}`);
-      values.set(a, v);
-    }
-  }
-  return { values, positional };
-}
-
-/**
- * A required option's value.
- * @param o the parsed options
- * @param flag the flag
- * @param usage the usage line for errors
- * @returns the value
- * @throws ReachError `PROTO_INVALID_ARGUMENT` when it is missing
- * @example required(o, "--dir", USAGE)
- */
-export function required(o: ParsedOptions, flag: string, usage: string): string {
-  const v = o.values.get(flag);
-  if (v === undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `${flag} is required; usage: ${usage}`);
-  return v;
-}
-
 /**
  * Read a JSON file given on the command line.
  * @param path the file

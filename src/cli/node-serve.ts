@@ -20,10 +20,10 @@ import { defaultEnvironment } from "../host/environment.ts";
 import { abortOnSignals } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { CliIO } from "./io.ts";
-import { nodeState, parseOptions, peerFetch, required, wallClock } from "./federation-host.ts";
-import { allowedOf, HTTP_GUARD_USAGE } from "./_http-args.ts";
-
-const USAGE = `reach-wasm node serve --dir DIR [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--insecure-loopback] [--ca FILE] [--pull-interval SECONDS] ${HTTP_GUARD_USAGE} [--json]`;
+import { nodeState, peerFetch, wallClock } from "./federation-host.ts";
+import { allowedOf } from "./_http-args.ts";
+import { parseCommand, usageError } from "./options.ts";
+import { NODE_SERVE } from "./specs-federation.ts";
 
 /** Requests of one peer address in progress at once (each run request executes a run). */
 export const NODE_MAX_REQUESTS_PER_CLIENT = 64;
@@ -101,12 +101,6 @@ export async function startNode(opts: StartNodeOptions): Promise<RunningNode> {
   };
 }
 
-function seconds(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  if (!/^\d+(\.\d{1,3})?$/.test(text)) throw new ReachError("PROTO_INVALID_ARGUMENT", `--pull-interval ${JSON.stringify(text)}: expected seconds such as 30 or 0.5`);
-  return Math.round(Number(text) * 1000);
-}
-
 /**
  * The `node serve` command: serves until SIGINT or SIGTERM.
  * @param argv arguments after `node serve`
@@ -116,21 +110,20 @@ function seconds(text: string | undefined): number | undefined {
  * @example await runNodeServe(["--dir", "node-a", "--tls-cert", "cert.pem", "--tls-key", "key.pem"], io)
  */
 export async function runNodeServe(argv: readonly string[], io: CliIO): Promise<number> {
-  const o = parseOptions(argv, { "--dir": "value", "--listen": "value", "--tls-cert": "value", "--tls-key": "value", "--insecure-loopback": "switch", "--ca": "value", "--pull-interval": "value", "--allowed-host": "value", "--allowed-origin": "value", "--json": "switch" }, USAGE);
-  if (o.positional.length > 0) throw new ReachError("PROTO_INVALID_ARGUMENT", `node serve: unexpected argument ${JSON.stringify(o.positional[0])}; usage: ${USAGE}`);
-  const cert = o.values.get("--tls-cert");
-  const key = o.values.get("--tls-key");
-  if ((cert === undefined) !== (key === undefined)) throw new ReachError("PROTO_INVALID_ARGUMENT", `--tls-cert and --tls-key go together; usage: ${USAGE}`);
+  const { values: v } = parseCommand(NODE_SERVE, argv);
+  const cert = v["tls-cert"];
+  const key = v["tls-key"];
+  if ((cert === undefined) !== (key === undefined)) throw usageError(NODE_SERVE, "--tls-cert and --tls-key go together");
   const dec = new TextDecoder();
   const tls = cert === undefined || key === undefined ? undefined : { cert: dec.decode(await readHostFile(cert, 1024 * 1024)), key: dec.decode(await readHostFile(key, 1024 * 1024)) };
-  const interval = seconds(o.values.get("--pull-interval"));
-  const allowed = allowedOf(o.values.get("--allowed-host"), o.values.get("--allowed-origin"), USAGE);
+  const interval = v["pull-interval"];
+  const allowed = allowedOf(NODE_SERVE, v["allowed-host"], v["allowed-origin"]);
   const log = (line: string): void => io.stderr(`reach-wasm: ${line}\n`);
   const signals = abortOnSignals();
   try {
-    const node = await startNode({ dir: required(o, "--dir", USAGE), ...(o.values.has("--listen") ? { listen: o.values.get("--listen")! } : {}), ...(tls === undefined ? {} : { tls }), insecureLoopback: o.values.has("--insecure-loopback"), ...(o.values.has("--ca") ? { ca: o.values.get("--ca")! } : {}), ...(interval === undefined ? {} : { pullIntervalMs: interval }), ...allowed, log });
-    log(`node ${node.self.identity.nodeId} listening on ${node.url} (endpoint ${node.self.identity.endpoint}, dir ${resolve(required(o, "--dir", USAGE))}); Ctrl-C stops it`);
-    if (o.values.has("--json")) io.stdout(JSON.stringify({ nodeId: node.self.identity.nodeId, url: node.url, endpoint: node.self.identity.endpoint }) + "\n");
+    const node = await startNode({ dir: v.dir, ...(v.listen === undefined ? {} : { listen: v.listen }), ...(tls === undefined ? {} : { tls }), insecureLoopback: v["insecure-loopback"], ...(v.ca === undefined ? {} : { ca: v.ca }), ...(interval === undefined ? {} : { pullIntervalMs: interval }), ...allowed, log });
+    log(`node ${node.self.identity.nodeId} listening on ${node.url} (endpoint ${node.self.identity.endpoint}, dir ${resolve(v.dir)}); Ctrl-C stops it`);
+    if (v.json) io.stdout(JSON.stringify({ nodeId: node.self.identity.nodeId, url: node.url, endpoint: node.self.identity.endpoint }) + "\n");
     await new Promise<void>((done) => signals.signal.addEventListener("abort", () => done(), { once: true }));
     log("stopping");
     await node.close();

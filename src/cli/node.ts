@@ -7,35 +7,30 @@ import { readdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import { createNode, parseNodeIdentity } from "../federation/identity.ts";
 import type { CliIO } from "./io.ts";
-import { nodeState, parseOptions, readJsonFile, required } from "./federation-host.ts";
+import { nodeState, readJsonFile } from "./federation-host.ts";
 import { ReachError } from "../protocol/errors.ts";
-
-const USAGE = "reach-wasm node init --dir DIR --endpoint URL | serve --dir DIR [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE] [--insecure-loopback] [--ca FILE] [--pull-interval S] [--allowed-host LIST] [--allowed-origin LIST] | trust --dir DIR PEER_NODE_JSON | list --dir DIR | forget --dir DIR NODE_ID  [--json]";
-
-function noPositional(p: readonly string[], sub: string): void {
-  if (p.length > 0) throw new ReachError("PROTO_INVALID_ARGUMENT", `node ${sub}: unexpected argument ${JSON.stringify(p[0])}; usage: ${USAGE}`);
-}
+import { findCommand } from "./commands.ts";
+import { parseCommand, subcommandOf } from "./options.ts";
+import { NODE_FORGET, NODE_INIT, NODE_LIST, NODE_SUBCOMMANDS, NODE_TRUST } from "./specs-federation.ts";
 
 async function init(argv: readonly string[], io: CliIO): Promise<number> {
-  const o = parseOptions(argv, { "--dir": "value", "--endpoint": "value", "--json": "switch" }, USAGE);
-  noPositional(o.positional, "init");
-  const dir = required(o, "--dir", USAGE);
+  const { values } = parseCommand(NODE_INIT, argv);
+  const dir = values.dir;
   const entries = await readdir(dir).catch(() => [] as string[]);
   if (entries.length > 0) throw new ReachError("PROTO_INVALID_ARGUMENT", `node init: ${JSON.stringify(dir)} exists and is not empty; a node keeps its identity across restarts, so init never reuses a directory — choose a new --dir`);
-  const self = createNode(required(o, "--endpoint", USAGE));
+  const self = createNode(values.endpoint);
   await nodeState(dir).init(self);
   io.stderr(`reach-wasm: node ${self.identity.nodeId} created in ${resolve(dir)} (node.json, node.key 0600); give node.json to peers for \`reach-wasm node trust\`\n`);
-  if (o.values.has("--json")) io.stdout(JSON.stringify({ ...self.identity, dir: resolve(dir) }) + "\n");
+  if (values.json) io.stdout(JSON.stringify({ ...self.identity, dir: resolve(dir) }) + "\n");
   return 0;
 }
 
 async function trust(argv: readonly string[], io: CliIO): Promise<number> {
-  const o = parseOptions(argv, { "--dir": "value", "--json": "switch" }, USAGE);
-  if (o.positional.length !== 1) throw new ReachError("PROTO_INVALID_ARGUMENT", `node trust needs exactly one PEER_NODE_JSON; usage: ${USAGE}`);
-  const state = nodeState(required(o, "--dir", USAGE));
+  const { values, positionals } = parseCommand(NODE_TRUST, argv);
+  const state = nodeState(values.dir);
   const self = await state.self();
-  const peer = parseNodeIdentity(await readJsonFile(o.positional[0]!, "PEER_NODE_JSON"), o.positional[0]!);
-  if (peer.nodeId === self.identity.nodeId) throw new ReachError("PROTO_INVALID_ARGUMENT", `node trust: ${o.positional[0]} is this node itself; register other nodes`);
+  const peer = parseNodeIdentity(await readJsonFile(positionals[0]!, "PEER_NODE_JSON"), positionals[0]!);
+  if (peer.nodeId === self.identity.nodeId) throw new ReachError("PROTO_INVALID_ARGUMENT", `node trust: ${positionals[0]} is this node itself; register other nodes`);
   const peers = await state.peers();
   const known = peers.find((p) => p.nodeId === peer.nodeId);
   if (known !== undefined && known.publicKey !== peer.publicKey) {
@@ -43,18 +38,17 @@ async function trust(argv: readonly string[], io: CliIO): Promise<number> {
   }
   await state.savePeers([...peers.filter((p) => p.nodeId !== peer.nodeId), peer]);
   io.stderr(`reach-wasm: ${known === undefined ? "registered" : "updated"} node ${peer.nodeId} at ${peer.endpoint}\n`);
-  if (o.values.has("--json")) io.stdout(JSON.stringify({ registered: peer, updated: known !== undefined }) + "\n");
+  if (values.json) io.stdout(JSON.stringify({ registered: peer, updated: known !== undefined }) + "\n");
   return 0;
 }
 
 async function list(argv: readonly string[], io: CliIO): Promise<number> {
-  const o = parseOptions(argv, { "--dir": "value", "--json": "switch" }, USAGE);
-  noPositional(o.positional, "list");
-  const state = nodeState(required(o, "--dir", USAGE));
+  const { values } = parseCommand(NODE_LIST, argv);
+  const state = nodeState(values.dir);
   const self = await state.self();
   const peers = await state.peers();
   const revocations = await state.revocations();
-  if (o.values.has("--json")) io.stdout(JSON.stringify({ self: self.identity, peers, revocations: revocations.map((r) => r.delegationId).sort() }) + "\n");
+  if (values.json) io.stdout(JSON.stringify({ self: self.identity, peers, revocations: revocations.map((r) => r.delegationId).sort() }) + "\n");
   else {
     io.stdout(`this node  ${self.identity.nodeId}  ${self.identity.endpoint}\n`);
     for (const p of peers) io.stdout(`peer       ${p.nodeId}  ${p.endpoint}  ${p.publicKey}\n`);
@@ -64,16 +58,15 @@ async function list(argv: readonly string[], io: CliIO): Promise<number> {
 }
 
 async function forget(argv: readonly string[], io: CliIO): Promise<number> {
-  const o = parseOptions(argv, { "--dir": "value", "--json": "switch" }, USAGE);
-  if (o.positional.length !== 1) throw new ReachError("PROTO_INVALID_ARGUMENT", `node forget needs exactly one NODE_ID; usage: ${USAGE}`);
-  const state = nodeState(required(o, "--dir", USAGE));
+  const { values, positionals } = parseCommand(NODE_FORGET, argv);
+  const state = nodeState(values.dir);
   await state.self();
-  const id = o.positional[0]!;
+  const id = positionals[0]!;
   const peers = await state.peers();
   if (!peers.some((p) => p.nodeId === id)) throw new ReachError("PROTO_INVALID_ARGUMENT", `node forget: ${id} is not registered; \`reach-wasm node list --dir DIR\` shows the peers`);
   await state.savePeers(peers.filter((p) => p.nodeId !== id));
   io.stderr(`reach-wasm: forgot node ${id}; its messages and delegations are refused from now on\n`);
-  if (o.values.has("--json")) io.stdout(JSON.stringify({ forgotten: id }) + "\n");
+  if (values.json) io.stdout(JSON.stringify({ forgotten: id }) + "\n");
   return 0;
 }
 
@@ -86,19 +79,17 @@ async function forget(argv: readonly string[], io: CliIO): Promise<number> {
  * @example await runNodeCommand(["list", "--dir", "node-a"], io)
  */
 export async function runNodeCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const [sub, ...rest] = argv;
-  switch (sub) {
-    case "init":
+  const { spec, argv: rest } = subcommandOf(findCommand("node")!, NODE_SUBCOMMANDS, argv);
+  switch (spec.name) {
+    case "node init":
       return await init(rest, io);
-    case "serve":
+    case "node serve":
       return await (await import("./node-serve.ts")).runNodeServe(rest, io);
-    case "trust":
+    case "node trust":
       return await trust(rest, io);
-    case "list":
+    case "node list":
       return await list(rest, io);
-    case "forget":
-      return await forget(rest, io);
     default:
-      throw new ReachError("PROTO_INVALID_ARGUMENT", `node: ${sub === undefined ? "a subcommand is missing" : `unknown subcommand ${JSON.stringify(sub)}`}; usage: ${USAGE}`);
+      return await forget(rest, io);
   }
 }

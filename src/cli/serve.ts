@@ -10,27 +10,15 @@ import { DEFAULT_MAX_BODY_BYTES, startService, startingGate, tokensRequired } fr
 import type { RunningService } from "../service/service.ts";
 import { WORKER_DEFAULTS } from "../service/worker.ts";
 import type { CliIO } from "./io.ts";
-import { DEFAULT_LISTEN, dbWaitMs, engineEnvironment, intOption, pooledEngine, openStore, parseArgs, signingKey, untilAvailable, untilSignal, usageError, workerId } from "./_service-args.ts";
-import type { ParsedArgs } from "./_service-args.ts";
+import { DEFAULT_LISTEN, dbWaitMs, engineEnvironment, pooledEngine, openStore, signingKey, untilAvailable, untilSignal, workerId } from "./_service-args.ts";
+import type { StoreArgs } from "./_service-args.ts";
 import type { SqlDatabase } from "../platform/postgres.ts";
 import { watchTrustStore } from "../platform/trust-file.ts";
 import { VERSION } from "./version.ts";
-import { allowedOf, HTTP_GUARD_USAGE } from "./_http-args.ts";
-
-const USAGE = `reach-wasm serve [--db URL | --data DIR] [--listen HOST:PORT] [--workers N] [--auth] [--max-body BYTES] [--trust FILE] [--key FILE] [--stale-after S] [--db-wait S] ${HTTP_GUARD_USAGE} [--max-streams-per-client N] [--stream-idle-timeout S] [--json]`;
-
-/**
- * Split `HOST:PORT` (`[::1]:7411` for IPv6).
- * @param text the address
- * @returns host and port
- * @throws ReachError `PROTO_INVALID_ARGUMENT`
- * @example parseListen("[::1]:7411") // { hostname: "::1", port: 7411 }
- */
-export function parseListen(text: string): { hostname: string; port: number } {
-  const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
-  if (m === null || Number(m[2]) > 65535) throw usageError(USAGE, `--listen expects HOST:PORT such as 127.0.0.1:7411 or [::1]:7411, got ${JSON.stringify(text)}`);
-  return { hostname: m[1]!.replace(/^\[(.*)\]$/, "$1"), port: Number(m[2]) };
-}
+import { allowedOf } from "./_http-args.ts";
+import { parseCommand } from "./options.ts";
+import { listenOf } from "./specs-pack.ts";
+import { SERVE } from "./specs-service.ts";
 
 /**
  * The `serve` command.
@@ -40,26 +28,25 @@ export function parseListen(text: string): { hostname: string; port: number } {
  * @throws ReachError for a bad invocation, an unreachable store or server, or a refusal (the CLI exits 2)
  */
 export async function runServeCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const args = parseArgs(argv, ["--db", "--listen", "--data", "--workers", "--max-body", "--trust", "--key", "--stale-after", "--db-wait", "--allowed-host", "--allowed-origin", "--max-streams-per-client", "--stream-idle-timeout"], ["--auth", "--json"], USAGE);
-  if (args.positional.length > 0) throw usageError(USAGE, `unexpected argument ${JSON.stringify(args.positional[0])}`);
-  const listen = { ...parseListen(args.values.get("--listen") ?? DEFAULT_LISTEN), ...allowedOf(args.values.get("--allowed-host"), args.values.get("--allowed-origin"), USAGE) };
-  const streamsPerClient = intOption(args, "--max-streams-per-client", 1, 100_000, USAGE);
-  const streamIdle = intOption(args, "--stream-idle-timeout", 1, 86_400, USAGE);
+  const { values: args } = parseCommand(SERVE, argv);
+  const listen = { ...(args.listen ?? listenOf(DEFAULT_LISTEN)), ...allowedOf(SERVE, args["allowed-host"], args["allowed-origin"]) };
+  const streamsPerClient = args["max-streams-per-client"];
+  const streamIdle = args["stream-idle-timeout"];
   const limits = { ...(streamsPerClient === undefined ? {} : { watchersPerClient: streamsPerClient }), ...(streamIdle === undefined ? {} : { streamIdleMs: streamIdle * 1000 }) };
-  const maxBody = intOption(args, "--max-body", 1024, 1024 * 1024 * 1024, USAGE) ?? DEFAULT_MAX_BODY_BYTES;
-  const staleSeconds = intOption(args, "--stale-after", 1, 86_400, USAGE) ?? WORKER_DEFAULTS.staleSeconds;
+  const maxBody = args["max-body"] ?? DEFAULT_MAX_BODY_BYTES;
+  const staleSeconds = args["stale-after"] ?? WORKER_DEFAULTS.staleSeconds;
   const log = (line: string) => io.stderr(`reach-wasm: ${line}\n`);
-  const trust = await watchTrustStore(args.values.get("--trust"), log); // read again when it changes
-  const key = await signingKey(args);
-  const workersArg = intOption(args, "--workers", 0, 64, USAGE);
-  const waitMs = dbWaitMs(args, USAGE);
+  const trust = await watchTrustStore(args.trust, log); // read again when it changes
+  const key = await signingKey(args.key);
+  const workersArg = args.workers;
+  const waitMs = dbWaitMs(args["db-wait"]);
   const { db, gated } = await storeOrGate(args, listen, log, waitMs);
   let svc: RunningService | null = null;
   try {
     try {
       const embedded = db.kind === "pglite";
       const workers = workersArg ?? (embedded ? 1 : 0);
-      const requireToken = tokensRequired(listen.hostname, embedded, args.flags.has("--auth"));
+      const requireToken = tokensRequired(listen.hostname, embedded, args.auth);
       const queue = await untilAvailable(() => openRunQueue(db, { onError: log }), log, waitMs);
       const pooled = pooledEngine(Math.max(1, workers * 4));
       try {
@@ -86,7 +73,7 @@ export async function runServeCommand(argv: readonly string[], io: CliIO): Promi
         }), log, waitMs);
         const who = requireToken ? "bearer tokens required (reach-wasm tokens create --tenant NAME)" : 'requests without a token act as tenant "local"';
         log(`serving runs from ${db.where} on ${svc.url}; ${workers} worker slot(s) in this process; ${who}`);
-        if (args.flags.has("--json")) io.stdout(JSON.stringify({ url: svc.url, store: db.kind, workers, tokensRequired: requireToken }) + "\n");
+        if (args.json) io.stdout(JSON.stringify({ url: svc.url, store: db.kind, workers, tokensRequired: requireToken }) + "\n");
         const signal = await untilSignal();
         log(`${signal}: stopping (runs in progress get 10 s to finish; the rest go back to the queue)`);
         await svc.close(10_000);
@@ -111,9 +98,9 @@ export async function runServeCommand(argv: readonly string[], io: CliIO): Promi
  * request answered 503 with Retry-After, a ReachError saying the service is starting — while the store is waited for
  * with backoff. Then the service takes the address over (`gate.open`).
  */
-async function storeOrGate(args: ParsedArgs, listen: Parameters<typeof serveHttp>[1], log: (line: string) => void, waitMs: number): Promise<{ db: SqlDatabase; gated: { gate: ReturnType<typeof startingGate>; server: { url: string; close(): Promise<void> } } | null }> {
+async function storeOrGate(args: StoreArgs, listen: Parameters<typeof serveHttp>[1], log: (line: string) => void, waitMs: number): Promise<{ db: SqlDatabase; gated: { gate: ReturnType<typeof startingGate>; server: { url: string; close(): Promise<void> } } | null }> {
   try {
-    return { db: await openStore(args, USAGE, log, 0), gated: null };
+    return { db: await openStore(args, SERVE, log, 0), gated: null };
   } catch (err) {
     if (!(err instanceof ReachError && err.details["storeUnavailable"] === true) || waitMs <= 0) throw err;
     log(`${err.message.replace(/; (retry in a few seconds|check that the server runs and the URL is right)$/, "")}; serving 503 until it answers`);
@@ -122,7 +109,7 @@ async function storeOrGate(args: ParsedArgs, listen: Parameters<typeof serveHttp
   const server = await serveHttp(gate.handler, listen);
   log(`listening on ${server.url}; requests get 503 (Retry-After) until the service database answers`);
   try {
-    return { db: await openStore(args, USAGE, log, waitMs), gated: { gate, server } };
+    return { db: await openStore(args, SERVE, log, waitMs), gated: { gate, server } };
   } catch (err) {
     await server.close();
     throw err;

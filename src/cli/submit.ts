@@ -14,10 +14,11 @@ import type { ServiceClient } from "../service/client.ts";
 import type { RunOptions, RunRecord, ServiceEvent } from "../service/schemas.ts";
 import { packDigest } from "../engine/host-api.ts";
 import type { CliIO } from "./io.ts";
-import { clientOf, intOption, parseArgs, usageError } from "./_service-args.ts";
+import { clientOf } from "./_service-args.ts";
+import { parseCommand, usageError } from "./options.ts";
+import type { Values } from "./options.ts";
+import { SUBMIT } from "./specs-service.ts";
 import { capsulePathIn } from "./_capsule-download.ts";
-
-const USAGE = "reach-wasm submit <pack-dir|pack.tar.gz> [--server URL] [--token T] [--input FILE|-|JSON] [--seed N] [--request-id ID] [--approve] [--max-steps N] [--step-timeout MS] [--wait] [--out DIR] [--json]";
 
 async function readInput(spec: string | undefined): Promise<unknown> {
   if (spec === undefined) return undefined;
@@ -26,22 +27,18 @@ async function readInput(spec: string | undefined): Promise<unknown> {
   try {
     return parseJsonText(text, { what: `--input ${inline ? "(inline JSON)" : JSON.stringify(spec)}`, code: "PROTO_INVALID_ARGUMENT" });
   } catch (err) {
-    throw usageError(USAGE, (err as Error).message);
+    throw usageError(SUBMIT, (err as Error).message);
   }
 }
 
-async function options(args: ReturnType<typeof parseArgs>): Promise<RunOptions> {
-  const seed = args.values.get("--seed");
-  if (seed !== undefined && !/^(0|[1-9][0-9]{0,19})$/.test(seed)) throw usageError(USAGE, `--seed expects a decimal integer 0..18446744073709551615, got ${JSON.stringify(seed)}`);
-  const input = await readInput(args.values.get("--input"));
-  const maxSteps = intOption(args, "--max-steps", 1, 100, USAGE);
-  const stepTimeoutMs = intOption(args, "--step-timeout", 1, 3_600_000, USAGE);
-  const requestId = args.values.get("--request-id");
+async function options(args: Values<typeof SUBMIT>): Promise<RunOptions> {
+  const { seed, "max-steps": maxSteps, "step-timeout": stepTimeoutMs, "request-id": requestId } = args;
+  const input = await readInput(args.input);
   return {
     ...(input === undefined ? {} : { input: input as RunOptions["input"] }),
     ...(seed === undefined ? {} : { seed }),
     ...(requestId === undefined ? {} : { requestId }),
-    ...(args.flags.has("--approve") ? { approve: true } : {}),
+    ...(args.approve ? { approve: true } : {}),
     ...(maxSteps === undefined ? {} : { maxSteps }),
     ...(stepTimeoutMs === undefined ? {} : { stepTimeoutMs }),
   };
@@ -101,25 +98,23 @@ export async function followRun(client: ServiceClient, runId: string, io: CliIO)
  * @throws ReachError for a bad invocation, an unreachable store or server, or a refusal (the CLI exits 2)
  */
 export async function runSubmitCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const args = parseArgs(argv, ["--server", "--token", "--input", "--seed", "--request-id", "--max-steps", "--step-timeout", "--out"], ["--wait", "--json", "--approve"], USAGE);
-  const [path, extra] = args.positional;
-  if (path === undefined) throw usageError(USAGE, "the pack directory or archive is missing");
-  if (extra !== undefined) throw usageError(USAGE, `unexpected argument ${JSON.stringify(extra)}`);
-  if (args.values.has("--out") && !args.flags.has("--wait")) throw usageError(USAGE, "--out saves the capsule of a finished run; add --wait");
+  const { values: args, positionals } = parseCommand(SUBMIT, argv);
+  const path = positionals[0]!;
+  if (args.out !== undefined && !args.wait) throw usageError(SUBMIT, "--out saves the capsule of a finished run; add --wait");
   const client = clientOf(args);
   const files = await readPackFiles(path);
   const digest = packDigest(files);
   const archive = writeArchive([...files].map(([p, bytes]) => ({ path: p, bytes })));
   const accepted = await client.submit(digest, archive, await options(args));
   io.stderr(`reach-wasm: submitted run ${accepted.runId} (${accepted.status})\n`);
-  if (!args.flags.has("--wait")) {
-    if (args.flags.has("--json")) io.stdout(JSON.stringify(accepted) + "\n");
+  if (!args.wait) {
+    if (args.json) io.stdout(JSON.stringify(accepted) + "\n");
     return 0;
   }
   const record = await followRun(client, accepted.runId, io);
   const summary = record.error === null ? "" : `: ${record.error.code}: ${record.error.message}`;
   io.stderr(`reach-wasm: ${record.status} ${record.runHash ?? "(no run hash)"}${summary}\n`);
-  const out = args.values.get("--out");
+  const out = args.out;
   if (out !== undefined && record.capsule !== null) {
     const { runHash, bytes } = await client.capsule(record.runId);
     const file = capsulePathIn(out, runHash);
@@ -127,6 +122,6 @@ export async function runSubmitCommand(argv: readonly string[], io: CliIO): Prom
     await writeFileAtomic(file, bytes, 0o600, { within: out });
     io.stderr(`reach-wasm: capsule ${file}\n`);
   }
-  if (args.flags.has("--json")) io.stdout(JSON.stringify(record) + "\n");
+  if (args.json) io.stdout(JSON.stringify(record) + "\n");
   return record.status === "COMPLETED" ? 0 : 1;
 }

@@ -5,9 +5,10 @@
  */
 import { createToken } from "../service/tokens.ts";
 import type { CliIO } from "./io.ts";
-import { openStore, parseArgs, usageError } from "./_service-args.ts";
-
-const USAGE = "reach-wasm tokens create --tenant NAME [--db URL | --data DIR] [--json]";
+import { openStore } from "./_service-args.ts";
+import { findCommand } from "./commands.ts";
+import { parseCommand, subcommandOf } from "./options.ts";
+import { TOKENS_CREATE } from "./specs-service.ts";
 
 /**
  * The `tokens` command.
@@ -17,17 +18,14 @@ const USAGE = "reach-wasm tokens create --tenant NAME [--db URL | --data DIR] [-
  * @throws ReachError for a bad invocation, an unreachable store or server, or a refusal (the CLI exits 2)
  */
 export async function runTokensCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub !== "create") throw usageError(USAGE, sub === undefined ? "a subcommand is missing" : `unknown subcommand ${JSON.stringify(sub)}`);
-  const args = parseArgs(rest, ["--tenant", "--db", "--data"], ["--json"], USAGE);
-  const tenant = args.values.get("--tenant");
-  if (tenant === undefined) throw usageError(USAGE, "--tenant NAME is missing");
-  if (args.positional.length > 0) throw usageError(USAGE, `unexpected argument ${JSON.stringify(args.positional[0])}`);
-  const db = await openStore(args, USAGE);
+  const { spec, argv: rest } = subcommandOf(findCommand("tokens")!, [TOKENS_CREATE], argv);
+  const { values: args } = parseCommand(spec, rest);
+  const tenant = args.tenant;
+  const db = await openStore(args, spec);
   try {
     const token = await createToken(db, tenant);
     io.stderr(`reach-wasm: token for tenant ${JSON.stringify(tenant)} stored (as a hash) in ${db.where}; it is shown only now\n`);
-    io.stdout(args.flags.has("--json") ? JSON.stringify({ tenant, token }) + "\n" : `${token}\n`);
+    io.stdout(args.json ? JSON.stringify({ tenant, token }) + "\n" : `${token}\n`);
   } finally {
     await db.close();
   }
