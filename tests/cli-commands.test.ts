@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../src/cli/cli.ts";
+import { COMMANDS } from "../src/cli/commands.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "reach-cli-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -123,16 +124,17 @@ describe("pack", () => {
   });
 });
 
-// `reach-wasm <command> --help` documents every option the command accepts: every option its parser names (a
-// "--name" literal in the command's files under src/cli/) appears in the help of a command that file serves. A new
-// file with options must be placed here, so no parser escapes the check.
+// `reach-wasm <command> --help` documents every option the command accepts: every option its declaration names
+// (specs-*.ts, read by the one parser, options.ts) appears in its help, and every "--name" literal in the command's
+// files under src/cli/ appears in the help of a command that file serves. A new file with options must be placed
+// here, so no option escapes the check.
 describe("--help names every option a command accepts", () => {
   const SERVES: Record<string, string[]> = {
     "cli.ts": ["", "run"], // the global options, and run's --on
     "run-args.ts": ["run"], "run.ts": ["run"], "delegated-run.ts": ["run"],
-    "capsule-commands.ts": ["replay", "verify"], "args.ts": ["show", "report", "diff", "replay", "verify"],
+    "capsule-commands.ts": ["replay", "verify"], "options.ts": ["doctor", "show"],
     "show.ts": ["show"], "report.ts": ["report"], "diff.ts": ["diff"], "wasi.ts": ["wasi"],
-    "pack.ts": ["pack"], "pack-args.ts": ["pack"], "pack-init.ts": ["pack"], "pack-test.ts": ["pack"],
+    "pack.ts": ["pack"], "pack-init.ts": ["pack"], "pack-test.ts": ["pack"],
     "trust.ts": ["trust"], "mcp-args.ts": ["mcp"], "approve.ts": ["approve"], "keygen.ts": ["keygen"],
     "serve.ts": ["serve"], "worker.ts": ["worker"], "submit.ts": ["submit"], "runs.ts": ["runs"], "tokens.ts": ["tokens"],
     "_service-args.ts": ["serve", "worker", "submit", "runs", "tokens"],
@@ -147,6 +149,12 @@ describe("--help names every option a command accepts", () => {
     expect(code).toBe(0);
     return out;
   };
+
+  it.each(COMMANDS.map((c) => [c.name, c] as const))("%s: every declared option (and subcommand's) is in its help", async (name, c) => {
+    const help = await helpOf(name);
+    const declared = [c, ...(c.subcommands ?? [])].flatMap((s) => Object.keys(s.options).map((o) => `--${o}`));
+    expect(declared.filter((o) => !new RegExp(`${o}(?![a-z0-9-])`).test(help))).toEqual([]);
+  });
 
   it("every file of src/cli/ that names an option is checked", () => {
     const files = readdirSync(dir).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts") && optionsOf(f).length > 0);

@@ -76,9 +76,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     ...WASI,
     summary: "run any WASI preview1 command under the deterministic shim",
     notes: [
-      "-- ARGS... are the guest's arguments after the program name (argv[1..]). stdin is empty. The guest's stdout",
-      "and stderr pass through; the exit code is the guest's own (a trap exits 1, a bad invocation 2). There is no",
-      "fuel limit here: stop a guest that never ends with Ctrl-C.",
+      "stdin is empty. The guest's stdout and stderr pass through; the exit code is the guest's own (a trap exits 1,",
+      "a bad invocation 2). There is no fuel limit here: stop a guest that never ends with Ctrl-C.",
       "Example: reach-wasm wasi wasm-tools/build/c-sha.wasm --dir conformance::data -- /data/HASHING.md",
     ].join("\n"),
   },

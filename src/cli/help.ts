@@ -51,13 +51,13 @@ export function commandUsage(command: CommandSpec): string {
   return `reach-wasm ${command.name} ` + command.subcommands.map((s) => fullUsage(s).slice(`reach-wasm ${command.name} `.length)).join(" | ");
 }
 
-function optionLines(options: Readonly<Record<string, OptionSpec>>, indent: string): string[] {
-  const entries = Object.entries(options);
-  const width = Math.min(24, Math.max(0, ...entries.map(([n, o]) => optionLabel(n, o).length)));
+function optionLines(options: Readonly<Record<string, OptionSpec>>, indent: string, rest?: [string, string]): string[] {
+  const entries: Array<[string, string]> = Object.entries(options).map(([n, o]) => [optionLabel(n, o), `${o.help}${o.multiple === true ? " (repeatable)" : ""}`]);
+  if (rest !== undefined) entries.push(rest);
+  const width = Math.min(24, Math.max(0, ...entries.map(([label]) => label.length)));
   const lines: string[] = [];
-  for (const [name, o] of entries) {
-    const label = optionLabel(name, o);
-    const [first = "", ...more] = `${o.help}${o.multiple === true ? " (repeatable)" : ""}`.split("\n");
+  for (const [label, help] of entries) {
+    const [first = "", ...more] = help.split("\n");
     const pad = `${indent}${" ".repeat(width)}  `;
     if (label.length > width) lines.push(`${indent}${label}`, `${pad}${first}`);
     else lines.push(`${indent}${label.padEnd(width)}  ${first}`);
@@ -74,6 +74,7 @@ function optionLines(options: Readonly<Record<string, OptionSpec>>, indent: stri
  */
 export function helpText(command: CommandSpec): string {
   const lines = [`Usage: ${commandUsage(command)}`, "", command.summary, ""];
+  const own = Object.fromEntries(Object.entries(command.options).filter(([n]) => !Object.hasOwn(GLOBAL, n)));
   if (command.subcommands !== undefined) {
     lines.push("Subcommands:");
     for (const s of command.subcommands) {
@@ -82,12 +83,13 @@ export function helpText(command: CommandSpec): string {
       lines.push(...optionLines(s.options, "      "));
     }
     lines.push("");
-  } else if (Object.keys(command.options).length > 0 || command.rest !== undefined) {
-    lines.push("Options:", ...optionLines(command.options, "  "));
-    if (command.rest !== undefined) lines.push(`  -- ${command.rest}  what follows is handed on as it is`);
+  } else if (Object.keys(own).length > 0 || command.rest !== undefined) {
+    const rest: [string, string] | undefined = command.rest === undefined ? undefined : [`-- ${command.rest}`, command.restHelp ?? "what follows is handed on as it is"];
+    lines.push("Options:", ...optionLines(own, "  ", rest));
     lines.push("");
   }
-  const global = Object.fromEntries(Object.entries(GLOBAL).filter(([n]) => !Object.hasOwn(command.options, n)));
+  // a command may say what --quiet does for it; it is listed with the global options all the same
+  const global = Object.fromEntries(Object.entries(GLOBAL).map(([n, o]) => [n, Object.hasOwn(command.options, n) ? command.options[n]! : o]));
   lines.push("Global options:", ...optionLines(global, "  "), "");
   if (command.notes !== undefined) lines.push(command.notes, "");
   return lines.join("\n");

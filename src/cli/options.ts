@@ -33,6 +33,8 @@ export type ArgsSpec = {
   readonly positionals?: readonly string[];
   /** Arguments after `--` are handed on (their name in the usage, e.g. `ARGS...`); without it `--` is refused. */
   readonly rest?: string;
+  /** What the arguments after `--` are, for `--help`. */
+  readonly restHelp?: string;
   /** The options by long name (without the dashes). */
   readonly options: Readonly<Record<string, OptionSpec>>;
   /** One line for `--help`. */
@@ -83,7 +85,7 @@ export function shortUsage(spec: ArgsSpec): string {
  * @param spec the command's declaration
  * @param message what is wrong
  * @returns a ReachError `PROTO_INVALID_ARGUMENT` (the CLI exits 2)
- * @example throw usageError(SHOW, "--out needs --json");
+ * @example throw usageError(DOCTOR, "--json and --env exclude each other");
  */
 export function usageError(spec: ArgsSpec, message: string): ReachError {
   const top = spec.name.split(" ")[0]!;

@@ -119,6 +119,7 @@ export const WASI = defineArgs({
   name: "wasi",
   positionals: ["<module.wasm>"],
   rest: "ARGS...",
+  restHelp: "the guest's arguments after the program name (argv[1..])",
   options: {
     dir: { type: "string", value: "HOST[::GUEST]", multiple: true, parse: dirOf, help: "copy the host directory HOST into the virtual workspace and preopen it as GUEST\n(default: the same name); nothing is ever written back to the host" },
     env: { type: "string", value: "K=V", multiple: true, parse: envOf, help: "give the guest this environment variable (only these exist)" },
