@@ -26,7 +26,7 @@ import { McpSessionRun, createMcpServer } from "../src/mcp/mod.ts";
 import type { McpEngine } from "../src/mcp/mod.ts";
 import { openIsolatedSession } from "../src/host/engine-thread.ts";
 import { defaultEnvironment } from "../src/host/environment.ts";
-import { readPackFiles } from "../src/platform/pack-files.ts";
+import { readPackFiles } from "../src/host/pack-files.ts";
 // @ts-expect-error: plain JavaScript (Node and Deno run the baseline server as it is)
 import { baselineServer } from "./bench/mcp-baseline.mjs";
 import { n } from "./bench/smoke.ts";

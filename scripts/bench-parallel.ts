@@ -14,7 +14,7 @@ import { pathToFileURL } from "node:url";
 import process from "node:process";
 import { runEngine } from "../src/engine/engine.ts";
 import { defaultEnvironment } from "../src/host/environment.ts";
-import { readPackFiles } from "../src/platform/pack-files.ts";
+import { readPackFiles } from "../src/host/pack-files.ts";
 import { coreCount } from "../src/platform/threads.ts";
 
 const root = new URL("../", import.meta.url);

@@ -21,7 +21,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { hostname, loadavg } from "node:os";
 import { join } from "node:path";
 import { runEngine } from "../src/engine/engine.ts";
-import { readPackFiles } from "../src/platform/pack-files.ts";
+import { readPackFiles } from "../src/host/pack-files.ts";
 import { cliBundle, env, freshPostgres, packArchive, root, startTestService, testPostgres } from "../tests/support/service.ts";
 import type { TestService } from "../tests/support/service.ts";
 import { SMOKE, n } from "./bench/smoke.ts";

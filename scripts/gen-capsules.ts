@@ -14,7 +14,7 @@ import { runPack } from "../src/engine/coordinator.ts";
 import { loadPack } from "../src/engine/pack.ts";
 import type { JsonValue } from "../src/protocol/json.ts";
 import { nativeSha256Backend } from "../src/platform/native-sha256.ts";
-import { readPackFiles } from "../src/platform/pack-files.ts";
+import { readPackFiles } from "../src/host/pack-files.ts";
 import { readQuickJsEngineWasm } from "../src/platform/quickjs-engine.ts";
 import { readPythonWasm } from "../src/platform/python-engine.ts";
 import { generateKeyPair } from "../src/trust/keys.ts";

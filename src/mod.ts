@@ -18,7 +18,8 @@
  */
 
 // The engine call: runs, sessions, replay and verification.
-export { loadPackFrom, MAX_PACK_BYTES, openSession, runEngine } from "./engine/engine.ts";
+export { loadPackFrom, openSession, runEngine } from "./engine/engine.ts";
+export { MAX_PACK_BYTES } from "./engine/pack-archive.ts";
 export type { EngineRun, EngineRunRequest, EngineSession, PackSource } from "./engine/engine.ts";
 export type { SessionBudget, SessionCall, SessionScope, SessionSpent, SessionTool } from "./engine/session.ts";
 export { checkSessionChainLinks, SESSION_START, sessionLink } from "./engine/session-chain.ts";

@@ -11,7 +11,7 @@ import { McpHttpHandler, MCP_PATH } from "../src/mcp/http.ts";
 import { openInlineFirstSession } from "../src/host/engine-inline-session.ts";
 import { openIsolatedSession } from "../src/host/engine-thread.ts";
 import { serveHttp } from "../src/platform/http-server.ts";
-import { readPackFiles } from "../src/platform/pack-files.ts";
+import { readPackFiles } from "../src/host/pack-files.ts";
 import { startTestService } from "./support/service.ts";
 
 export const root = new URL("../", import.meta.url).pathname;

@@ -11,7 +11,7 @@ import { join, resolve } from "node:path";
 import { writeArchive } from "../engine/host-api.ts";
 import { requestDelegatedRun } from "../federation/delegated-client.ts";
 import { normalizeEndpoint } from "../federation/identity.ts";
-import { readPackFiles } from "../platform/pack-files.ts";
+import { readPackFiles } from "../host/pack-files.ts";
 import { writeDirAtomic, writeFileAtomic } from "../platform/write.ts";
 import type { NodeIdentity } from "../protocol/delegation.ts";
 import { ReachError } from "../protocol/errors.ts";

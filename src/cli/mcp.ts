@@ -28,7 +28,7 @@ import type { IsolatedSession, WireRequest } from "../host/engine-thread.ts";
 import { readPrivateKeyFile } from "../platform/files.ts";
 import { serveHttp } from "../platform/http-server.ts";
 import { prepareOutDir } from "../platform/out-dir.ts";
-import { readPackFiles } from "../platform/pack-files.ts";
+import { readPackFiles } from "../host/pack-files.ts";
 import { readTrustStoreText } from "../platform/trust-file.ts";
 import { abortOnSignals, writeDirAtomic, writeFileAtomic } from "../platform/write.ts";
 import type { CliIO } from "./io.ts";

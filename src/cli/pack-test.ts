@@ -10,7 +10,7 @@ import { canonicalize } from "../engine/host-api.ts";
 import { loadPackFrom, runEngine } from "../engine/engine.ts";
 import { packTrust } from "../engine/pack.ts";
 import { defaultEnvironment } from "../host/environment.ts";
-import { readPackFiles } from "../platform/pack-files.ts";
+import { readPackFiles } from "../host/pack-files.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { packTestFiles, parsePackTestCase } from "../protocol/pack-test.ts";
 import type { PackTestCase } from "../protocol/pack-test.ts";

@@ -20,7 +20,7 @@ import { runIsolated } from "../host/engine-thread.ts";
 import { coreCount } from "../platform/threads.ts";
 import { readHostFile, readPrivateKeyFile } from "../platform/files.ts";
 import { prepareOutDir } from "../platform/out-dir.ts";
-import { readPackFiles } from "../platform/pack-files.ts";
+import { readPackFiles } from "../host/pack-files.ts";
 import { readTrustStoreText } from "../platform/trust-file.ts";
 import { loopTurn } from "../platform/loop-turn.ts";
 import { signalAt } from "../platform/signal-hook.ts";

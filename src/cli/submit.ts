@@ -6,7 +6,7 @@
  */
 import { writeArchive } from "../engine/host-api.ts";
 import { readHostFile } from "../platform/files.ts";
-import { readPackFiles } from "../platform/pack-files.ts";
+import { readPackFiles } from "../host/pack-files.ts";
 import { readStdin, writeFileAtomic } from "../platform/write.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { parseJsonText } from "../protocol/json-text.ts";

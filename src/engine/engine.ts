@@ -12,8 +12,10 @@ import type { AnnexEvent } from "./annex.ts";
 import { buildRunCapsule, capsuleFileName } from "./capsule.ts";
 import { INFRA_TOOL_NAMES, isInfraTool } from "./infra-tools.ts";
 import { runPack } from "./coordinator.ts";
-import { loadPack, packTrust } from "./pack.ts";
+import { loadPack, packTrust, readPackDocument } from "./pack.ts";
+import { packArchiveFiles } from "./pack-archive.ts";
 import type { LoadedPack, PackTrust } from "./pack.ts";
+import type { Pack } from "../protocol/pack.ts";
 import { runFiles, runResult } from "./run-files.ts";
 import { packLoading, turnLoop, useHashing } from "./runners.ts";
 import type { EngineEnvironment } from "./runners.ts";
@@ -21,9 +23,6 @@ import type { RunProgress, RunRecord, RunRequest, RunStatus, SessionChain } from
 import { Session } from "./session.ts";
 import { checkSessionChain } from "./session-chain.ts";
 import type { SessionBudget, SessionCall, SessionScope, SessionTool, WorkspaceFile } from "./session.ts";
-
-/** Largest pack accepted (all files together), as a directory or an archive. */
-export const MAX_PACK_BYTES = 256 * 1024 * 1024;
 
 /** Where a pack comes from: its files (relative `/` paths → bytes), or the bytes of a `.tar.gz` of them. */
 export type PackSource = { readonly files: ReadonlyMap<string, Uint8Array> } | { readonly archive: Uint8Array };
@@ -129,14 +128,7 @@ export type EngineRun = {
 async function packFiles(source: PackSource): Promise<ReadonlyMap<string, Uint8Array>> {
   if ("files" in source) return source.files;
   if (!(source.archive instanceof Uint8Array)) throw new TypeError('"pack.archive" expected the bytes of a .tar.gz pack');
-  // The archive reader (and its inflater) loads only here: a run from a pack directory never reads an archive.
-  const { readArchive } = await import("../capsule/archive.ts");
-  try {
-    return readArchive(source.archive, { maxTotalBytes: MAX_PACK_BYTES });
-  } catch (err) {
-    if (err instanceof ReachError) throw new ReachError("PACK_MALFORMED", `the pack archive: ${err.message}`, { details: err.details, cause: err });
-    throw err;
-  }
+  return await packArchiveFiles(source.archive, "the pack archive");
 }
 
 /**
@@ -156,6 +148,20 @@ export async function loadPackFrom(env: EngineEnvironment, source: PackSource): 
   useHashing(env);
   const files = await packFiles(source);
   return await loadPack(files, packLoading(env));
+}
+
+/**
+ * Read and check a pack's declaration (`reach.json`) exactly as a run does, and nothing else of the pack: for a host
+ * deciding about a run before it starts (validated documents come from the platform's cache, as a run's do).
+ * @param env the platform (its hashing and document cache)
+ * @param files the pack's files
+ * @returns the pack document (deprecated forms read as their current ones, defaults filled)
+ * @throws ReachError `PACK_NOT_FOUND`, `PACK_MALFORMED`, `PROTO_VERSION_MISMATCH`, `PACK_INVALID_MANIFEST`
+ * @example const { manifest } = await readPackDeclaration(defaultEnvironment(), files);
+ */
+export async function readPackDeclaration(env: EngineEnvironment, files: ReadonlyMap<string, Uint8Array>): Promise<Pack> {
+  useHashing(env);
+  return (await readPackDocument(files, env.documents)).pack;
 }
 
 /**

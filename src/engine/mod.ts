@@ -2,8 +2,8 @@
  * The engine: packs, planners, the plan gate, the coordinator and the executor (issue 4).
  * @module
  */
-export { loadPack, checkSpecVersion, deepFreeze, packTrust, PACK_FILE, SIGNATURE_FILE, WORKSPACE_DIR } from "./pack.ts";
-export type { LoadedPack, LoadPackOptions, PackEntrypoint, PackTool, PackTrust } from "./pack.ts";
+export { loadPack, readPackDocument, checkSpecVersion, deepFreeze, packTrust, PACK_FILE, SIGNATURE_FILE, WORKSPACE_DIR } from "./pack.ts";
+export type { LoadedPack, LoadPackOptions, PackDocument, PackEntrypoint, PackTool, PackTrust } from "./pack.ts";
 export { gatePlan, gatePlanAsync, checkPlanLock, DEFAULT_MAX_STEPS, MAX_RISK_LEVEL } from "./plan-gate.ts";
 export type { GatedPlan, GateOptions } from "./plan-gate.ts";
 export { makePlan, plannerContext, plannerInvocationId, PLANNER_TIMEOUT_MS } from "./planner.ts";
@@ -24,7 +24,8 @@ export { buildRunCapsule, capsuleFileName, capsuleRequest, stepRanges } from "./
 export type { CapsuleRequest } from "./capsule.ts";
 export { replayCapsule } from "./replay.ts";
 export type { Divergence, ReplayReport } from "./replay.ts";
-export { loadPackFrom, MAX_PACK_BYTES, runEngine } from "./engine.ts";
+export { loadPackFrom, readPackDeclaration, runEngine } from "./engine.ts";
+export { MAX_PACK_BYTES, packArchiveFiles } from "./pack-archive.ts";
 export type { EngineRun, EngineRunRequest, PackSource } from "./engine.ts";
 export { chainAnnex } from "./annex.ts";
 export type { AnnexEvent } from "./annex.ts";

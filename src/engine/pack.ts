@@ -204,16 +204,27 @@ function checkToolCode(name: string, def: ToolDefinition, code: Uint8Array): str
   return codeHash;
 }
 
+/** A pack's declaration, read and checked: what {@link readPackDocument} gives. */
+export type PackDocument = {
+  /** The pack document (deprecated forms read as their current ones, defaults filled; deeply frozen). */
+  pack: Pack;
+  /** A newer minor specVersion, said for stderr. */
+  warnings: string[];
+  /** The deprecated forms the document uses (seed 003 §9.2). */
+  deprecations: readonly DeprecationNotice[];
+};
+
 /**
- * Load and lock a pack.
+ * Read and check a pack's declaration (`reach.json`) as a run reads it, and nothing else of the pack: the one path
+ * that reads what a pack declares (its tools, permissions, sandbox), for a run and for anyone deciding about one.
  * @param files the pack's files by relative path
- * @param options what this build can run
- * @returns the loaded pack
- * @throws ReachError `PACK_NOT_FOUND` (no reach.json), `PACK_MALFORMED`, `PACK_INVALID_MANIFEST`, `PROTO_VERSION_MISMATCH`,
- *   `PACK_DEPENDENCY_UNRESOLVED`
- * @example const loaded = await loadPack(new Map([["reach.json", bytes], …]));
+ * @param documents where validated documents are kept (default: validate every time)
+ * @returns the document, its warnings and deprecations
+ * @throws ReachError `PACK_NOT_FOUND` (no reach.json), `PACK_MALFORMED` (too large, not UTF-8 JSON, not an object),
+ *   `PROTO_VERSION_MISMATCH`, `PACK_INVALID_MANIFEST`
+ * @example const { pack } = await readPackDocument(files);
  */
-export async function loadPack(files: ReadonlyMap<string, Uint8Array>, options: LoadPackOptions = {}): Promise<LoadedPack> {
+export async function readPackDocument(files: ReadonlyMap<string, Uint8Array>, documents?: DocumentStore): Promise<PackDocument> {
   const doc = files.get(PACK_FILE);
   if (doc === undefined) throw new ReachError("PACK_NOT_FOUND", `the pack has no ${PACK_FILE} at its root; create one (see packs/hello/reach.json)`);
   if (doc.length > MAX_PACK_DOCUMENT_BYTES) throw malformed(`${PACK_FILE} is larger than ${MAX_PACK_DOCUMENT_BYTES} bytes`);
@@ -225,7 +236,21 @@ export async function loadPack(files: ReadonlyMap<string, Uint8Array>, options: 
   const id = (raw as { id?: unknown }).id;
   const upgraded = upgradePackDocument(raw, `${PACK_FILE}${typeof id === "string" ? ` of pack ${JSON.stringify(id.slice(0, 100))}` : ""}`); // seed 003 §9.2
   const document = upgraded.document;
-  const pack = deepFreeze(await validatedDocument("pack", document, () => parseOrThrow(PackSchema(), document, "PACK_INVALID_MANIFEST", PACK_FILE), options.documents));
+  const pack = deepFreeze(await validatedDocument("pack", document, () => parseOrThrow(PackSchema(), document, "PACK_INVALID_MANIFEST", PACK_FILE), documents));
+  return { pack, warnings, deprecations: upgraded.deprecations };
+}
+
+/**
+ * Load and lock a pack.
+ * @param files the pack's files by relative path
+ * @param options what this build can run
+ * @returns the loaded pack
+ * @throws ReachError `PACK_NOT_FOUND` (no reach.json), `PACK_MALFORMED`, `PACK_INVALID_MANIFEST`, `PROTO_VERSION_MISMATCH`,
+ *   `PACK_DEPENDENCY_UNRESOLVED`
+ * @example const loaded = await loadPack(new Map([["reach.json", bytes], …]));
+ */
+export async function loadPack(files: ReadonlyMap<string, Uint8Array>, options: LoadPackOptions = {}): Promise<LoadedPack> {
+  const { pack, warnings, deprecations } = await readPackDocument(files, options.documents);
   const deps = resolveDependencies(pack.dependencies ?? [], files); // seed 003 §4.1, offline (dependencies.ts)
   warnings.push(...deps.warnings);
   const schemas = Object.values(pack.tools).flatMap((d) => [d.inputSchema, d.outputSchema]).filter((x) => x !== undefined);
@@ -303,7 +328,7 @@ export async function loadPack(files: ReadonlyMap<string, Uint8Array>, options: 
     entrypoint,
     workspaceFiles,
     warnings,
-    deprecations: upgraded.deprecations,
+    deprecations,
     dependencies: deps.resolved,
   });
 }

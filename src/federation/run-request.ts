@@ -12,14 +12,12 @@
  * @module
  */
 import { z } from "zod";
-import { readArchive } from "../capsule/archive.ts";
 import { decodeBase64, encodeBase64 } from "./_base64.ts";
 import { parseSeed } from "../determinism/prng.ts";
-import { MAX_PACK_BYTES } from "../engine/engine.ts";
+import { packArchiveFiles } from "../engine/pack-archive.ts";
+import { PACK_FILE, readPackDocument } from "../engine/pack.ts";
 import { policyViolation, ReachError } from "../protocol/errors.ts";
 import type { ViolationType } from "../protocol/errors.ts";
-import { upgradePackDocument } from "../protocol/deprecations.ts";
-import { PackSchema } from "../protocol/pack.ts";
 import type { Pack } from "../protocol/pack.ts";
 import { parseOrThrow } from "../protocol/parse.ts";
 import type { JsonValue } from "../protocol/json.ts";
@@ -53,23 +51,10 @@ export type RunRequestBody = z.output<typeof RunRequestBodySchema>;
 /** What the delegate knows when it executes. */
 export type DelegateContext = Omit<ChainContext, "requester" | "executor"> & { self: NodeSelf; host: EngineHost };
 
-function packDocument(archive: Uint8Array): { files: Map<string, Uint8Array>; pack: Pack } {
-  let files: Map<string, Uint8Array>;
-  try {
-    files = readArchive(archive, { maxTotalBytes: MAX_PACK_BYTES, maxCompressedBytes: MAX_PACK_ARCHIVE_BYTES });
-  } catch (err) {
-    throw new ReachError("PACK_MALFORMED", `the pack archive cannot be read: ${(err as Error).message}`, { cause: err });
-  }
-  const doc = files.get("reach.json");
-  if (doc === undefined) throw new ReachError("PACK_MALFORMED", "the pack archive has no reach.json at its root; send an archive made by `reach-wasm pack build`");
-  let value: unknown;
-  try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(doc));
-  } catch {
-    throw new ReachError("PACK_INVALID_MANIFEST", "the pack's reach.json is not UTF-8 JSON");
-  }
-  const document = upgradePackDocument(value, "reach.json").document; // deprecated forms, as loadPack reads them
-  return { files, pack: parseOrThrow(PackSchema(), document, "PACK_INVALID_MANIFEST", "the pack's reach.json") };
+async function packDocument(archive: Uint8Array): Promise<{ files: Map<string, Uint8Array>; pack: Pack }> {
+  const files = await packArchiveFiles(archive, "the pack archive cannot be read", { maxCompressedBytes: MAX_PACK_ARCHIVE_BYTES });
+  if (!files.has(PACK_FILE)) throw new ReachError("PACK_MALFORMED", "the pack archive has no reach.json at its root; send an archive made by `reach-wasm pack build`");
+  return { files, pack: (await readPackDocument(files)).pack }; // as a run reads it (deprecated forms, specVersion, schema)
 }
 
 const VIOLATION: Readonly<Record<string, ViolationType>> = { tool: "UNDEFINED_TOOL", resource: "RESOURCE_ACCESS", host: "RESOURCE_ACCESS", permission: "PERMISSION_DENIED" };
@@ -116,7 +101,7 @@ function parseBody(msg: Message): RunRequestBody & { archive: Uint8Array; seedTe
 export async function executeRunRequest(ctx: DelegateContext, msg: Message): Promise<Record<string, unknown>> {
   const req = parseBody(msg);
   const { chain, scope } = validateChain(req.chain, { ...ctx, requester: msg.from, executor: ctx.self.identity.nodeId });
-  const { files, pack } = packDocument(req.archive);
+  const { files, pack } = await packDocument(req.archive);
   const signature = files.get(PACK_SIGNATURE_PATH);
   if (signature !== undefined) verifyPackSignature(files, signature);
   checkWithinScope(pack, scope);

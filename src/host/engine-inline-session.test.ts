@@ -6,7 +6,7 @@ import type { JsonValue } from "../protocol/json.ts";
 import { openInlineSession } from "./engine-inline.ts";
 import { openInlineFirstSession } from "./engine-inline-session.ts";
 import type { IsolatedSession, WireRequest } from "./engine-wire.ts";
-import { readPackFiles } from "../platform/pack-files.ts";
+import { readPackFiles } from "./pack-files.ts";
 
 const root = new URL("../../", import.meta.url).pathname;
 

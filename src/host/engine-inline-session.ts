@@ -36,7 +36,7 @@ const PROMOTED = "moved to an engine thread";
  * @example const session = await openInlineFirstSession({ pack: { files } }, {}, 50, (r, o) => openIsolatedSession(r, o));
  */
 export async function openInlineFirstSession(request: WireRequest, options: { signal?: AbortSignal }, budgetMs: number, onThread: (request: WireRequest, options: { signal?: AbortSignal }) => Promise<IsolatedSession>): Promise<IsolatedSession> {
-  if (mayReachNetwork(request)) return await onThread(request, options);
+  if (await mayReachNetwork(request)) return await onThread(request, options);
   const [{ openSession }, { engineRequest }, { defaultEnvironment }, { holdWatch }] = await Promise.all([import("../engine/engine.ts"), import("./engine-request.ts"), import("./environment.ts"), import("../engine/inline-first.ts")]);
   const cpuMs = processCpuClock();
   const turn = loopTurn();

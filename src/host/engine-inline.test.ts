@@ -2,9 +2,9 @@ import process from "node:process";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { EngineRun } from "../engine/engine.ts";
 import type { RunProgress } from "../engine/types.ts";
-import { runInline, runInlineFirst } from "./engine-inline.ts";
+import { mayReachNetwork, runInline, runInlineFirst } from "./engine-inline.ts";
 import type { WireRequest } from "./engine-wire.ts";
-import { readPackFiles } from "../platform/pack-files.ts";
+import { readPackFiles } from "./pack-files.ts";
 import { busyPack } from "../../tests/support/pack.ts";
 import { writeArchive } from "../capsule/archive.ts";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
@@ -60,6 +60,17 @@ describe("runInlineFirst: a run tries the calling thread first", () => {
     expect(onThread).toHaveBeenCalledTimes(2);
     expect(fetched).not.toHaveBeenCalled();
   }, 60_000);
+
+  it("whether a pack may reach the network is read from its declaration as a run checks it, not from unchecked JSON", async () => {
+    const files = await readPackFiles(`${root}packs/http`);
+    const doc = JSON.parse(new TextDecoder().decode(files.get("reach.json"))) as { manifest: { capabilities: { permissions: string[] } } };
+    const withDoc = (d: unknown): WireRequest => ({ pack: { files: new Map([...files, ["reach.json", new TextEncoder().encode(JSON.stringify(d))]]) }, network: true });
+    expect(await mayReachNetwork(withDoc(doc))).toBe(true);
+    expect(await mayReachNetwork({ ...withDoc(doc), network: false })).toBe(false);
+    // a declaration the run refuses (an unknown permission): the run fails on the calling thread, saying why
+    const refused = { ...doc, manifest: { ...doc.manifest, capabilities: { ...doc.manifest.capabilities, permissions: [...doc.manifest.capabilities.permissions, "teleport"] } } };
+    expect(await mayReachNetwork(withDoc(refused))).toBe(false);
+  });
 
   it("a signal that came while the attempt held the thread before a step is acted on before the step runs, on the calling thread", async () => {
     const user = new AbortController();

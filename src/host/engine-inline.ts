@@ -17,8 +17,8 @@ type Options = { signal?: AbortSignal; onProgress?: (p: RunProgress) => void };
 const turn = loopTurn();
 
 async function engineModules() {
-  const [{ openSession, runEngine }, { engineRequest }, { defaultEnvironment }] = await Promise.all([import("../engine/engine.ts"), import("./engine-request.ts"), import("./environment.ts")]);
-  return { openSession, runEngine, engineRequest, defaultEnvironment };
+  const [{ openSession, readPackDeclaration, runEngine }, { engineRequest }, { defaultEnvironment }] = await Promise.all([import("../engine/engine.ts"), import("./engine-request.ts"), import("./environment.ts")]);
+  return { openSession, readPackDeclaration, runEngine, engineRequest, defaultEnvironment };
 }
 
 /** An interrupt word and a controller, both set by an abort of `signal` (as an engine thread's are). */
@@ -54,20 +54,21 @@ export async function runInline(request: WireRequest, options: Options): Promise
 
 /**
  * Whether a run's tools may reach the network: the runtime's fetch is given and the pack declares the `network`
- * permission without `sandbox.network: "none"` (read from `reach.json` as plain JSON; the engine checks it properly).
- * Such a run goes to an engine thread at once, so that a signal while a tool waits for a response stops it there.
+ * permission without `sandbox.network: "none"` (its declaration read and checked as a run reads it,
+ * `readPackDeclaration`, through the platform's document cache). Such a run goes to an engine thread at once, so
+ * that a signal while a tool waits for a response stops it there.
  * @param request what would cross to the thread
- * @returns whether its tools may reach the network
- * @example mayReachNetwork({ pack: { files }, network: true }) // true for packs/http
+ * @returns whether its tools may reach the network; false for a pack the engine refuses (the engine says why)
+ * @example await mayReachNetwork({ pack: { files }, network: true }) // true for packs/http
  */
-export function mayReachNetwork(request: WireRequest): boolean {
+export async function mayReachNetwork(request: WireRequest): Promise<boolean> {
   if (request.network !== true || !("files" in request.pack)) return false;
+  const { readPackDeclaration, defaultEnvironment } = await engineModules();
   try {
-    const doc = JSON.parse(new TextDecoder().decode(request.pack.files.get("reach.json"))) as { manifest?: { capabilities?: { permissions?: unknown }; policies?: { sandbox?: { network?: unknown } } } };
-    const permissions = doc.manifest?.capabilities?.permissions;
-    return Array.isArray(permissions) && permissions.includes("network") && doc.manifest?.policies?.sandbox?.network !== "none";
+    const { manifest } = await readPackDeclaration(defaultEnvironment(), request.pack.files);
+    return manifest.capabilities.permissions.includes("network") && manifest.policies.sandbox.network !== "none";
   } catch {
-    return false; // not JSON: the engine says what is wrong
+    return false; // the engine refuses the pack and says why
   }
 }
 
@@ -83,7 +84,7 @@ export function mayReachNetwork(request: WireRequest): boolean {
  * @example const run = await runInlineFirst({ pack: { files } }, {}, 150, (r, o) => runIsolated(r, o));
  */
 export async function runInlineFirst(request: WireRequest, options: Options, budgetMs: number, onThread: (request: WireRequest, options: Options) => Promise<EngineRun>): Promise<EngineRun> {
-  if (mayReachNetwork(request)) return await onThread(request, options);
+  if (await mayReachNetwork(request)) return await onThread(request, options);
   const [{ runEngine, engineRequest, defaultEnvironment }, { inlineFirst }] = await Promise.all([engineModules(), import("../engine/inline-first.ts")]);
   const cpuMs = processCpuClock();
   const first = inlineFirst({ ms: budgetMs, turn, now: processClock.monotonicMs, ...(cpuMs === undefined ? {} : { cpuMs }) });

@@ -94,7 +94,7 @@ async function open(url: URL, signal: AbortSignal | undefined): Promise<{ port: 
  * @throws ReachError as `runEngine` does, or `EXEC_ABORTED` when the worker had to be terminated
  * @example
  * ```ts
- * import { readPackFiles } from "../platform/pack-files.ts";
+ * import { readPackFiles } from "./pack-files.ts";
  * const controller = new AbortController(); // controller.abort("SIGINT") stops even a tool in a tight loop
  * const run = await runIsolated({ pack: { files: await readPackFiles("packs/hello") } }, { signal: controller.signal });
  * console.log(run.status, run.runHash);
@@ -135,7 +135,7 @@ async function runOnThread(url: URL, request: WireRequest, options: { signal?: A
  * @throws ReachError as `openSession` does
  * @example
  * ```ts
- * import { readPackFiles } from "../platform/pack-files.ts";
+ * import { readPackFiles } from "./pack-files.ts";
  * const session = await openIsolatedSession({ pack: { files: await readPackFiles("packs/hello") } });
  * console.log(session.tools.map((t) => t.name), (await session.call("wordcount", { text: "a" })).ok);
  * const run = await session.close();

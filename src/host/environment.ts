@@ -36,7 +36,7 @@ export type DefaultEnvironmentOptions = {
  * @example
  * ```ts
  * import { runEngine } from "../engine/engine.ts";
- * import { readPackFiles } from "../platform/pack-files.ts";
+ * import { readPackFiles } from "./pack-files.ts";
  * const run = await runEngine(defaultEnvironment(), { pack: { files: await readPackFiles("packs/hello") } });
  * console.log(run.status);
  * ```

@@ -5,7 +5,7 @@
 import { loadPackFrom } from "../engine/engine.ts";
 import type { LoadedPack } from "../engine/pack.ts";
 import { defaultEnvironment } from "./environment.ts";
-import { readPackFiles } from "../platform/pack-files.ts";
+import { readPackFiles } from "./pack-files.ts";
 
 /**
  * Load a pack from the host.

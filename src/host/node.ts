@@ -15,7 +15,8 @@
  */
 export { defaultEnvironment } from "./environment.ts";
 export type { DefaultEnvironmentOptions } from "./environment.ts";
-export { readPackFiles, MAX_PACK_BYTES } from "../platform/pack-files.ts";
+export { readPackFiles } from "./pack-files.ts";
+export { MAX_PACK_BYTES } from "../engine/pack-archive.ts";
 export { loadHostPack } from "./host-pack.ts";
 export { loadTrustStore, readTrustStoreText, watchTrustStore } from "../platform/trust-file.ts";
 export { writeDirAtomic, writeFileAtomic } from "../platform/write.ts";

@@ -3,8 +3,7 @@
  * and inflated once. Bounded by entries and bytes; the least recently used pack leaves first.
  * @module
  */
-import { readArchive } from "../capsule/archive.ts";
-import { MAX_PACK_BYTES } from "../engine/engine.ts";
+import { packArchiveFiles } from "../engine/pack-archive.ts";
 import type { SqlExecutor } from "./ports.ts";
 import { ReachError } from "../protocol/errors.ts";
 import { readPackArchive } from "./store-packs.ts";
@@ -45,13 +44,7 @@ export class PackCache {
     }
     const archive = await readPackArchive(this.#db, sha256);
     if (archive === null) throw new ReachError("PACK_NOT_FOUND", `the pack archive ${sha256} is not in the service store; register the pack again (POST /packs)`);
-    let files: Map<string, Uint8Array>;
-    try {
-      files = readArchive(archive, { maxTotalBytes: MAX_PACK_BYTES });
-    } catch (err) {
-      if (err instanceof ReachError) throw new ReachError("PACK_MALFORMED", `the stored pack archive ${sha256}: ${err.message}`, { details: err.details, cause: err });
-      throw err;
-    }
+    const files = await packArchiveFiles(archive, `the stored pack archive ${sha256}`);
     let bytes = 0;
     for (const b of files.values()) bytes += b.length;
     this.#entries.set(sha256, { files, bytes });

@@ -4,7 +4,7 @@
 export { readQuickJsEngineWasm } from "../../src/platform/quickjs-engine.ts";
 export { readPythonWasm } from "../../src/platform/python-engine.ts";
 export { nativeSha256Backend } from "../../src/platform/native-sha256.ts";
-export { readPackFiles } from "../../src/platform/pack-files.ts";
+export { readPackFiles } from "../../src/host/pack-files.ts";
 export { watchTrustStore } from "../../src/platform/trust-file.ts";
 export { openDatabase } from "../../src/platform/postgres.ts";
 export { openRunQueue } from "../../src/platform/job-queue.ts";

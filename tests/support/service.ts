@@ -11,7 +11,7 @@ import type { RunQueue } from "../../src/platform/job-queue.ts";
 import { openDatabase } from "../../src/platform/postgres.ts";
 import type { SqlDatabase } from "../../src/platform/postgres.ts";
 import { serveHttp } from "../../src/platform/http-server.ts";
-import { readPackFiles } from "../../src/platform/pack-files.ts";
+import { readPackFiles } from "../../src/host/pack-files.ts";
 import { defaultEnvironment } from "../../src/host/environment.ts";
 import { privatePostgres } from "./fleet.ts";
 import { startService } from "../../src/service/service.ts";
