@@ -7,6 +7,7 @@
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { ListResourcesResult, ReadResourceResult, Resource } from "@modelcontextprotocol/sdk/types.js";
 import type { WorkspaceFile } from "../engine/session.ts";
+import { bytesToBase64 } from "../canonical/hex.ts";
 
 /** The URI prefix of workspace files. */
 export const WORKSPACE_URI = "workspace:///";
@@ -90,12 +91,6 @@ export function listPage(files: readonly WorkspaceFile[], cursor: string | undef
   return next < files.length ? { resources, nextCursor: String(next) } : { resources };
 }
 
-function base64(bytes: Uint8Array): string {
-  let s = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(s);
-}
-
 /**
  * The `resources/read` answer for a file's bytes: text when the type is textual (or unknown) and the bytes are UTF-8,
  * else a base64 blob.
@@ -116,5 +111,5 @@ export function readContents(uri: string, path: string, bytes: Uint8Array | null
       // not UTF-8: a blob
     }
   }
-  return { contents: [{ uri, mimeType, blob: base64(bytes) }] };
+  return { contents: [{ uri, mimeType, blob: bytesToBase64(bytes) }] };
 }
