@@ -4,6 +4,7 @@
  * @module
  */
 export { base64ToBytes, bytesToBase64, bytesToHex, hexToBytes, isSha256Hex } from "./hex.ts";
+export { concatBytes } from "./bytes.ts";
 export { getSha256Backend, nobleBackend, setSha256Backend, sha256, sha256Hex, utf8 } from "./sha256.ts";
 export type { Sha256Backend } from "./sha256.ts";
 export { canonicalBytes, canonicalize, hashCanonical, MAX_DEPTH } from "./jcs.ts";

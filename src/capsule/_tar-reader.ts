@@ -16,6 +16,7 @@ import { invalid, overBudget, showName, tooLarge } from "./_errors.ts";
 import { EntryTree } from "./_path.ts";
 import { BLOCK, decodeHeader } from "./_ustar.ts";
 import type { ArchiveLimits, InflationBudget } from "./limits.ts";
+import { concatBytes } from "../canonical/bytes.ts";
 
 /** Parser states. */
 const Mode = { Header: 0, Data: 1, Padding: 2, SecondEnd: 3, Done: 4 } as const;
@@ -175,16 +176,7 @@ export class TarReader {
 
   #endOfData(): void {
     const parts = this.#parts;
-    let bytes: Uint8Array;
-    if (parts.length === 1) bytes = parts[0]!;
-    else {
-      bytes = new Uint8Array(this.#size);
-      let o = 0;
-      for (const p of parts) {
-        bytes.set(p, o);
-        o += p.length;
-      }
-    }
+    const bytes = parts.length === 1 ? parts[0]! : concatBytes(parts, this.#size);
     this.#parts = [];
     this.entries.set(this.#path, bytes);
     this.#remaining = padded(this.#size) - this.#size;

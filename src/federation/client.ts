@@ -10,6 +10,7 @@ import type { NodeSelf } from "./identity.ts";
 import { isLoopbackHost } from "./identity.ts";
 import { MESSAGES_PATH, openMessage, signMessage } from "./message.ts";
 import type { Message, MessageType } from "./message.ts";
+import { concatBytes } from "../canonical/bytes.ts";
 
 /** The transport: a `fetch` restricted to what nodes need. */
 export type PeerFetch = (url: string, init: { method: "POST"; headers: Record<string, string>; body: Uint8Array<ArrayBuffer>; signal?: AbortSignal }) => Promise<Response>;
@@ -49,13 +50,7 @@ export async function readLimited(res: Response, maxBytes: number): Promise<Uint
     }
     parts.push(value);
   }
-  const out = new Uint8Array(total);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+  return concatBytes(parts, total);
 }
 
 function assertTransport(endpoint: string): void {

@@ -12,6 +12,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { JsonRpcSniffer, MAX_MESSAGE_BYTES, oversizedAnswer } from "./limits.ts";
+import { concatBytes } from "../canonical/bytes.ts";
 
 /** The byte streams a stdio transport reads and writes: `process.stdin` and `process.stdout`, or test doubles. */
 export type StdioStreams = {
@@ -95,14 +96,7 @@ export class LineReader {
       this.#oversized(skipping, size);
       return;
     }
-    const bytes = parts.length === 1 ? parts[0]! : new Uint8Array(size);
-    if (parts.length > 1) {
-      let at = 0;
-      for (const p of parts) {
-        bytes.set(p, at);
-        at += p.length;
-      }
-    }
+    const bytes = parts.length === 1 ? parts[0]! : concatBytes(parts, size);
     this.#line(bytes);
   }
 

@@ -11,6 +11,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { ReachError } from "../protocol/errors.ts";
 import { createFile, dirsWithin, givenDir, isPrivateMode, lstatOrNull, newDir, removeTree, safeName, safeSegments, segmentsWithin } from "./_safe-fs.ts";
+import { concatBytes } from "../canonical/bytes.ts";
 
 export { lstatOrNull, privateDir, safeName, safeSegments } from "./_safe-fs.ts";
 
@@ -254,13 +255,7 @@ export async function readStdin(maxBytes = 64 * 1024 * 1024): Promise<Uint8Array
     if (total > maxBytes) throw new ReachError("PROTO_INVALID_ARGUMENT", `stdin holds more than ${maxBytes} bytes`);
     chunks.push(c);
   }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return concatBytes(chunks, total);
 }
 
 /** The handlers of the last run whose results were taken (`settle`): kept until the next run's are installed. */

@@ -35,6 +35,7 @@ import {
   u64ToNumber,
 } from "./_wasi-resources.ts";
 import type { WasiState } from "./_wasi-resources.ts";
+import { concatBytes } from "../../canonical/bytes.ts";
 
 /** Options of `createWasiP2`. */
 export type WasiP2Options = {
@@ -232,9 +233,9 @@ export function createWasiP2(options: WasiP2Options): WasiP2 {
   return {
     imports,
     output: () => ({
-      stdout: concat(captured.stdout, captured.size.stdout),
-      stderr: concat(captured.stderr, captured.size.stderr),
-      log: concat(captured.log, captured.size.stdout + captured.size.stderr),
+      stdout: concatBytes(captured.stdout, captured.size.stdout),
+      stderr: concatBytes(captured.stderr, captured.size.stderr),
+      log: concatBytes(captured.log, captured.size.stdout + captured.size.stderr),
       droppedBytes: captured.dropped,
     }),
   };
@@ -244,12 +245,3 @@ function isOkResult(status: unknown): boolean {
   return typeof status === "object" && status !== null && (status as { tag?: unknown }).tag === "ok";
 }
 
-function concat(parts: Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}

@@ -17,6 +17,7 @@ import type { JsonObject } from "../../protocol/json.ts";
 import { body, invalid, shape, str } from "./_assert.ts";
 import type { Req } from "./_assert.ts";
 import type { FetchLike } from "../../protocol/fetch.ts";
+import { concatBytes } from "../../canonical/bytes.ts";
 
 /** Limits of `http.fetch`. */
 export type HttpLimits = {
@@ -116,13 +117,7 @@ async function readCapped(res: Response, url: string, max: number): Promise<Uint
     }
     chunks.push(value);
   }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return concatBytes(chunks, total);
 }
 
 function tooLarge(url: string, max: number): ReachError {

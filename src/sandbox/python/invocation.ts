@@ -19,6 +19,7 @@ import type { HostApi } from "../types.ts";
 import type { JsonObject, JsonValue } from "../../protocol/json.ts";
 import { GuestStop } from "./imports.ts";
 import type { ChannelName, GuestHooks } from "./imports.ts";
+import { concatBytes } from "../../canonical/bytes.ts";
 
 /** What an invocation runs: a tool module (`main(input, reach)`) or an `exec_python` snippet. */
 export type Job = { kind: "tool" | "exec"; code: string; input: JsonValue; toolName: string };
@@ -113,13 +114,7 @@ export class InvocationHooks implements GuestHooks {
 
   /** The captured stdout (UTF-8, invalid sequences replaced), with a marker when it was cut. */
   get stdout(): string {
-    const all = new Uint8Array(this.#stdoutBytes);
-    let at = 0;
-    for (const chunk of this.#stdout) {
-      all.set(chunk, at);
-      at += chunk.length;
-    }
-    const text = new TextDecoder().decode(all);
+    const text = new TextDecoder().decode(concatBytes(this.#stdout, this.#stdoutBytes));
     return this.#stdoutTruncated ? `${text}\n[reach] stdout truncated after ${this.#limits.maxStdoutBytes} bytes\n` : text;
   }
 

@@ -16,6 +16,7 @@
  */
 import { coreSections, leb, Reader, WASM_PAGE_BYTES } from "../wasm-binary.ts";
 import type { CoreSection } from "../wasm-binary.ts";
+import { concatBytes } from "../../canonical/bytes.ts";
 
 /** The import module and field a rewritten module imports its memory from (never a name a tool can rely on). */
 export const POOLED_MEMORY_MODULE = "reach-wasm:pooled-memory";
@@ -121,14 +122,7 @@ export function importOwnMemory(module: Uint8Array): MemoryImportingModule | nul
     parts.push(module.subarray(s.start, s.end));
   }
   if (!placed) parts.push(newImport);
-  const size = parts.reduce((n, p) => n + p.length, 0);
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    bytes.set(p, at);
-    at += p.length;
-  }
-  return { bytes, initialPages, maximumPages };
+  return { bytes: concatBytes(parts), initialPages, maximumPages };
 }
 
 /**
