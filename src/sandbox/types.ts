@@ -3,7 +3,7 @@
  * reaches the outside only through a `HostApi`; every host operation is capability-checked and recorded.
  * @module
  */
-import type { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/errors.ts";
 import type { FuelMeter } from "./fuel/fuel-meter.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 
@@ -54,6 +54,32 @@ const OP_SET: ReadonlySet<string> = new Set(HOST_OPS);
 /** True when `op` names a host operation. */
 export function isHostOp(op: unknown): op is HostOp {
   return typeof op === "string" && OP_SET.has(op);
+}
+
+/**
+ * Check a guest's host call, as every tool runtime receives it: an operation name and its request as JSON text.
+ * @param op the operation name
+ * @param text the request's JSON text
+ * @param maxChars the longest request text accepted
+ * @returns the operation and its request object
+ * @throws ReachError `EXEC_SANDBOX_VIOLATION` for an unknown op, a request too long, not JSON, or not an object
+ * @example const [op, request] = hostRequest("clock.now", "{}", 65_536);
+ */
+export function hostRequest(op: string, text: string, maxChars: number): [HostOp, JsonObject] {
+  if (!isHostOp(op)) throw new ReachError("EXEC_SANDBOX_VIOLATION", `"${op.slice(0, 40)}" is not a host operation`);
+  if (text.length > maxChars) {
+    throw new ReachError("EXEC_SANDBOX_VIOLATION", `a ${op} request may be at most ${maxChars} characters of JSON`);
+  }
+  let request: unknown;
+  try {
+    request = JSON.parse(text);
+  } catch {
+    throw new ReachError("EXEC_SANDBOX_VIOLATION", `the ${op} request is not valid JSON`);
+  }
+  if (typeof request !== "object" || request === null || Array.isArray(request)) {
+    throw new ReachError("EXEC_SANDBOX_VIOLATION", `the ${op} request must be a JSON object`);
+  }
+  return [op, request as JsonObject];
 }
 
 /**

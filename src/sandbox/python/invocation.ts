@@ -14,7 +14,7 @@
 import { base64ToBytes } from "../../canonical/hex.ts";
 import { ReachError } from "../../protocol/errors.ts";
 import { haltsTool } from "../halting.ts";
-import { isHostOp } from "../types.ts";
+import { hostRequest, isHostOp } from "../types.ts";
 import type { HostApi } from "../types.ts";
 import type { JsonObject, JsonValue } from "../../protocol/json.ts";
 import { GuestStop } from "./imports.ts";
@@ -147,20 +147,7 @@ export class InvocationHooks implements GuestHooks {
     if (args.length !== 2 || typeof op !== "string" || typeof text !== "string") {
       throw new ReachError("EXEC_SANDBOX_VIOLATION", "a host call needs an operation name and a JSON request string");
     }
-    if (!isHostOp(op)) throw new ReachError("EXEC_SANDBOX_VIOLATION", `"${op.slice(0, 40)}" is not a host operation`);
-    if (text.length > this.#limits.maxRequestChars) {
-      throw new ReachError("EXEC_SANDBOX_VIOLATION", `a ${op} request may be at most ${this.#limits.maxRequestChars} characters of JSON`);
-    }
-    let request: unknown;
-    try {
-      request = JSON.parse(text);
-    } catch {
-      throw new ReachError("EXEC_SANDBOX_VIOLATION", `the ${op} request is not valid JSON`);
-    }
-    if (typeof request !== "object" || request === null || Array.isArray(request)) {
-      throw new ReachError("EXEC_SANDBOX_VIOLATION", `the ${op} request must be a JSON object`);
-    }
-    return [op, request as JsonObject];
+    return hostRequest(op, text, this.#limits.maxRequestChars);
   }
 
   /** One synchronous host call; a halting error stops the invocation. */

@@ -13,7 +13,7 @@ import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from "quic
 import { base64ToBytes, bytesToBase64 } from "../../canonical/hex.ts";
 import { ReachError } from "../../protocol/errors.ts";
 import { haltsTool } from "../halting.ts";
-import { isHostOp } from "../types.ts";
+import { hostRequest } from "../types.ts";
 import type { HostApi, HostOp } from "../types.ts";
 import type { JsonObject } from "../../protocol/json.ts";
 
@@ -83,22 +83,7 @@ function readRequest(ctx: QuickJSContext, opHandle: QuickJSHandle | undefined, j
   if (opHandle === undefined || jsonHandle === undefined || ctx.typeof(opHandle) !== "string" || ctx.typeof(jsonHandle) !== "string") {
     throw new ReachError("EXEC_SANDBOX_VIOLATION", "a host call needs an operation name and a JSON request string");
   }
-  const op = ctx.getString(opHandle);
-  if (!isHostOp(op)) throw new ReachError("EXEC_SANDBOX_VIOLATION", `"${op.slice(0, 40)}" is not a host operation`);
-  const text = ctx.getString(jsonHandle);
-  if (text.length > MAX_REQUEST_CHARS) {
-    throw new ReachError("EXEC_SANDBOX_VIOLATION", `a ${op} request may be at most ${MAX_REQUEST_CHARS} characters of JSON`);
-  }
-  let request: unknown;
-  try {
-    request = JSON.parse(text);
-  } catch {
-    throw new ReachError("EXEC_SANDBOX_VIOLATION", `the ${op} request is not valid JSON`);
-  }
-  if (typeof request !== "object" || request === null || Array.isArray(request)) {
-    throw new ReachError("EXEC_SANDBOX_VIOLATION", `the ${op} request must be a JSON object`);
-  }
-  return [op, request as JsonObject];
+  return hostRequest(ctx.getString(opHandle), ctx.getString(jsonHandle), MAX_REQUEST_CHARS);
 }
 
 const TEXT_OPS: ReadonlySet<HostOp> = new Set<HostOp>(["fs.read", "http.fetch"]);
