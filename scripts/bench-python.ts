@@ -19,6 +19,7 @@ import { nativeSha256Backend } from "../src/platform/native-sha256.ts";
 import { execPython, PythonRunner } from "../src/sandbox/python/mod.ts";
 import type { ToolInvocation, ToolRunner } from "../src/sandbox/types.ts";
 import { n } from "./bench/smoke.ts";
+import { interleaved } from "./bench/tools.ts";
 
 setSha256Backend(nativeSha256Backend); // as an engine call on Node hashes
 const root = new URL("../", import.meta.url);
@@ -38,25 +39,6 @@ print("total", total, "words", words)
 result = {"total": total, "words": words, "stats": stats}
 `;
 const INPUT = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9];
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-}
-
-/** Median microseconds per call of each function, measured interleaved (a, b, a, b, …) after `warm` untimed rounds. */
-async function interleaved(fns: Array<() => unknown>, warm: number, rounds: number): Promise<number[]> {
-  for (let i = 0; i < warm; i++) for (const f of fns) await f();
-  const times: number[][] = fns.map(() => []);
-  for (let round = 0; round < rounds; round++) {
-    for (let k = 0; k < fns.length; k++) {
-      const t = performance.now();
-      await fns[k]!();
-      times[k]!.push(performance.now() - t);
-    }
-  }
-  return times.map((xs) => median(xs) * 1000);
-}
 
 type Bare = { runPython(code: string): unknown; globals: { set(k: string, v: unknown): void } };
 const glueUrl = new URL("node_modules/@micropython/micropython-webassembly-pyscript/micropython.mjs", root).href;

@@ -17,7 +17,7 @@ const root = new URL("../../", import.meta.url);
  * Median microseconds per call of each function, measured interleaved (a, b, a, b, …) after `warm` untimed rounds,
  * so that both see the same machine load.
  */
-async function interleaved(fns: Array<() => unknown>, warm: number, rounds: number): Promise<number[]> {
+export async function interleaved(fns: Array<() => unknown>, warm: number, rounds: number): Promise<number[]> {
   for (let i = 0; i < warm; i++) for (const f of fns) await f();
   const times: number[][] = fns.map(() => []);
   for (let round = 0; round < rounds; round++) {
