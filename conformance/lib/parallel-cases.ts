@@ -16,8 +16,8 @@ import type { RunRecord } from "../../src/engine/types.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
 import type { ConformanceCase, ConformanceIO } from "./types.ts";
 import { check } from "./types.ts";
+import { jsPack as jsPackFiles } from "./js-pack.ts";
 
-const enc = new TextEncoder();
 
 /** Files of a pack under `packs/` (relative to conformance/). */
 function packFiles(io: ConformanceIO, name: string): Map<string, Uint8Array> {
@@ -36,18 +36,7 @@ function packFiles(io: ConformanceIO, name: string): Map<string, Uint8Array> {
 
 /** A pack of JS tools and a static plan, as files. */
 function jsPack(tools: Record<string, string>, steps: object[], permissions: string[] = ["filesystem"]): Map<string, Uint8Array> {
-  const files = new Map<string, Uint8Array>();
-  for (const [name, src] of Object.entries(tools)) files.set(`tools/${name}.js`, enc.encode(src));
-  files.set("plan.json", enc.encode(JSON.stringify({
-    contract_version: "S2-B-05.v1", plan_id: "p", goal_id: "g", created_at: "1970-01-01T00:00:00.000Z", planner: "test", status: "APPROVED",
-    risk: { level: 0 }, scope: { allowed: Object.keys(tools) }, steps: steps.map((s) => ({ arguments: {}, return_spec: { type: "object" }, ...s })), success_criteria: [],
-  })));
-  files.set("reach.json", enc.encode(JSON.stringify({
-    specVersion: "1.0.0", id: "parallel-case", version: "1.0.0", entrypoint: "plan.json",
-    manifest: { manifestVersion: "1.0.0", capabilities: { tools: Object.keys(tools).map((name) => ({ name })), permissions } },
-    tools: Object.fromEntries(Object.keys(tools).map((n) => [n, { kind: "js", module: `tools/${n}.js` }])),
-  })));
-  return files;
+  return jsPackFiles("parallel-case", tools, steps, permissions);
 }
 
 /** Run a pack; return the record and its capsule's bytes. */
