@@ -1,4 +1,4 @@
-// The house's arrows (ARCHITECTURE "Proposed layout", CONVENTIONS "Layout and boundaries"): every face is a thin
+// The house's arrows (ARCHITECTURE.md "Layout", CONVENTIONS "Layout and boundaries"): every face is a thin
 // room over the engine call. Static imports are read from the source; a new arrow that breaks a rule fails here.
 //  - src/cli/ imports only src/engine, src/platform, src/protocol and the faces it starts (federation, service,
 //    report, mcp, conformance) — never the layers below the engine — and no command module imports another;
