@@ -103,130 +103,156 @@ export function exportState(module: Uint8Array): StateExports | null {
   }
 }
 
+/** What the scan of a module's sections found: how many of each kind are imported, the exports to add, and the
+ * export section already there. */
+type Scan = {
+  imported: { table: number; memory: number; global: number };
+  added: number[][];
+  names: string[];
+  existingExports: CoreSection | undefined;
+  existingCount: number;
+  taken: Set<string>;
+};
+
 function rewrite(module: Uint8Array): StateExports {
   const all = coreSections(module);
-  let importedTables = 0;
-  let importedMemories = 0;
-  let importedGlobals = 0;
-  const added: number[][] = [];
-  const names: string[] = [];
-  let existingExports: CoreSection | undefined;
-  let existingCount = 0;
-  const taken = new Set<string>();
-  const add = (kind: "table" | "memory" | "global", index: number): void => {
-    const name = `${STATE_EXPORT_PREFIX}${kind}_${index}`;
-    names.push(name);
-    added.push(exportEntry(name, EXPORT_KIND[kind], index));
+  const scan: Scan = {
+    imported: { table: 0, memory: 0, global: 0 },
+    added: [],
+    names: [],
+    existingExports: undefined,
+    existingCount: 0,
+    taken: new Set<string>(),
   };
-  for (const s of all) {
-    const r = new StateReader(module, s.bodyStart, s.end);
-    switch (s.id) {
-      case SECTION.import: {
-        for (let n = r.u(); n > 0; n--) {
-          r.name();
-          r.name();
-          const kind = r.byte();
-          if (kind === 0x00) r.u();
-          else if (kind === 0x01) {
-            r.refType();
-            r.limits();
-            importedTables++;
-          } else if (kind === 0x02) {
-            r.limits();
-            importedMemories++;
-          } else if (kind === 0x03) {
-            r.byte();
-            r.byte();
-            importedGlobals++;
-          } else throw new Unsupported(`import kind 0x${kind.toString(16)}`);
-        }
-        break;
+  for (const s of all) scanSection(new StateReader(module, s.bodyStart, s.end), s, scan);
+  for (const name of scan.names) if (scan.taken.has(name)) throw new Unsupported(`export "${name}" already exists`);
+  const section = exportSection(module, scan);
+  return { bytes: spliceExportSection(module, all, scan.existingExports, section), names: scan.names };
+}
+
+/** Record the export `reach_state_<kind>_<index>` to add. */
+function addExport(scan: Scan, kind: "table" | "memory" | "global", index: number): void {
+  const name = `${STATE_EXPORT_PREFIX}${kind}_${index}`;
+  scan.names.push(name);
+  scan.added.push(exportEntry(name, EXPORT_KIND[kind], index));
+}
+
+/** Read one section into `scan`, or throw `Unsupported` for state a snapshot of the exports would miss. */
+function scanSection(r: StateReader, s: CoreSection, scan: Scan): void {
+  switch (s.id) {
+    case SECTION.import:
+      return scanImports(r, scan);
+    case SECTION.table:
+      for (let i = 0, n = r.u(); i < n; i++) {
+        r.refType();
+        r.limits();
+        addExport(scan, "table", scan.imported.table + i);
       }
-      case SECTION.table: {
-        const n = r.u();
-        for (let i = 0; i < n; i++) {
-          r.refType();
-          r.limits();
-          add("table", importedTables + i);
-        }
-        break;
+      return;
+    case SECTION.memory:
+      for (let i = 0, n = r.u(); i < n; i++) {
+        r.limits();
+        addExport(scan, "memory", scan.imported.memory + i);
       }
-      case SECTION.memory: {
-        const n = r.u();
-        for (let i = 0; i < n; i++) {
-          r.limits();
-          add("memory", importedMemories + i);
-        }
-        break;
+      return;
+    case SECTION.global:
+      return scanGlobals(r, scan);
+    case SECTION.export:
+      scan.existingExports = s;
+      scan.existingCount = r.u();
+      for (let i = 0; i < scan.existingCount; i++) {
+        scan.taken.add(r.name());
+        r.byte();
+        r.u();
       }
-      case SECTION.global: {
-        const n = r.u();
-        for (let i = 0; i < n; i++) {
-          const type = r.byte();
-          const mut = r.byte();
-          if (mut !== 0x00 && mut !== 0x01) throw malformed(`global ${i} has mutability 0x${mut.toString(16)}`);
-          r.constExpr();
-          if (mut === 0x01) {
-            if (!JS_VALUE_TYPES.has(type)) throw new Unsupported(`mutable global of type 0x${type.toString(16)}`);
-            add("global", importedGlobals + i);
-          }
-        }
-        break;
-      }
-      case SECTION.export: {
-        existingExports = s;
-        existingCount = r.u();
-        for (let i = 0; i < existingCount; i++) {
-          taken.add(r.name());
-          r.byte();
-          r.u();
-        }
-        break;
-      }
-      case SECTION.start:
-        throw new Unsupported("start function");
-      case SECTION.element: {
-        for (let n = r.u(); n > 0; n--) {
-          const flags = r.u();
-          if (flags > 7) throw malformed(`element segment flags ${flags}`);
-          if ((flags & 0x03) === 0x01) throw new Unsupported("passive element segment");
-          if ((flags & 0x01) === 0) {
-            if ((flags & 0x02) !== 0) r.u(); // table index
-            r.constExpr(); // offset
-          }
-          const exprs = (flags & 0x04) !== 0;
-          if ((flags & 0x03) !== 0) {
-            if (exprs) r.refType();
-            else if (r.byte() !== 0x00) throw new Unsupported("element kind");
-          }
-          for (let k = r.u(); k > 0; k--) {
-            if (exprs) r.constExpr();
-            else r.u();
-          }
-        }
-        break;
-      }
-      case SECTION.data: {
-        for (let n = r.u(); n > 0; n--) {
-          const flags = r.u();
-          if (flags === 0x01) throw new Unsupported("passive data segment");
-          if (flags === 0x02) r.u();
-          else if (flags !== 0x00) throw malformed(`data segment flags ${flags}`);
-          r.constExpr();
-          r.skip(r.u());
-        }
-        break;
-      }
-      default:
-        break;
+      return;
+    case SECTION.start:
+      throw new Unsupported("start function");
+    case SECTION.element:
+      return checkElements(r);
+    case SECTION.data:
+      return checkData(r);
+    default:
+      return;
+  }
+}
+
+/** Count the imported tables, memories and globals (defined ones are numbered after them). */
+function scanImports(r: StateReader, scan: Scan): void {
+  for (let n = r.u(); n > 0; n--) {
+    r.name();
+    r.name();
+    const kind = r.byte();
+    if (kind === 0x00) r.u();
+    else if (kind === 0x01) {
+      r.refType();
+      r.limits();
+      scan.imported.table++;
+    } else if (kind === 0x02) {
+      r.limits();
+      scan.imported.memory++;
+    } else if (kind === 0x03) {
+      r.byte();
+      r.byte();
+      scan.imported.global++;
+    } else throw new Unsupported(`import kind 0x${kind.toString(16)}`);
+  }
+}
+
+/** Add an export for every defined mutable global. */
+function scanGlobals(r: StateReader, scan: Scan): void {
+  const n = r.u();
+  for (let i = 0; i < n; i++) {
+    const type = r.byte();
+    const mut = r.byte();
+    if (mut !== 0x00 && mut !== 0x01) throw malformed(`global ${i} has mutability 0x${mut.toString(16)}`);
+    r.constExpr();
+    if (mut === 0x01) {
+      if (!JS_VALUE_TYPES.has(type)) throw new Unsupported(`mutable global of type 0x${type.toString(16)}`);
+      addExport(scan, "global", scan.imported.global + i);
     }
   }
-  for (const name of names) if (taken.has(name)) throw new Unsupported(`export "${name}" already exists`);
+}
 
-  // Build the new export section: the old entries followed by ours.
-  const oldEntries = existingExports === undefined ? new Uint8Array(0) : entriesOf(module, existingExports);
-  const body = [...leb(existingCount + added.length)];
-  const tail = added.flat();
+/** Walk the element segments; a passive one is unsupported. */
+function checkElements(r: StateReader): void {
+  for (let n = r.u(); n > 0; n--) {
+    const flags = r.u();
+    if (flags > 7) throw malformed(`element segment flags ${flags}`);
+    if ((flags & 0x03) === 0x01) throw new Unsupported("passive element segment");
+    if ((flags & 0x01) === 0) {
+      if ((flags & 0x02) !== 0) r.u(); // table index
+      r.constExpr(); // offset
+    }
+    const exprs = (flags & 0x04) !== 0;
+    if ((flags & 0x03) !== 0) {
+      if (exprs) r.refType();
+      else if (r.byte() !== 0x00) throw new Unsupported("element kind");
+    }
+    for (let k = r.u(); k > 0; k--) {
+      if (exprs) r.constExpr();
+      else r.u();
+    }
+  }
+}
+
+/** Walk the data segments; a passive one is unsupported. */
+function checkData(r: StateReader): void {
+  for (let n = r.u(); n > 0; n--) {
+    const flags = r.u();
+    if (flags === 0x01) throw new Unsupported("passive data segment");
+    if (flags === 0x02) r.u();
+    else if (flags !== 0x00) throw malformed(`data segment flags ${flags}`);
+    r.constExpr();
+    r.skip(r.u());
+  }
+}
+
+/** The new export section: the old entries followed by ours. */
+function exportSection(module: Uint8Array, scan: Scan): Uint8Array {
+  const oldEntries = scan.existingExports === undefined ? new Uint8Array(0) : entriesOf(module, scan.existingExports);
+  const body = [...leb(scan.existingCount + scan.added.length)];
+  const tail = scan.added.flat();
   const bodyLen = body.length + oldEntries.length + tail.length;
   const section = new Uint8Array(1 + leb(bodyLen).length + bodyLen);
   let p = 0;
@@ -236,8 +262,16 @@ function rewrite(module: Uint8Array): StateExports {
   section.set(oldEntries, p);
   p += oldEntries.length;
   section.set(tail, p);
+  return section;
+}
 
-  // Where it goes: in place of the old one, or before the first section that must follow it.
+/** Put `section` in place of the old export section, or before the first section that must follow it. */
+function spliceExportSection(
+  module: Uint8Array,
+  all: CoreSection[],
+  existingExports: CoreSection | undefined,
+  section: Uint8Array,
+): Uint8Array {
   let cutStart: number;
   let cutEnd: number;
   if (existingExports !== undefined) {
@@ -252,7 +286,7 @@ function rewrite(module: Uint8Array): StateExports {
   out.set(module.subarray(0, cutStart), 0);
   out.set(section, cutStart);
   out.set(module.subarray(cutEnd), cutStart + section.length);
-  return { bytes: out, names };
+  return out;
 }
 
 /** The bytes of an export section's entries (after its count). */
