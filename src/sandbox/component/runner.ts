@@ -14,42 +14,28 @@
  * tables) and WASI are made afresh. So no state survives from one invocation to the next, and a set of instances
  * that trapped, halted, ran out of fuel or grew its memory is dropped, never reused.
  *
- * The pieces: `transpiled.ts` (what a transpiled component is), `_core-modules.ts` (compiling, metering and caching
- * the core modules), `_guest.ts` (the host import, the import selection and the mapping of guest errors),
- * `_instance-pool.ts` and `_state-exports.ts` (instance reuse), `wasi-p2.ts` (WASI).
+ * The pieces: `transpiled.ts` (what a transpiled component is), `_call.ts` (one invocation's state and outcome),
+ * `_core-modules.ts` (compiling, metering and caching the core modules), `_guest.ts` (the host import, the import
+ * selection and the mapping of guest errors), `_instance-pool.ts` and `_state-exports.ts` (instance reuse), `wasi-p2.ts` (WASI).
  * @module
  */
-import { ReachError, toReachError } from "../../protocol/errors.ts";
-import type { ModuleIdentity, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
-import type { JsonValue } from "../../protocol/json.ts";
-import { FuelMeter, meterError } from "../fuel/mod.ts";
-import { WASI_CALL_FUEL } from "../wasi/runner.ts";
+import { ReachError } from "../../protocol/errors.ts";
+import type { ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
+import { ComponentCall } from "./_call.ts";
 import { compileCoreModules, componentDigest } from "./_core-modules.ts";
+import type { CompiledCores } from "./_core-modules.ts";
 import { callHostImport, guestError, selectImports } from "./_guest.ts";
 import { InstanceSet, ShapeMismatch } from "./_instance-pool.ts";
 import { loadComponent } from "./load.ts";
 import type { ComponentGlueStore } from "./store.ts";
 import { HOST_INTERFACE } from "./transpiled.ts";
 import type { ToolExports, TranspiledComponent } from "./transpiled.ts";
-import { createWasiP2 } from "./wasi-p2.ts";
-import type { ImportObject, WasiP2 } from "./wasi-p2.ts";
+import type { ImportObject } from "./wasi-p2.ts";
 
 /** Reusable instance sets kept per runner (one per compiled key); each holds ~2x the component's memory. */
 const POOLED_SETS = 4;
 
 const MAX_INPUT_BYTES = 16 * 1024 * 1024;
-/** A failed guest whose memory reached this share of the limit is reported as out of memory. */
-const MEMORY_FULL_RATIO = 0.9;
-
-function largestMemory(instances: readonly WebAssembly.Instance[]): number {
-  let max = 0;
-  for (const instance of instances) {
-    for (const value of Object.values(instance.exports)) {
-      if (value instanceof WebAssembly.Memory) max = Math.max(max, value.buffer.byteLength);
-    }
-  }
-  return max;
-}
 
 /** Options of `ComponentRunner`. */
 export type ComponentRunnerOptions = {
@@ -123,143 +109,79 @@ export class ComponentRunner implements ToolRunner {
    * if (outcome.status === "success") console.log(outcome.output, outcome.fuelUsed);
    */
   async run(invocation: ToolInvocation): Promise<ToolOutcome> {
-    const meter = invocation.meter ?? new FuelMeter({ budget: invocation.fuel });
-    let halted: ReachError | null = null;
-    const halt = (err: ReachError): never => {
-      halted ??= err;
-      throw halted;
-    };
-    // Before and after every host or WASI call: an earlier halt stands, and the call costs fuel (time is fuel; the
-    // meter's next refill is where a signal or the watchdog stops the tool).
-    const checkpoint = (): void => {
-      if (halted !== null) throw halted;
-      meter.charge(WASI_CALL_FUEL);
-    };
-    // WASI is made only for a component that imports some of it (a C component may import only the host API).
-    let wasi: WasiP2 | undefined;
-    const makeWasi = (): WasiP2 => createWasiP2({
-      host: {
-        // WASI's clock and randomness cannot fail in WIT terms: any host error stops the tool.
-        invokeSync: (op, request) => {
-          try {
-            return invocation.host.invokeSync(op, request);
-          } catch (err) {
-            return halt(toReachError(err, "EXEC_SANDBOX_VIOLATION"));
-          }
-        },
-        invoke: (op, request) => invocation.host.invoke(op, request),
-      },
-      checkpoint,
-      maxOutputBytes: this.#maxLogBytes,
-    });
-    const log = (): string => (wasi === undefined ? "" : new TextDecoder("utf-8", { fatal: false }).decode(wasi.output().log));
-    const exhausted = (): boolean => meter.outcome !== null;
-    let identity: ModuleIdentity | undefined;
-    let instances: WebAssembly.Instance[] = [];
-    // The instance set of this invocation, and whether it returned cleanly (only then may it serve another).
-    let set: InstanceSet | undefined;
-    let clean = false;
-    let poolKey = "";
-    const fail = (error: ReachError): ToolOutcome => {
-      let err = error;
-      const stopped = meterError(meter, invocation.toolName);
-      if (halted === null && stopped !== null) {
-        // A fuel trap or a stop surfaces as whatever the glue makes of the trap; the meter tells it apart.
-        err = stopped;
-      } else if (halted === null && err.code === "EXEC_TOOL_FAILED") {
-        // Running into the memory cap surfaces as the guest's "out of memory" err or a trap; the memory size tells
-        // it apart (the guest cannot fake this without really filling its memory).
-        const bytes = largestMemory(instances);
-        if (bytes >= invocation.memoryLimitBytes * MEMORY_FULL_RATIO) {
-          err = new ReachError(
-            "EXEC_RESOURCE_EXHAUSTED",
-            `tool "${invocation.toolName}" ran out of memory (limit ${invocation.memoryLimitBytes} bytes); ` +
-              "raise the tool's memory limit or give it less data",
-            { details: { reason: "memory", memoryLimitBytes: invocation.memoryLimitBytes, memoryBytes: bytes }, cause: error },
-          );
-        }
-      }
-      return { status: "error", error: err, log: log(), fuelUsed: meter.release(), ...(identity === undefined ? {} : { module: identity }) };
-    };
-
+    const call = new ComponentCall(invocation, this.#maxLogBytes);
     try {
-      const component = await this.#lookup(invocation);
-      const { key, modules, meteredDigest } = await compileCoreModules(invocation.code, component, invocation.memoryLimitBytes, this.#meterFuel);
-      identity = { sha256: component.componentSha256, metered: this.#meterFuel ? meteredDigest : null };
-      poolKey = key;
-      const imports: ImportObject = {
-        ...(component.importNames.some((n) => n.startsWith("wasi:")) ? (wasi = makeWasi()).imports : {}),
-        [HOST_INTERFACE]: { call: (op: unknown, request: unknown) => callHostImport(invocation, op, request, checkpoint, halt) },
-      };
-      const given = selectImports(component, imports);
-      const input = JSON.stringify(invocation.input);
-      if (input === undefined || input.length > MAX_INPUT_BYTES) {
-        return fail(new ReachError("PROTO_INVALID_ARGUMENT", `component input must be JSON of at most ${MAX_INPUT_BYTES} bytes`));
-      }
-      const getCoreModule = (name: string): WebAssembly.Module => {
-        const m = modules.get(name);
-        if (m === undefined) throw new ReachError("PACK_MALFORMED", `the glue asked for an unknown core module "${name}"`);
-        return m.module;
-      };
-      checkpoint();
-      let exports: ToolExports | undefined;
-      set = this.#reuse ? this.#take(key) : undefined;
-      if (set !== undefined) {
-        // The glue is instantiated afresh (its resource tables and handles are new); its core instances are the
-        // kept ones, already reset to their initial state by #take.
-        try {
-          exports = await component.instantiate(getCoreModule, given, set.replayingHook());
-          set.endReplay();
-        } catch (err) {
-          if (!(err instanceof ShapeMismatch)) throw err;
-          set = undefined; // not what was recorded: drop it and instantiate afresh
-        }
-      }
-      if (set === undefined || exports === undefined) {
-        const snapshotable = new Set([...modules.values()].filter((m) => m.snapshotable).map((m) => m.module));
-        set = new InstanceSet((m) => snapshotable.has(m));
-        exports = await component.instantiate(getCoreModule, given, set.recordingHook());
-        if (this.#reuse) set.capture();
-      }
-      instances = set.instances;
-      for (const slot of set.fuelSlots) meter.bind(slot);
-      meter.start();
-      let text: unknown;
-      try {
-        checkpoint();
-        text = exports.invoke(input);
-      } catch (err) {
-        if (halted !== null) return fail(halted);
-        // A guest's err(...) comes back as the glue's ComponentError after a normal return (post-return done).
-        clean = err instanceof Error && Object.prototype.hasOwnProperty.call(err, "payload") && !exhausted();
-        return fail(guestError(invocation.toolName, err));
-      }
-      // A guest may have caught the host's exception (e.g. with Wasm exception handling): the halt still stands.
-      if (halted !== null) return fail(halted);
-      clean = !exhausted();
-      if (typeof text !== "string") {
-        return fail(new ReachError("EXEC_OUTPUT_INVALID", `tool "${invocation.toolName}" returned no string`));
-      }
-      let output: JsonValue;
-      try {
-        output = JSON.parse(text) as JsonValue;
-      } catch {
-        return fail(
-          new ReachError("EXEC_OUTPUT_INVALID", `tool "${invocation.toolName}" returned text that is not JSON; return JSON.stringify(output)`, {
-            details: { outputPrefix: text.slice(0, 200) },
-          }),
-        );
-      }
-      return { status: "success", output, log: log(), fuelUsed: meter.release(), ...(identity === undefined ? {} : { module: identity }) };
+      return await this.#invoke(call);
     } catch (err) {
-      if (halted !== null) return fail(halted);
-      return fail(err instanceof ReachError ? err : guestError(invocation.toolName, err));
+      if (call.halted !== null) return call.fail(call.halted);
+      return call.fail(err instanceof ReachError ? err : guestError(invocation.toolName, err));
     } finally {
+      const set = call.set;
       if (set !== undefined) {
         set.detach();
-        if (clean && halted === null && this.#reuse && set.restorable()) this.#give(poolKey, set);
+        if (call.clean && call.halted === null && this.#reuse && set.restorable()) this.#give(call.poolKey, set);
       }
     }
+  }
+
+  /** Compile, link, instantiate (or reset a kept instance set) and invoke. */
+  async #invoke(call: ComponentCall): Promise<ToolOutcome> {
+    const invocation = call.invocation;
+    const component = await this.#lookup(invocation);
+    const cores = await compileCoreModules(invocation.code, component, invocation.memoryLimitBytes, this.#meterFuel);
+    call.identity = { sha256: component.componentSha256, metered: this.#meterFuel ? cores.meteredDigest : null };
+    call.poolKey = cores.key;
+    const imports: ImportObject = {
+      ...(component.importNames.some((n) => n.startsWith("wasi:")) ? call.makeWasi().imports : {}),
+      [HOST_INTERFACE]: { call: (op: unknown, request: unknown) => callHostImport(invocation, op, request, call.checkpoint, call.halt) },
+    };
+    const given = selectImports(component, imports);
+    const input = JSON.stringify(invocation.input);
+    if (input === undefined || input.length > MAX_INPUT_BYTES) {
+      return call.fail(new ReachError("PROTO_INVALID_ARGUMENT", `component input must be JSON of at most ${MAX_INPUT_BYTES} bytes`));
+    }
+    call.checkpoint();
+    const { set, exports } = await this.#instantiate(call, component, cores, given);
+    call.instances = set.instances;
+    for (const slot of set.fuelSlots) call.meter.bind(slot);
+    call.meter.start();
+    return call.invoke(exports, input);
+  }
+
+  /**
+   * Instantiate the glue over a kept instance set reset to its initial state, or over new core instances (kept for
+   * later when reuse is on). `call.set` follows the set in use, so that the caller detaches it whatever happens.
+   */
+  async #instantiate(
+    call: ComponentCall,
+    component: TranspiledComponent,
+    cores: CompiledCores,
+    given: ImportObject,
+  ): Promise<{ set: InstanceSet; exports: ToolExports }> {
+    const getCoreModule = (name: string): WebAssembly.Module => {
+      const m = cores.modules.get(name);
+      if (m === undefined) throw new ReachError("PACK_MALFORMED", `the glue asked for an unknown core module "${name}"`);
+      return m.module;
+    };
+    call.set = this.#reuse ? this.#take(cores.key) : undefined;
+    if (call.set !== undefined) {
+      // The glue is instantiated afresh (its resource tables and handles are new); its core instances are the
+      // kept ones, already reset to their initial state by #take.
+      try {
+        const exports = await component.instantiate(getCoreModule, given, call.set.replayingHook());
+        call.set.endReplay();
+        return { set: call.set, exports };
+      } catch (err) {
+        if (!(err instanceof ShapeMismatch)) throw err;
+        call.set = undefined; // not what was recorded: drop it and instantiate afresh
+      }
+    }
+    const snapshotable = new Set([...cores.modules.values()].filter((m) => m.snapshotable).map((m) => m.module));
+    const set = new InstanceSet((m) => snapshotable.has(m));
+    call.set = set;
+    const exports = await component.instantiate(getCoreModule, given, set.recordingHook());
+    if (this.#reuse) set.capture();
+    return { set, exports };
   }
 
   /** An idle instance set for `key`, reset to its initial state; undefined when there is none (or it grew). */
