@@ -159,21 +159,45 @@ export function createWasiP2(options: WasiP2Options): WasiP2 {
     monotonic: 0n,
     captured: { stdout: [], stderr: [], log: [], size: { stdout: 0, stderr: 0 }, dropped: 0 },
   };
-  const stdin = new InputStream(w);
-  const stdout = new OutputStream(w, "stdout");
-  const stderr = new OutputStream(w, "stderr");
-  const { Descriptor, DirectoryEntryStream } = filesystemClasses(w);
-  const guard = <A extends unknown[], R>(fn: (...args: A) => R) => (...args: A): R => {
+  const guard: Guard = (fn) => (...args) => {
     checkpoint();
     return fn(...args);
   };
-  const readMonotonic = (): bigint => {
-    const t = w.monotonic;
-    w.monotonic += NS_PER_MS;
-    return t;
+  const imports: ImportObject = {
+    ...cliImports(w, guard),
+    ...clockImports(w, guard),
+    "wasi:filesystem/preopens": { getDirectories: guard((): [unknown, string][] => []) },
+    "wasi:filesystem/types": {
+      ...filesystemClasses(w),
+      filesystemErrorCode: guard((_err: unknown): string | undefined => undefined),
+    },
+    "wasi:io/error": { Error: IoError },
+    "wasi:io/poll": { Pollable, poll: (list: unknown) => poll(w, list) },
+    "wasi:io/streams": { InputStream, OutputStream },
+    ...randomImports(w, guard, maxRandom),
   };
 
-  const imports: ImportObject = {
+  const captured = w.captured;
+  return {
+    imports,
+    output: () => ({
+      stdout: concatBytes(captured.stdout, captured.size.stdout),
+      stderr: concatBytes(captured.stderr, captured.size.stderr),
+      log: concatBytes(captured.log, captured.size.stdout + captured.size.stderr),
+      droppedBytes: captured.dropped,
+    }),
+  };
+}
+
+/** Wraps an import so that it passes the checkpoint before it runs. */
+type Guard = <A extends unknown[], R>(fn: (...args: A) => R) => (...args: A) => R;
+
+/** `wasi:cli/*`: no environment, arguments or working directory, exit, the std streams, no terminal. */
+function cliImports(w: WasiState, guard: Guard): ImportObject {
+  const stdin = new InputStream(w);
+  const stdout = new OutputStream(w, "stdout");
+  const stderr = new OutputStream(w, "stderr");
+  return {
     "wasi:cli/environment": {
       getEnvironment: guard((): [string, string][] => []),
       getArguments: guard((): string[] => []),
@@ -191,6 +215,17 @@ export function createWasiP2(options: WasiP2Options): WasiP2 {
     "wasi:cli/terminal-stdin": { getTerminalStdin: guard((): TerminalInput | undefined => undefined) },
     "wasi:cli/terminal-stdout": { getTerminalStdout: guard((): TerminalOutput | undefined => undefined) },
     "wasi:cli/terminal-stderr": { getTerminalStderr: guard((): TerminalOutput | undefined => undefined) },
+  };
+}
+
+/** `wasi:clocks/*`: the virtual monotonic clock (a millisecond per reading) and the wall clock. */
+function clockImports(w: WasiState, guard: Guard): ImportObject {
+  const readMonotonic = (): bigint => {
+    const t = w.monotonic;
+    w.monotonic += NS_PER_MS;
+    return t;
+  };
+  return {
     "wasi:clocks/monotonic-clock": {
       now: guard(readMonotonic),
       resolution: guard(() => NS_PER_MS),
@@ -207,15 +242,12 @@ export function createWasiP2(options: WasiP2Options): WasiP2 {
       now: guard(() => wallNow(w)),
       resolution: guard(() => ({ seconds: 0n, nanoseconds: 1_000_000 })),
     },
-    "wasi:filesystem/preopens": { getDirectories: guard((): [unknown, string][] => []) },
-    "wasi:filesystem/types": {
-      Descriptor,
-      DirectoryEntryStream,
-      filesystemErrorCode: guard((_err: unknown): string | undefined => undefined),
-    },
-    "wasi:io/error": { Error: IoError },
-    "wasi:io/poll": { Pollable, poll: (list: unknown) => poll(w, list) },
-    "wasi:io/streams": { InputStream, OutputStream },
+  };
+}
+
+/** `wasi:random/*`: the seeded randomness the host hands out, at most `maxRandom` bytes a call. */
+function randomImports(w: WasiState, guard: Guard, maxRandom: number): ImportObject {
+  return {
     "wasi:random/random": {
       getRandomBytes: guard((len: unknown) => randomBytes(w, u64ToNumber(len, "len", maxRandom))),
       getRandomU64: guard(() => randomU64(w)),
@@ -227,17 +259,6 @@ export function createWasiP2(options: WasiP2Options): WasiP2 {
     "wasi:random/insecure-seed": {
       insecureSeed: guard((): [bigint, bigint] => [randomU64(w), randomU64(w)]),
     },
-  };
-
-  const captured = w.captured;
-  return {
-    imports,
-    output: () => ({
-      stdout: concatBytes(captured.stdout, captured.size.stdout),
-      stderr: concatBytes(captured.stderr, captured.size.stderr),
-      log: concatBytes(captured.log, captured.size.stdout + captured.size.stderr),
-      droppedBytes: captured.dropped,
-    }),
   };
 }
 
