@@ -199,28 +199,13 @@ class Walker {
         if (id !== null) this.declare(id["name"] as string, inner);
         return this.klass(node, inner);
       }
-      case "VariableDeclaration": {
-        let target = scope;
-        if (node["kind"] === "var") while (!target.fn && target.parent !== null) target = target.parent;
-        for (const d of list(node["declarations"])) {
-          this.pattern(n(d["id"]), target, scope);
-          this.walk(n(d["init"]), scope);
-        }
-        return;
-      }
+      case "VariableDeclaration": return this.variables(node, scope);
       case "BlockStatement": case "StaticBlock": {
         const inner = this.scope(scope, false);
         for (const s of list(node["body"])) this.walk(s, inner);
         return;
       }
-      case "ForStatement": case "ForInStatement": case "ForOfStatement": {
-        const inner = this.scope(scope, false);
-        const left = n(node["left"]);
-        if (left !== null && left.type !== "VariableDeclaration") this.target(left, inner);
-        else this.walk(left, inner);
-        for (const key of ["init", "test", "update", "right", "body"]) this.walk(n(node[key]), inner);
-        return;
-      }
+      case "ForStatement": case "ForInStatement": case "ForOfStatement": return this.loop(node, scope);
       case "SwitchStatement": {
         this.walk(n(node["discriminant"]), scope);
         const inner = this.scope(scope, false);
@@ -245,11 +230,35 @@ class Walker {
       case "BreakStatement": case "ContinueStatement": case "PrivateIdentifier": case "Literal": case "ThisExpression": case "Super": case "TemplateElement":
         return;
       default:
-        for (const [key, value] of Object.entries(node)) {
-          if (key === "type" || key === "start" || key === "end") continue;
-          if (Array.isArray(value)) for (const v of list(value)) this.walk(v, scope);
-          else if (isNode(value)) this.walk(value, scope);
-        }
+        return this.children(node, scope);
+    }
+  }
+
+  /** `var` declares in the enclosing function's scope, `let` and `const` in the block's. */
+  variables(node: AnyNode, scope: Scope): void {
+    let target = scope;
+    if (node["kind"] === "var") while (!target.fn && target.parent !== null) target = target.parent;
+    for (const d of list(node["declarations"])) {
+      this.pattern(n(d["id"]), target, scope);
+      this.walk(n(d["init"]), scope);
+    }
+  }
+
+  /** A `for`, `for in` or `for of` loop, in a scope of its own. */
+  loop(node: AnyNode, scope: Scope): void {
+    const inner = this.scope(scope, false);
+    const left = n(node["left"]);
+    if (left !== null && left.type !== "VariableDeclaration") this.target(left, inner);
+    else this.walk(left, inner);
+    for (const key of ["init", "test", "update", "right", "body"]) this.walk(n(node[key]), inner);
+  }
+
+  /** Any other node: walk every child node. */
+  children(node: AnyNode, scope: Scope): void {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "type" || key === "start" || key === "end") continue;
+      if (Array.isArray(value)) for (const v of list(value)) this.walk(v, scope);
+      else if (isNode(value)) this.walk(value, scope);
     }
   }
 }
