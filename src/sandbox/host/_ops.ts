@@ -109,6 +109,42 @@ function writeTarget(ctx: OpContext, op: HostOp, path: string, directory = false
  */
 export function runSyncOp(ctx: OpContext, op: HostOp, request: unknown): JsonObject {
   switch (op) {
+    case "fs.read": case "fs.write": case "fs.list": case "fs.stat": case "fs.remove":
+      return runFsOp(ctx, op, request);
+    case "memory.get": case "memory.set":
+      return runMemoryOp(ctx, op, request);
+    case "temp.write":
+      return tempWrite(ctx, op, request);
+    case "lines.read":
+      return linesRead(ctx, op, request);
+    case "log":
+      return logMessage(ctx, op, request);
+    case "artifact.emit":
+      return emitArtifact(ctx, op, request);
+    case "clock.now": {
+      shape(op, request, []);
+      checkOp(ctx.policy, op);
+      const ms = ctx.clock.read();
+      return { ms, iso: ctx.clock.iso(ms) };
+    }
+    case "random.bytes": {
+      const n = int(op, shape(op, request, ["n"]), "n", 0, MAX_RANDOM_BYTES);
+      checkOp(ctx.policy, op);
+      return { data: bytesToBase64(ctx.random.bytes(n)) };
+    }
+    case "http.fetch":
+      throw new ReachError("EXEC_SANDBOX_VIOLATION", "http.fetch is asynchronous; call it through invoke(), not invokeSync()",
+        { details: { op } });
+    default: {
+      const never: never = op;
+      throw invalid(String(never), "op", "is not a host operation");
+    }
+  }
+}
+
+/** `fs.read`, `fs.write`, `fs.list`, `fs.stat` and `fs.remove`. */
+function runFsOp(ctx: OpContext, op: "fs.read" | "fs.write" | "fs.list" | "fs.stat" | "fs.remove", request: unknown): JsonObject {
+  switch (op) {
     case "fs.read": {
       const path = str(op, shape(op, request, ["path"]), "path", MAX_PATH);
       checkOp(ctx.policy, op, path);
@@ -142,84 +178,72 @@ export function runSyncOp(ctx: OpContext, op: HostOp, request: unknown): JsonObj
       ctx.workspace.remove(path, { recursive });
       return {};
     }
-    case "memory.get": {
-      const r = shape(op, request, ["key"]);
-      assertMemoryKey(r["key"]);
-      checkOp(ctx.policy, op, r["key"]);
-      checkMemoryKey(ctx.policy, op, r["key"]);
-      const got = ctx.memory.get(r["key"]);
-      return { found: got.found, value: got.value };
-    }
-    case "memory.set": {
-      const r = shape(op, request, ["key", "value"]);
-      assertMemoryKey(r["key"]);
-      checkOp(ctx.policy, op, r["key"]);
-      checkMemoryKey(ctx.policy, op, r["key"]);
-      ctx.memory.set(r["key"], r["value"]);
-      return {};
-    }
-    case "temp.write": {
-      const r = shape(op, request, ["name"], ["data", "text"]);
-      const name = str(op, r, "name", 1024, 1);
-      const bytes = body(op, r, ctx.limits.maxWriteBytes)!;
-      checkOp(ctx.policy, op, `temp/${name}`);
-      const rel = normalizeWorkspacePath(name, { operation: op });
-      if (rel === "") throw invalid(op, "name", "must name a file under temp/");
-      const path = `temp/${rel}`;
-      asOp(op, () => ctx.workspace.write(path, bytes));
-      return { path };
-    }
-    case "lines.read": {
-      const r = shape(op, request, ["path", "start", "count"]);
-      const path = str(op, r, "path", MAX_PATH);
-      const start = int(op, r, "start", 0, Number.MAX_SAFE_INTEGER);
-      const count = int(op, r, "count", 0, MAX_LINES_PER_READ);
-      checkOp(ctx.policy, op, path);
-      const text = decoder.decode(asOp(op, () => readCapped(ctx, op, path)));
-      const all = text.split("\n");
-      if (all.length > 0 && all[all.length - 1] === "") all.pop(); // a final newline ends the last line
-      const lines = all.slice(start, start + count).map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
-      return { lines, total: all.length };
-    }
-    case "log": {
-      const r = shape(op, request, ["level", "message"]);
-      const level = str(op, r, "level", 8);
-      if (!LEVELS.has(level)) throw invalid(op, "level", `expected "debug", "info", "warn" or "error"`);
-      const message = str(op, r, "message", ctx.limits.maxLogMessage);
-      checkOp(ctx.policy, op);
-      ctx.log.append(level as LogLevel, message);
-      return {};
-    }
-    case "artifact.emit": {
-      const r = shape(op, request, ["name", "mimeType"], ["data", "text"]);
-      const name = str(op, r, "name", 255, 1);
-      const mimeType = str(op, r, "mimeType", 255, 3);
-      const bytes = body(op, r, ctx.limits.maxWriteBytes)!;
-      if (name === "." || name === ".." || BAD_NAME.test(name) || encoder.encode(name).length > 255) {
-        throw invalid(op, "name", "must be one file name of at most 255 bytes: no '/', '\\', control characters, '.' or '..'");
-      }
-      if (!MIME_RE.test(mimeType)) throw invalid(op, "mimeType", "expected a MIME type such as text/plain");
-      checkOp(ctx.policy, op, name);
-      const info = ctx.artifacts.emit(ctx.invocationId, name, mimeType, bytes, ctx.clock.iso());
-      return { ...info } as JsonObject;
-    }
-    case "clock.now": {
-      shape(op, request, []);
-      checkOp(ctx.policy, op);
-      const ms = ctx.clock.read();
-      return { ms, iso: ctx.clock.iso(ms) };
-    }
-    case "random.bytes": {
-      const n = int(op, shape(op, request, ["n"]), "n", 0, MAX_RANDOM_BYTES);
-      checkOp(ctx.policy, op);
-      return { data: bytesToBase64(ctx.random.bytes(n)) };
-    }
-    case "http.fetch":
-      throw new ReachError("EXEC_SANDBOX_VIOLATION", "http.fetch is asynchronous; call it through invoke(), not invokeSync()",
-        { details: { op } });
-    default: {
-      const never: never = op;
-      throw invalid(String(never), "op", "is not a host operation");
-    }
   }
+}
+
+/** `memory.get` and `memory.set`. */
+function runMemoryOp(ctx: OpContext, op: "memory.get" | "memory.set", request: unknown): JsonObject {
+  const r = op === "memory.get" ? shape(op, request, ["key"]) : shape(op, request, ["key", "value"]);
+  assertMemoryKey(r["key"]);
+  checkOp(ctx.policy, op, r["key"]);
+  checkMemoryKey(ctx.policy, op, r["key"]);
+  if (op === "memory.set") {
+    ctx.memory.set(r["key"], r["value"]);
+    return {};
+  }
+  const got = ctx.memory.get(r["key"]);
+  return { found: got.found, value: got.value };
+}
+
+/** `temp.write`: a file under `temp/`, written through fs.write. */
+function tempWrite(ctx: OpContext, op: "temp.write", request: unknown): JsonObject {
+  const r = shape(op, request, ["name"], ["data", "text"]);
+  const name = str(op, r, "name", 1024, 1);
+  const bytes = body(op, r, ctx.limits.maxWriteBytes)!;
+  checkOp(ctx.policy, op, `temp/${name}`);
+  const rel = normalizeWorkspacePath(name, { operation: op });
+  if (rel === "") throw invalid(op, "name", "must name a file under temp/");
+  const path = `temp/${rel}`;
+  asOp(op, () => ctx.workspace.write(path, bytes));
+  return { path };
+}
+
+/** `lines.read`: `count` lines from line `start` of a text file, read through fs.read. */
+function linesRead(ctx: OpContext, op: "lines.read", request: unknown): JsonObject {
+  const r = shape(op, request, ["path", "start", "count"]);
+  const path = str(op, r, "path", MAX_PATH);
+  const start = int(op, r, "start", 0, Number.MAX_SAFE_INTEGER);
+  const count = int(op, r, "count", 0, MAX_LINES_PER_READ);
+  checkOp(ctx.policy, op, path);
+  const text = decoder.decode(asOp(op, () => readCapped(ctx, op, path)));
+  const all = text.split("\n");
+  if (all.length > 0 && all[all.length - 1] === "") all.pop(); // a final newline ends the last line
+  const lines = all.slice(start, start + count).map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
+  return { lines, total: all.length };
+}
+
+/** `log`: one message at a level. */
+function logMessage(ctx: OpContext, op: "log", request: unknown): JsonObject {
+  const r = shape(op, request, ["level", "message"]);
+  const level = str(op, r, "level", 8);
+  if (!LEVELS.has(level)) throw invalid(op, "level", `expected "debug", "info", "warn" or "error"`);
+  const message = str(op, r, "message", ctx.limits.maxLogMessage);
+  checkOp(ctx.policy, op);
+  ctx.log.append(level as LogLevel, message);
+  return {};
+}
+
+/** `artifact.emit`: one named file with a MIME type, staged for the run's artifacts. */
+function emitArtifact(ctx: OpContext, op: "artifact.emit", request: unknown): JsonObject {
+  const r = shape(op, request, ["name", "mimeType"], ["data", "text"]);
+  const name = str(op, r, "name", 255, 1);
+  const mimeType = str(op, r, "mimeType", 255, 3);
+  const bytes = body(op, r, ctx.limits.maxWriteBytes)!;
+  if (name === "." || name === ".." || BAD_NAME.test(name) || encoder.encode(name).length > 255) {
+    throw invalid(op, "name", "must be one file name of at most 255 bytes: no '/', '\\', control characters, '.' or '..'");
+  }
+  if (!MIME_RE.test(mimeType)) throw invalid(op, "mimeType", "expected a MIME type such as text/plain");
+  checkOp(ctx.policy, op, name);
+  const info = ctx.artifacts.emit(ctx.invocationId, name, mimeType, bytes, ctx.clock.iso());
+  return { ...info } as JsonObject;
 }
