@@ -7,7 +7,7 @@
  * @module
  */
 import { parentPath } from "../workspace/path.ts";
-import type { WorkspaceView } from "../workspace/workspace.ts";
+import type { ResolvedPath, WorkspaceView } from "../workspace/workspace.ts";
 import { DIR_RIGHTS, Errno, FILE_RIGHTS, FileType, LookupFlags, OFlags, Rights, WasiErrno } from "./errno.ts";
 import type { WasiContext } from "./context.ts";
 import { flush, inodeOf } from "./fd-table.ts";
@@ -51,6 +51,52 @@ function openFile(ctx: WasiContext, fs: WorkspaceView, d: DirEntry, path: string
   }
 }
 
+/** `path_open`'s flags and rights, checked before anything is resolved. */
+function checkOpenArgs(d: DirEntry, dirflags: number, oflags: number, base: bigint, inheriting: bigint, fdflags: number): void {
+  if (typeof base !== "bigint" || typeof inheriting !== "bigint") throw new WasiErrno(Errno.INVAL, "rights");
+  if ((oflags & ~0xf) !== 0 || (fdflags & ~0x1f) !== 0 || (dirflags & ~1) !== 0) throw new WasiErrno(Errno.INVAL, "unknown flag");
+  if ((oflags & OFlags.CREAT) !== 0 && (d.rights & Rights.PATH_CREATE_FILE) === 0n) throw new WasiErrno(Errno.NOTCAPABLE, "no path_create_file right");
+  if ((oflags & OFlags.TRUNC) !== 0 && (d.rights & Rights.PATH_FILESTAT_SET_SIZE) === 0n) throw new WasiErrno(Errno.NOTCAPABLE, "no path_filestat_set_size right");
+}
+
+/** `path_open` of a resolved path: a directory or a file descriptor, or the errno of why neither. */
+function openResolved(
+  ctx: WasiContext,
+  fs: WorkspaceView,
+  d: DirEntry,
+  r: ResolvedPath,
+  oflags: number,
+  base: bigint,
+  inheriting: bigint,
+  fdflags: number,
+): number {
+  const create = (oflags & OFlags.CREAT) !== 0;
+  if (create && (oflags & OFlags.EXCL) !== 0 && r.kind !== null) throw new WasiErrno(Errno.EXIST, "exists");
+  if (r.kind === "symlink") throw new WasiErrno(Errno.LOOP, "a link at the end, not followed (O_NOFOLLOW)");
+  const wantsWrite = (base & WRITE_RIGHTS) !== 0n || (oflags & OFlags.TRUNC) !== 0;
+  if (r.kind === "dir" || (oflags & OFlags.DIRECTORY) !== 0 || r.slash) {
+    if (r.kind === null) throw new WasiErrno(create && (oflags & OFlags.DIRECTORY) === 0 ? Errno.ISDIR : Errno.NOENT, "no such directory");
+    if (r.kind !== "dir") throw new WasiErrno(Errno.NOTDIR, "not a directory");
+    if (wantsWrite) throw new WasiErrno(Errno.ISDIR, "a directory cannot be opened for writing");
+    return openDir(ctx, fs, d, r.path, base, inheriting);
+  }
+  if (r.kind === null && (!create || r.missing > 1)) throw new WasiErrno(Errno.NOENT, "no such file");
+  return openFile(ctx, fs, d, r.path, r.kind !== null, oflags, base, fdflags);
+}
+
+/** The entries `fd_readdir` lists for `d`: `.`, `..`, then the directory's own. */
+function direntsOf(fs: WorkspaceView, d: DirEntry): [string, number, bigint][] {
+  return [
+    [".", FileType.DIRECTORY, inodeOf(d.path, null)],
+    ["..", FileType.DIRECTORY, inodeOf(parentPath(d.path), null)],
+    ...fs.list(d.path).map((e): [string, number, bigint] => {
+      const path = d.path === "" ? e.name : `${d.path}/${e.name}`;
+      const type = e.type === "dir" ? FileType.DIRECTORY : e.type === "file" ? FileType.REGULAR_FILE : FileType.SYMBOLIC_LINK;
+      return [e.name, type, inodeOf(path, e.type === "file" ? fs.nodeOf(path) : null)];
+    }),
+  ];
+}
+
 /**
  * The `path_*` host functions that are not about links, and `fd_readdir`.
  * @param ctx the instance state
@@ -65,27 +111,10 @@ export function pathCalls(ctx: WasiContext): Record<string, Fn> {
       m.check(u32(out), 4, 4);
       const d = dirOf(dirfd, Rights.PATH_OPEN);
       const fs = fsOf();
-      if (typeof base !== "bigint" || typeof inheriting !== "bigint") throw new WasiErrno(Errno.INVAL, "rights");
-      if ((oflags & ~0xf) !== 0 || (fdflags & ~0x1f) !== 0 || (dirflags & ~1) !== 0) throw new WasiErrno(Errno.INVAL, "unknown flag");
-      if ((oflags & OFlags.CREAT) !== 0 && (d.rights & Rights.PATH_CREATE_FILE) === 0n) throw new WasiErrno(Errno.NOTCAPABLE, "no path_create_file right");
-      if ((oflags & OFlags.TRUNC) !== 0 && (d.rights & Rights.PATH_FILESTAT_SET_SIZE) === 0n) throw new WasiErrno(Errno.NOTCAPABLE, "no path_filestat_set_size right");
+      checkOpenArgs(d, dirflags, oflags, base, inheriting, fdflags);
       ctx.fds.reserve(); // validate before change: never create or truncate and then fail for want of a descriptor
       const r = resolveGuest(fs, d, text(ptr, len), "fs.open", (dirflags & LookupFlags.SYMLINK_FOLLOW) !== 0);
-      const create = (oflags & OFlags.CREAT) !== 0;
-      if (create && (oflags & OFlags.EXCL) !== 0 && r.kind !== null) throw new WasiErrno(Errno.EXIST, "exists");
-      if (r.kind === "symlink") throw new WasiErrno(Errno.LOOP, "a link at the end, not followed (O_NOFOLLOW)");
-      const wantsWrite = (base & WRITE_RIGHTS) !== 0n || (oflags & OFlags.TRUNC) !== 0;
-      let fd: number;
-      if (r.kind === "dir" || (oflags & OFlags.DIRECTORY) !== 0 || r.slash) {
-        if (r.kind === null) throw new WasiErrno(create && (oflags & OFlags.DIRECTORY) === 0 ? Errno.ISDIR : Errno.NOENT, "no such directory");
-        if (r.kind !== "dir") throw new WasiErrno(Errno.NOTDIR, "not a directory");
-        if (wantsWrite) throw new WasiErrno(Errno.ISDIR, "a directory cannot be opened for writing");
-        fd = openDir(ctx, fs, d, r.path, base, inheriting);
-      } else {
-        if (r.kind === null && (!create || r.missing > 1)) throw new WasiErrno(Errno.NOENT, "no such file");
-        fd = openFile(ctx, fs, d, r.path, r.kind !== null, oflags, base, fdflags);
-      }
-      m.setU32(u32(out), fd);
+      m.setU32(u32(out), openResolved(ctx, fs, d, r, oflags, base, inheriting, fdflags));
     },
 
     path_filestat_get: (dirfd: number, flags: number, ptr: number, len: number, out: number) => {
@@ -148,16 +177,7 @@ export function pathCalls(ctx: WasiContext): Record<string, Fn> {
       const fs = fsOf();
       const target = m.bytes(u32(buf), u32(bufLen));
       if (typeof cookie !== "bigint") throw new WasiErrno(Errno.INVAL, "cookie");
-      const list: [string, number, bigint][] = [
-        [".", FileType.DIRECTORY, inodeOf(d.path, null)],
-        ["..", FileType.DIRECTORY, inodeOf(parentPath(d.path), null)],
-        ...fs.list(d.path).map((e): [string, number, bigint] => {
-          const path = d.path === "" ? e.name : `${d.path}/${e.name}`;
-          const type = e.type === "dir" ? FileType.DIRECTORY : e.type === "file" ? FileType.REGULAR_FILE : FileType.SYMBOLIC_LINK;
-          return [e.name, type, inodeOf(path, e.type === "file" ? fs.nodeOf(path) : null)];
-        }),
-      ];
-      m.setU32(u32(out), writeDirents(target, list, cookie));
+      m.setU32(u32(out), writeDirents(target, direntsOf(fs, d), cookie));
     },
   };
 }
