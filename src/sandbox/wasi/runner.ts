@@ -28,7 +28,7 @@ import type { JsonValue } from "../../protocol/json.ts";
 import { sha256Hex } from "../../canonical/sha256.ts";
 import type { WorkspaceView } from "../workspace/workspace.ts";
 import { WasiExit, WasiHalt } from "./context.ts";
-import type { Preopen, WasiSources } from "./context.ts";
+import type { Preopen, WasiContext, WasiSources } from "./context.ts";
 import { limitMemory } from "./memory-limit.ts";
 import { importOwnMemory, MemoryPool, POOLED_MEMORY_FIELD, POOLED_MEMORY_MODULE } from "./memory-pool.ts";
 import { WasiPreview1 } from "./preview1.ts";
@@ -139,6 +139,42 @@ function fail(code: ConstructorParameters<typeof ReachError>[0], message: string
   return new ReachError(code, message, { details });
 }
 
+function memoryError(toolName: string, limit: number): ReachError {
+  return fail("EXEC_RESOURCE_EXHAUSTED", `tool "${toolName}" reached its memory limit of ${limit} bytes; give it less data or raise memoryLimitBytes`, { reason: "memory", limitBytes: limit });
+}
+
+/**
+ * Why a finished invocation failed, or `null` when it succeeded: a halt, a policy violation, a stop, running out of
+ * fuel or memory, a trap, a stack overflow, or a non-zero exit (in that order of precedence).
+ */
+function endError(
+  toolName: string,
+  limit: number,
+  ctx: WasiContext,
+  thrown: unknown,
+  meter: FuelMeter,
+  stopped: ReachError | null,
+  nearLimit: boolean,
+): ReachError | null {
+  if (ctx.halted !== null) return ctx.halted.error;
+  if (ctx.violation !== null && ctx.violation.code === "POLICY_VIOLATION") return ctx.violation;
+  if (thrown instanceof WasiHalt) return thrown.error;
+  if (stopped !== null && meter.outcome?.kind === "stopped") return stopped;
+  if (stopped !== null && thrown instanceof WebAssembly.RuntimeError) return nearLimit ? memoryError(toolName, limit) : stopped;
+  const exit = ctx.exited ?? (thrown instanceof WasiExit ? thrown : null);
+  if (thrown !== null && exit === null) {
+    if (nearLimit) return memoryError(toolName, limit);
+    if (thrown instanceof RangeError) return fail("EXEC_RESOURCE_EXHAUSTED", `tool "${toolName}" overflowed its stack`, { reason: "stack" });
+    const what = thrown instanceof Error ? thrown.message : String(thrown);
+    return fail("EXEC_TOOL_FAILED", `tool "${toolName}" trapped: ${what}`, { reason: "trap" });
+  }
+  if (exit !== null && exit.code !== 0) {
+    if (nearLimit) return memoryError(toolName, limit);
+    return fail("EXEC_TOOL_FAILED", `tool "${toolName}" exited with code ${exit.code}; see its log`, { exitCode: exit.code });
+  }
+  return null;
+}
+
 /**
  * Runs WASI preview1 commands as tools.
  * @example
@@ -179,13 +215,11 @@ export class WasmToolRunner implements ToolRunner {
     const fsSpec = this.#options.filesystem?.(invocation) ?? null;
     let instance: WebAssembly.Instance | null = null;
     const slack = Math.max(1 << 20, Math.floor(limit / 16));
-    const memoryError = (): ReachError =>
-      fail("EXEC_RESOURCE_EXHAUSTED", `tool "${invocation.toolName}" reached its memory limit of ${limit} bytes; give it less data or raise memoryLimitBytes`, { reason: "memory", limitBytes: limit });
     const meter = invocation.meter ?? new FuelMeter({ budget: invocation.fuel });
     // Every WASI or reach call costs fuel (the meter's next refill, where a stop is noticed, follows soon after).
     const beforeCall = (): void => {
       meter.charge(WASI_CALL_FUEL);
-      if (wasi.ctx.mem.byteLength() > limit) throw new WasiHalt(memoryError());
+      if (wasi.ctx.mem.byteLength() > limit) throw new WasiHalt(memoryError(invocation.toolName, limit));
     };
     const wasi = new WasiPreview1({
       args: [invocation.toolName],
@@ -222,25 +256,7 @@ export class WasmToolRunner implements ToolRunner {
     const nearLimit = ctx.mem.byteLength() + slack >= limit;
     // The instance is done (nothing reads guest memory below): its memory may serve the next invocation.
     if (memory !== null) info.memories!.give(memory);
-    const error = ((): ReachError | null => {
-      if (ctx.halted !== null) return ctx.halted.error;
-      if (ctx.violation !== null && ctx.violation.code === "POLICY_VIOLATION") return ctx.violation;
-      if (thrown instanceof WasiHalt) return thrown.error;
-      if (stopped !== null && meter.outcome?.kind === "stopped") return stopped;
-      if (stopped !== null && thrown instanceof WebAssembly.RuntimeError) return nearLimit ? memoryError() : stopped;
-      const exit = ctx.exited ?? (thrown instanceof WasiExit ? thrown : null);
-      if (thrown !== null && exit === null) {
-        if (nearLimit) return memoryError();
-        if (thrown instanceof RangeError) return fail("EXEC_RESOURCE_EXHAUSTED", `tool "${invocation.toolName}" overflowed its stack`, { reason: "stack" });
-        const what = thrown instanceof Error ? thrown.message : String(thrown);
-        return fail("EXEC_TOOL_FAILED", `tool "${invocation.toolName}" trapped: ${what}`, { reason: "trap" });
-      }
-      if (exit !== null && exit.code !== 0) {
-        if (nearLimit) return memoryError();
-        return fail("EXEC_TOOL_FAILED", `tool "${invocation.toolName}" exited with code ${exit.code}; see its log`, { exitCode: exit.code });
-      }
-      return null;
-    })();
+    const error = endError(invocation.toolName, limit, ctx, thrown, meter, stopped, nearLimit);
     const identity = info.identity;
     if (error !== null) return { status: "error", error, log, fuelUsed: used, module: identity };
     const text = decoder.decode(ctx.stdout.bytes());
@@ -249,7 +265,8 @@ export class WasmToolRunner implements ToolRunner {
       output = JSON.parse(text) as JsonValue;
     } catch {
       const shown = text.length > 200 ? text.slice(0, 200) + "…" : text;
-      return { status: "error", error: fail("EXEC_TOOL_FAILED", `tool "${invocation.toolName}" did not print one JSON value on stdout (got ${JSON.stringify(shown)})`, { reason: "output" }), log, fuelUsed: used, module: identity };
+      const error = fail("EXEC_TOOL_FAILED", `tool "${invocation.toolName}" did not print one JSON value on stdout (got ${JSON.stringify(shown)})`, { reason: "output" });
+      return { status: "error", error, log, fuelUsed: used, module: identity };
     }
     return { status: "success", output, log, fuelUsed: used, module: identity };
   }
