@@ -30,6 +30,7 @@ import type { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
 import { FuelMeter, STEP_TIMEOUT_HINT } from "../sandbox/fuel/mod.ts";
 import type { StopPoint } from "../sandbox/fuel/mod.ts";
 import { createHost } from "../sandbox/host/host.ts";
+import type { HostContext } from "../sandbox/host/host.ts";
 import { invocationStops } from "../sandbox/stops.ts";
 import type { FetchLike } from "../protocol/fetch.ts";
 import type { MemoryStore } from "../sandbox/host/memory-store.ts";
@@ -155,6 +156,104 @@ export function invocationIdOf(runId: string, stepId: string, attempt: number): 
   return deriveId("reach-wasm/invocation", runId, stepId, String(attempt));
 }
 
+/** A step's execution record before it is closed (`closeExecution`). */
+type ExecutionParts = Omit<StepExecution, "durationMs" | "result" | "hostCalls" | "clockEndMs">;
+
+/** Close a step's execution record: its protocol result (success, insufficient, failure or error) and metrics. */
+function closeExecution(
+  envelopeId: string,
+  x: ExecutionParts,
+  output: JsonValue | undefined,
+  durationMs: number,
+  hostCalls: { count: number; hash: string },
+  clock: VirtualClock,
+): StepExecution {
+  const metrics = { duration_ms: durationMs, fuel_used: Number(x.fuelUsed) };
+  let result: ExecutionResult;
+  if (x.stepError === null) result = { envelope_id: envelopeId, status: "success", output, artifacts: [...x.artifacts], metrics };
+  else if (x.stepError.code === "EXEC_INSUFFICIENT") result = { envelope_id: envelopeId, status: "insufficient", output, error: x.stepError.toDetails(), metrics };
+  else result = { envelope_id: envelopeId, status: x.toolError === null && x.violation === null ? "failure" : "error", error: x.stepError.toDetails(), metrics };
+  return { ...x, result, durationMs, hostCalls, clockEndMs: clock.now() };
+}
+
+/** The stops of a step's invocation: its watchdog (`timeout_ms` + grace) and the run's abort. */
+function stepStops(envelope: ExecutionEnvelope, state: ExecutorRunState): ReturnType<typeof invocationStops> {
+  return invocationStops({
+    limitMs: (envelope.timeout_ms + WATCHDOG_GRACE_MS) * (state.watchdogFactor ?? 1),
+    ...(state.interrupted === undefined ? {} : { interrupted: state.interrupted }),
+    ...(state.signal === undefined ? {} : { signal: state.signal }),
+    ...(state.now === undefined ? {} : { now: state.now }),
+  });
+}
+
+/** What an invocation's host takes from the run: its policy, randomness, clock, tape, fetch and tape player. */
+function hostContext(
+  state: ExecutorRunState,
+  tool: PackTool,
+  invocationId: string,
+  clock: VirtualClock,
+): Omit<HostContext, "workspace" | "memory" | "artifacts" | "fuel" | "signal"> {
+  return {
+    invocationId,
+    // The infra tools touch only the run's own memory store and temp/ (seed 002: always available), so they need
+    // neither the filesystem permission nor memory writes; everything else stays as the pack's policy says.
+    policy: tool.definition.kind === "infra" ? infraPolicy(state.policy) : state.policy,
+    clock,
+    random: deriveStream(state.seed, `invocation:${invocationId}`),
+    tape: state.tape,
+    ...(state.fetch === undefined ? {} : { fetch: state.fetch }),
+    ...(state.player === undefined ? {} : { player: state.player }),
+  };
+}
+
+/** `PROTO_SCHEMA_VIOLATION` when the step's arguments do not match the tool's `inputSchema`; else null. */
+function inputSchemaError(envelope: ExecutionEnvelope, tool: PackTool): ReachError | null {
+  const inputSchema = tool.definition.inputSchema;
+  if (inputSchema === undefined) return null;
+  const check = compileSchema(inputSchema)(envelope.arguments);
+  if (check.ok) return null;
+  return new ReachError("PROTO_SCHEMA_VIOLATION", `step "${envelope.task_id}": the arguments do not match tool "${tool.name}"'s inputSchema: ${check.problems.join("; ")}`, {
+    details: { stepId: envelope.task_id, tool: tool.name, problems: check.problems },
+  });
+}
+
+/** The step's fuel (its `timeout_ms` in fuel) and its budget: that, or the rest of the run's budget when smaller. */
+function fuelBudget(envelope: ExecutionEnvelope, state: ExecutorRunState): { stepFuel: bigint; budget: bigint } {
+  const stepFuel = BigInt(envelope.timeout_ms) * FUEL_PER_MS;
+  const runLeft = state.runFuelLeft?.() ?? stepFuel;
+  return { stepFuel, budget: runLeft < stepFuel ? (runLeft < 0n ? 0n : runLeft) : stepFuel };
+}
+
+/** `EXEC_OUTPUT_INVALID` for an output that is not one JSON object. */
+function notAnObjectError(envelope: ExecutionEnvelope, tool: PackTool, output: JsonValue): ReachError {
+  return new ReachError("EXEC_OUTPUT_INVALID", `tool "${tool.name}" returned ${output === null ? "null" : Array.isArray(output) ? "an array" : typeof output}; a tool returns one JSON object`, {
+    details: { stepId: envelope.task_id, tool: tool.name },
+  });
+}
+
+/** `EXEC_INSUFFICIENT`: the tool answered that the step needs more than one tool call. */
+function insufficientError(envelope: ExecutionEnvelope, tool: PackTool): ReachError {
+  return new ReachError("EXEC_INSUFFICIENT", `step "${envelope.task_id}": tool "${tool.name}" answered insufficient: the step needs more than one tool call (seed 002)`, {
+    details: { stepId: envelope.task_id, tool: tool.name },
+  });
+}
+
+/** `EXEC_OUTPUT_INVALID` when the output does not satisfy the tool's `outputSchema` and the step's `return_spec`. */
+function outputContractError(envelope: ExecutionEnvelope, tool: PackTool, returnSpec: Record<string, unknown>, output: JsonObject): ReachError | null {
+  const problems: string[] = [];
+  const outputSchema = tool.definition.outputSchema;
+  if (outputSchema !== undefined) {
+    const c = compileSchema(outputSchema)(output);
+    if (!c.ok) problems.push(...c.problems.map((p) => `outputSchema ${p}`));
+  }
+  const c = compileSchema(returnSpec)(output);
+  if (!c.ok) problems.push(...c.problems.map((p) => `return_spec ${p}`));
+  if (problems.length === 0) return null;
+  return new ReachError("EXEC_OUTPUT_INVALID", `step "${envelope.task_id}": the output of tool "${tool.name}" does not match its contract: ${problems.join("; ")}`, {
+    details: { stepId: envelope.task_id, tool: tool.name, problems },
+  });
+}
+
 /**
  * Execute one envelope.
  * @param envelope the step's envelope (already validated)
@@ -175,57 +274,27 @@ export async function executeEnvelope(
   const started = now(); // wall clock: evidence only, never hashed
   const clock = state.clock.fork();
   const base = { invocationId, toolOutput: null, toolError: null, violation: null, artifacts: [], log: "", fuelUsed: 0n, module: null };
-  const finish = (x: Omit<StepExecution, "durationMs" | "result" | "hostCalls" | "clockEndMs">, output?: JsonValue): StepExecution => {
-    const durationMs = Math.max(0, Math.round(now() - started));
-    const metrics = { duration_ms: durationMs, fuel_used: Number(x.fuelUsed) };
-    let result: ExecutionResult;
-    if (x.stepError === null) result = { envelope_id: envelope.id, status: "success", output, artifacts: [...x.artifacts], metrics };
-    else if (x.stepError.code === "EXEC_INSUFFICIENT") result = { envelope_id: envelope.id, status: "insufficient", output, error: x.stepError.toDetails(), metrics };
-    else result = { envelope_id: envelope.id, status: x.toolError === null && x.violation === null ? "failure" : "error", error: x.stepError.toDetails(), metrics };
-    return { ...x, result, durationMs, hostCalls: state.tape.invocationDigest(invocationId), clockEndMs: clock.now() };
-  };
+  const finish = (x: ExecutionParts, output?: JsonValue): StepExecution =>
+    closeExecution(envelope.id, x, output, Math.max(0, Math.round(now() - started)), state.tape.invocationDigest(invocationId), clock);
 
-  const inputSchema = tool.definition.inputSchema;
-  if (inputSchema !== undefined) {
-    const check = compileSchema(inputSchema)(envelope.arguments);
-    if (!check.ok) {
-      const error = new ReachError("PROTO_SCHEMA_VIOLATION", `step "${envelope.task_id}": the arguments do not match tool "${tool.name}"'s inputSchema: ${check.problems.join("; ")}`, {
-        details: { stepId: envelope.task_id, tool: tool.name, problems: check.problems },
-      });
-      return finish({ ...base, toolError: error, stepError: error, schemaValidation: "fail" });
-    }
-  }
+  const inputError = inputSchemaError(envelope, tool);
+  if (inputError !== null) return finish({ ...base, toolError: inputError, stepError: inputError, schemaValidation: "fail" });
 
   const step = state.workspace.beginStep();
   const memory = state.memory.beginStep();
   const artifacts = state.artifacts.beginStep();
   let committed = false;
-  const stepFuel = BigInt(envelope.timeout_ms) * FUEL_PER_MS;
-  const runLeft = state.runFuelLeft?.() ?? stepFuel;
-  const budget = runLeft < stepFuel ? (runLeft < 0n ? 0n : runLeft) : stepFuel;
-  const stops = invocationStops({
-    limitMs: (envelope.timeout_ms + WATCHDOG_GRACE_MS) * (state.watchdogFactor ?? 1),
-    ...(state.interrupted === undefined ? {} : { interrupted: state.interrupted }),
-    ...(state.signal === undefined ? {} : { signal: state.signal }),
-    ...(state.now === undefined ? {} : { now: state.now }),
-  });
+  const { stepFuel, budget } = fuelBudget(envelope, state);
+  const stops = stepStops(envelope, state);
   const meter = new FuelMeter({ budget, ...stops.meter, stopAt: state.stopPoints?.get(invocationId) ?? null });
   try {
     const host = createHost({
-      invocationId,
-      // The infra tools touch only the run's own memory store and temp/ (seed 002: always available), so they need
-      // neither the filesystem permission nor memory writes; everything else stays as the pack's policy says.
-      policy: tool.definition.kind === "infra" ? infraPolicy(state.policy) : state.policy,
+      ...hostContext(state, tool, invocationId, clock),
       workspace: step,
       memory,
       artifacts,
-      clock,
-      random: deriveStream(state.seed, `invocation:${invocationId}`),
-      tape: state.tape,
       fuel: meter,
       signal: stops.signal,
-      ...(state.fetch === undefined ? {} : { fetch: state.fetch }),
-      ...(state.player === undefined ? {} : { player: state.player }),
     });
     const runner = await state.runnerFor(tool, step);
     const outcome = await runner.run({
@@ -250,31 +319,14 @@ export async function executeEnvelope(
     }
     const output = outcome.output;
     if (!isObject(output)) {
-      const error = new ReachError("EXEC_OUTPUT_INVALID", `tool "${tool.name}" returned ${output === null ? "null" : Array.isArray(output) ? "an array" : typeof output}; a tool returns one JSON object`, {
-        details: { stepId: envelope.task_id, tool: tool.name },
-      });
+      const error = notAnObjectError(envelope, tool, output);
       return finish({ ...common, toolError: error, stepError: error, schemaValidation: "fail" });
     }
     if (output["status"] === "insufficient") {
-      const error = new ReachError("EXEC_INSUFFICIENT", `step "${envelope.task_id}": tool "${tool.name}" answered insufficient: the step needs more than one tool call (seed 002)`, {
-        details: { stepId: envelope.task_id, tool: tool.name },
-      });
-      return finish({ ...common, toolOutput: output, stepError: error, schemaValidation: "pass" }, output);
+      return finish({ ...common, toolOutput: output, stepError: insufficientError(envelope, tool), schemaValidation: "pass" }, output);
     }
-    const problems: string[] = [];
-    const outputSchema = tool.definition.outputSchema;
-    if (outputSchema !== undefined) {
-      const c = compileSchema(outputSchema)(output);
-      if (!c.ok) problems.push(...c.problems.map((p) => `outputSchema ${p}`));
-    }
-    const c = compileSchema(returnSpec)(output);
-    if (!c.ok) problems.push(...c.problems.map((p) => `return_spec ${p}`));
-    if (problems.length > 0) {
-      const error = new ReachError("EXEC_OUTPUT_INVALID", `step "${envelope.task_id}": the output of tool "${tool.name}" does not match its contract: ${problems.join("; ")}`, {
-        details: { stepId: envelope.task_id, tool: tool.name, problems },
-      });
-      return finish({ ...common, toolOutput: output, stepError: error, schemaValidation: "fail" });
-    }
+    const contractError = outputContractError(envelope, tool, returnSpec, output);
+    if (contractError !== null) return finish({ ...common, toolOutput: output, stepError: contractError, schemaValidation: "fail" });
     const staged = artifacts.staged.map((a) => a.info);
     step.commit();
     memory.commit();
