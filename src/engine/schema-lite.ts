@@ -60,113 +60,116 @@ export function compileLite(schema: unknown, depth = 0): Check | null {
   const checks: Check[] = [];
   for (const [key, arg] of Object.entries(schema)) {
     if (ANNOTATIONS.has(key)) continue;
-    switch (key) {
-      case "type": {
-        const types = typeof arg === "string" ? [arg] : Array.isArray(arg) ? arg : null;
-        if (types === null || types.length === 0 || !types.every((t) => typeof t === "string" && TYPES.has(t))) return null;
-        checks.push((v, path, p) => {
-          if (!types.some((t) => matchesType(v, t as string))) p.push(`${path}: must be ${types.join(" or ")}`);
-        });
-        break;
-      }
-      case "properties": {
-        if (!isObj(arg)) return null;
-        const props: [string, Check][] = [];
-        for (const [name, sub] of Object.entries(arg)) {
-          const c = compileLite(sub, depth + 1);
-          if (c === null) return null;
-          props.push([name, c]);
-        }
-        checks.push((v, path, p) => {
-          if (!isObj(v)) return;
-          for (const [name, c] of props) if (Object.prototype.hasOwnProperty.call(v, name)) c(v[name], `${path}.${name}`, p);
-        });
-        break;
-      }
-      case "required": {
-        if (!Array.isArray(arg) || !arg.every((x) => typeof x === "string")) return null;
-        checks.push((v, path, p) => {
-          if (!isObj(v)) return;
-          for (const name of arg as string[]) if (!Object.prototype.hasOwnProperty.call(v, name)) p.push(`${path}: must have required property '${name}'`);
-        });
-        break;
-      }
-      case "additionalProperties": {
-        const c = compileLite(arg, depth + 1);
-        if (c === null) return null;
-        const declared = isObj(schema["properties"]) ? new Set(Object.keys(schema["properties"])) : new Set<string>();
-        checks.push((v, path, p) => {
-          if (!isObj(v)) return;
-          for (const k of Object.keys(v)) if (!declared.has(k)) c(v[k], `${path}.${k}`, p);
-        });
-        break;
-      }
-      case "items": {
-        const c = compileLite(arg, depth + 1);
-        if (c === null) return null;
-        checks.push((v, path, p) => {
-          if (Array.isArray(v)) v.forEach((x, i) => c(x, `${path}[${i}]`, p));
-        });
-        break;
-      }
-      case "enum":
-        if (!Array.isArray(arg)) return null;
-        checks.push((v, path, p) => {
-          if (!arg.some((x) => jsonEqual(x, v))) p.push(`${path}: must be one of ${JSON.stringify(arg)}`);
-        });
-        break;
-      case "const":
-        checks.push((v, path, p) => {
-          if (!jsonEqual(arg, v)) p.push(`${path}: must be ${JSON.stringify(arg)}`);
-        });
-        break;
-      case "minimum":
-      case "maximum":
-      case "exclusiveMinimum":
-      case "exclusiveMaximum": {
-        if (typeof arg !== "number" || !Number.isFinite(arg)) return null;
-        const ok = key === "minimum" ? (x: number) => x >= arg : key === "maximum" ? (x: number) => x <= arg : key === "exclusiveMinimum" ? (x: number) => x > arg : (x: number) => x < arg;
-        checks.push((v, path, p) => {
-          if (typeof v === "number" && !ok(v)) p.push(`${path}: must be ${key.replace("exclusiveM", "m").replace("minimum", ">").replace("maximum", "<")}${key.startsWith("exclusive") ? "" : "="} ${arg}`);
-        });
-        break;
-      }
-      case "minLength":
-      case "maxLength": {
-        if (!isNonNegInt(arg)) return null;
-        checks.push((v, path, p) => {
-          if (typeof v !== "string") return;
-          let n = 0;
-          for (const _ of v) n++;
-          if (key === "minLength" ? n < arg : n > arg) p.push(`${path}: must have ${key === "minLength" ? "at least" : "at most"} ${arg} characters`);
-        });
-        break;
-      }
-      case "pattern": {
-        if (typeof arg !== "string") return null;
-        let re: RegExp;
-        try {
-          re = new RegExp(arg, "u");
-        } catch {
-          return null;
-        }
-        checks.push((v, path, p) => {
-          if (typeof v === "string" && !re.test(v)) p.push(`${path}: must match pattern "${arg}"`);
-        });
-        break;
-      }
-      case "minItems":
-      case "maxItems":
-        if (!isNonNegInt(arg)) return null;
-        checks.push((v, path, p) => {
-          if (Array.isArray(v) && (key === "minItems" ? v.length < arg : v.length > arg)) p.push(`${path}: must have ${key === "minItems" ? "at least" : "at most"} ${arg} items`);
-        });
-        break;
-      default:
-        return null;
-    }
+    const check = keywordCheck(schema, key, arg, depth);
+    if (check === null) return null;
+    checks.push(check);
   }
   return (v, path, p) => {
     for (const c of checks) c(v, path, p);
+  };
+}
+
+/** The check of one keyword of `schema`, or null when it is not supported (or its argument is not understood). */
+function keywordCheck(schema: Record<string, unknown>, key: string, arg: unknown, depth: number): Check | null {
+  switch (key) {
+    case "type": {
+      const types = typeof arg === "string" ? [arg] : Array.isArray(arg) ? arg : null;
+      if (types === null || types.length === 0 || !types.every((t) => typeof t === "string" && TYPES.has(t))) return null;
+      return (v, path, p) => {
+        if (!types.some((t) => matchesType(v, t as string))) p.push(`${path}: must be ${types.join(" or ")}`);
+      };
+    }
+    case "properties": case "required": case "additionalProperties":
+      return objectCheck(schema, key, arg, depth);
+    case "items": {
+      const c = compileLite(arg, depth + 1);
+      if (c === null) return null;
+      return (v, path, p) => {
+        if (Array.isArray(v)) v.forEach((x, i) => c(x, `${path}[${i}]`, p));
+      };
+    }
+    case "enum":
+      if (!Array.isArray(arg)) return null;
+      return (v, path, p) => {
+        if (!arg.some((x) => jsonEqual(x, v))) p.push(`${path}: must be one of ${JSON.stringify(arg)}`);
+      };
+    case "const":
+      return (v, path, p) => {
+        if (!jsonEqual(arg, v)) p.push(`${path}: must be ${JSON.stringify(arg)}`);
+      };
+    case "minimum": case "maximum": case "exclusiveMinimum": case "exclusiveMaximum":
+      return boundCheck(key, arg);
+    case "minLength": case "maxLength": case "pattern":
+      return stringCheck(key, arg);
+    case "minItems": case "maxItems":
+      if (!isNonNegInt(arg)) return null;
+      return (v, path, p) => {
+        if (Array.isArray(v) && (key === "minItems" ? v.length < arg : v.length > arg)) p.push(`${path}: must have ${key === "minItems" ? "at least" : "at most"} ${arg} items`);
+      };
+    default:
+      return null;
+  }
+}
+
+/** `properties`, `required` and `additionalProperties` (which applies to the properties `properties` does not declare). */
+function objectCheck(schema: Record<string, unknown>, key: "properties" | "required" | "additionalProperties", arg: unknown, depth: number): Check | null {
+  if (key === "properties") {
+    if (!isObj(arg)) return null;
+    const props: [string, Check][] = [];
+    for (const [name, sub] of Object.entries(arg)) {
+      const c = compileLite(sub, depth + 1);
+      if (c === null) return null;
+      props.push([name, c]);
+    }
+    return (v, path, p) => {
+      if (!isObj(v)) return;
+      for (const [name, c] of props) if (Object.prototype.hasOwnProperty.call(v, name)) c(v[name], `${path}.${name}`, p);
+    };
+  }
+  if (key === "required") {
+    if (!Array.isArray(arg) || !arg.every((x) => typeof x === "string")) return null;
+    return (v, path, p) => {
+      if (!isObj(v)) return;
+      for (const name of arg as string[]) if (!Object.prototype.hasOwnProperty.call(v, name)) p.push(`${path}: must have required property '${name}'`);
+    };
+  }
+  const c = compileLite(arg, depth + 1);
+  if (c === null) return null;
+  const declared = isObj(schema["properties"]) ? new Set(Object.keys(schema["properties"])) : new Set<string>();
+  return (v, path, p) => {
+    if (!isObj(v)) return;
+    for (const k of Object.keys(v)) if (!declared.has(k)) c(v[k], `${path}.${k}`, p);
+  };
+}
+
+/** `minimum`, `maximum`, `exclusiveMinimum` and `exclusiveMaximum`. */
+function boundCheck(key: "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum", arg: unknown): Check | null {
+  if (typeof arg !== "number" || !Number.isFinite(arg)) return null;
+  const ok = key === "minimum" ? (x: number) => x >= arg : key === "maximum" ? (x: number) => x <= arg : key === "exclusiveMinimum" ? (x: number) => x > arg : (x: number) => x < arg;
+  return (v, path, p) => {
+    if (typeof v === "number" && !ok(v)) p.push(`${path}: must be ${key.replace("exclusiveM", "m").replace("minimum", ">").replace("maximum", "<")}${key.startsWith("exclusive") ? "" : "="} ${arg}`);
+  };
+}
+
+/** `minLength`, `maxLength` (in code points) and `pattern` (a `u`-mode regular expression). */
+function stringCheck(key: "minLength" | "maxLength" | "pattern", arg: unknown): Check | null {
+  if (key === "pattern") {
+    if (typeof arg !== "string") return null;
+    let re: RegExp;
+    try {
+      re = new RegExp(arg, "u");
+    } catch {
+      return null;
+    }
+    return (v, path, p) => {
+      if (typeof v === "string" && !re.test(v)) p.push(`${path}: must match pattern "${arg}"`);
+    };
+  }
+  if (!isNonNegInt(arg)) return null;
+  return (v, path, p) => {
+    if (typeof v !== "string") return;
+    let n = 0;
+    for (const _ of v) n++;
+    if (key === "minLength" ? n < arg : n > arg) p.push(`${path}: must have ${key === "minLength" ? "at least" : "at most"} ${arg} characters`);
   };
 }
