@@ -59,28 +59,12 @@ const dec = new TextDecoder("utf-8", { fatal: true });
 export function verifyRunCapsule(capsule: RunCapsule, trustStore?: TrustStore): CapsuleVerification {
   const { index, entries } = capsule;
   const checks: VerifyCheck[] = [];
-  const add = (name: string, ok: boolean, message: string, location?: Record<string, unknown>): void => {
-    checks.push(location === undefined ? { name, ok, message } : { name, ok, message, location });
-  };
 
-  if (capsule.damaged.length === 0) add("files", true, `all ${index.files.length} entries match capsule.json`);
-  for (const d of capsule.damaged) add("files", false, `${d.path}: ${d.reason}`, { entry: d.path });
+  if (capsule.damaged.length === 0) checks.push(found("files", true, `all ${index.files.length} entries match capsule.json`));
+  for (const d of capsule.damaged) checks.push(found("files", false, `${d.path}: ${d.reason}`, { entry: d.path }));
 
-  // events
-  let events: Ev[] = [];
-  const rawEvents = entries.get(EVENTS_ENTRY);
-  if (rawEvents === undefined) add("events", false, `${EVENTS_ENTRY} is missing`, { entry: EVENTS_ENTRY });
-  else {
-    const read = readJsonl(rawEvents);
-    if (read.error !== undefined) add("events", false, `${EVENTS_ENTRY} line ${read.error.index}: ${read.error.reason}`, { entry: EVENTS_ENTRY, eventIndex: read.error.index });
-    else {
-      const report = verifyChain(read.events, index.runHash);
-      if (report.valid) add("events", true, `${report.count} events, hash chain intact, run hash ${report.runHash}`);
-      else add("events", false, `event ${report.index}${report.field === "" ? "" : ` field ${report.field}`}: ${report.reason}`, { entry: EVENTS_ENTRY, eventIndex: report.index, field: report.field });
-      events = read.events as Ev[];
-    }
-  }
-
+  const { events, check: eventsCheck } = verifyEvents(entries.get(EVENTS_ENTRY), index.runHash);
+  checks.push(eventsCheck);
   // outputs: each tool.completed output hashes to its outputHash; a completed step refers to its tool's output by
   // hash; run.completed's outputHash is the hash of the completed steps' outputs.
   if (events.length > 0) checks.push(...outputChecks(events));
@@ -89,7 +73,36 @@ export function verifyRunCapsule(capsule: RunCapsule, trustStore?: TrustStore): 
   // run.json names the run hash, so it is outside `contents`: every field is derived again and compared
   if (events.length > 0) checks.push(runDocumentCheck(events as never, index.runHash, entries));
 
-  // tape and blobs
+  checks.push(tapeCheck(entries, events));
+  checks.push(...packChecks(capsule, events, trustStore));
+  const plan = planCheck(entries, events);
+  if (plan !== null) checks.push(plan);
+  const proof = proofChecks(capsule, events, trustStore);
+  checks.push(...proof.checks);
+  return { valid: checks.every((c) => c.ok), runHash: index.runHash, checks, signer: proof.signer };
+}
+
+/** A check that keeps its location whenever one is given (`check` drops it from a passing one). */
+function found(name: string, ok: boolean, message: string, location?: Record<string, unknown>): VerifyCheck {
+  return location === undefined ? { name, ok, message } : { name, ok, message, location };
+}
+
+/** `events`: strict JSONL, the hash chain, the run hash; the events when they could be read. */
+function verifyEvents(rawEvents: Uint8Array | undefined, runHash: string): { events: Ev[]; check: VerifyCheck } {
+  if (rawEvents === undefined) return { events: [], check: found("events", false, `${EVENTS_ENTRY} is missing`, { entry: EVENTS_ENTRY }) };
+  const read = readJsonl(rawEvents);
+  if (read.error !== undefined) {
+    return { events: [], check: found("events", false, `${EVENTS_ENTRY} line ${read.error.index}: ${read.error.reason}`, { entry: EVENTS_ENTRY, eventIndex: read.error.index }) };
+  }
+  const report = verifyChain(read.events, runHash);
+  const check = report.valid
+    ? found("events", true, `${report.count} events, hash chain intact, run hash ${report.runHash}`)
+    : found("events", false, `event ${report.index}${report.field === "" ? "" : ` field ${report.field}`}: ${report.reason}`, { entry: EVENTS_ENTRY, eventIndex: report.index, field: report.field });
+  return { events: read.events as Ev[], check };
+}
+
+/** `tape`: canonical records, request/response hashes, every blob present and hashing to its name. */
+function tapeCheck(entries: RunCapsule["entries"], events: readonly Ev[]): VerifyCheck {
   try {
     const records = readTapeJsonl(entries.get(TAPE_ENTRY) ?? new Uint8Array());
     const blobs = entriesUnder(entries, BLOB_PREFIX);
@@ -106,49 +119,59 @@ export function verifyRunCapsule(capsule: RunCapsule, trustStore?: TrustStore): 
     const tapeProblem = invocationTapeProblem(events, records);
     if (tapeProblem !== null) throw new ReachError("REPLAY_CAPSULE_INVALID", tapeProblem);
     const missing = [...referenced].filter((h) => !blobs.has(h));
-    if (missing.length > 0) add("tape", false, `the tape refers to blob ${missing[0]}, which is not in the capsule`, { entry: `${BLOB_PREFIX}${missing[0]}` });
-    else add("tape", true, `${records.length} host calls, ${blobs.size} blobs, all hashes match`);
+    if (missing.length > 0) return found("tape", false, `the tape refers to blob ${missing[0]}, which is not in the capsule`, { entry: `${BLOB_PREFIX}${missing[0]}` });
+    return found("tape", true, `${records.length} host calls, ${blobs.size} blobs, all hashes match`);
   } catch (err) {
     const e = err instanceof ReachError ? err : new ReachError("REPLAY_CAPSULE_INVALID", String(err));
-    add("tape", false, e.message, { entry: TAPE_ENTRY, ...e.details });
+    return found("tape", false, e.message, { entry: TAPE_ENTRY, ...e.details });
   }
+}
 
-  // pack
+/** `pack` (the archived pack's digest against capsule.json and run.started) and `pack.signature` when signed. */
+function packChecks(capsule: RunCapsule, events: readonly Ev[], trustStore: TrustStore | undefined): VerifyCheck[] {
+  const { index, entries } = capsule;
+  const checks: VerifyCheck[] = [];
   const started = events[0]?.type === "run.started" ? events[0].payload : undefined;
   const pack = entriesUnder(entries, PACK_PREFIX);
   let digest = "";
   try {
     digest = packDigest(pack);
     const ok = digest === index.packArchive.hash && (started?.["packDigest"] === undefined || started["packDigest"] === digest);
-    add("pack", ok, ok ? `pack digest ${digest} matches capsule.json and run.started` : `the archived pack's digest is ${digest}; capsule.json says ${index.packArchive.hash}, run.started says ${String(started?.["packDigest"])}`, ok ? undefined : { entry: PACK_PREFIX });
+    checks.push(found("pack", ok, ok ? `pack digest ${digest} matches capsule.json and run.started` : `the archived pack's digest is ${digest}; capsule.json says ${index.packArchive.hash}, run.started says ${String(started?.["packDigest"])}`, ok ? undefined : { entry: PACK_PREFIX }));
   } catch (err) {
-    add("pack", false, `the archived pack cannot be listed: ${(err as Error).message}`, { entry: PACK_PREFIX });
+    checks.push(found("pack", false, `the archived pack cannot be listed: ${(err as Error).message}`, { entry: PACK_PREFIX }));
   }
   const sig = pack.get(PACK_SIGNATURE_PATH);
   if (sig !== undefined) {
     try {
       const v = verifyPackSignature(pack, parsePackSignature(sig), trustStore);
-      add("pack.signature", true, `the pack is signed by ${v.keyName ?? v.publicKey}${v.trusted ? " (trusted)" : " (not in the trust store)"}`);
+      checks.push(found("pack.signature", true, `the pack is signed by ${v.keyName ?? v.publicKey}${v.trusted ? " (trusted)" : " (not in the trust store)"}`));
     } catch (err) {
-      add("pack.signature", false, (err as Error).message, { entry: `${PACK_PREFIX}${PACK_SIGNATURE_PATH}` });
+      checks.push(found("pack.signature", false, (err as Error).message, { entry: `${PACK_PREFIX}${PACK_SIGNATURE_PATH}` }));
     }
   }
+  return checks;
+}
 
-  // plan: the last locked plan (a recorded replan locks the plan it gated, seed 001 §6)
+/** `plan`: plan.json hashes to the last locked plan (a recorded replan locks the plan it gated, seed 001 §6). */
+function planCheck(entries: RunCapsule["entries"], events: readonly Ev[]): VerifyCheck | null {
   const plan = entries.get(PLAN_ENTRY);
   const locked = lockedPlanHash(events);
-  if (plan !== undefined && locked !== undefined) {
-    let h = "";
-    try {
-      h = hashCanonical(JSON.parse(dec.decode(plan)));
-    } catch {
-      h = "(not JSON)";
-    }
-    const ok = h === locked.hash;
-    add("plan", ok, ok ? "plan.json matches the locked plan hash" : `plan.json hashes to ${h}; ${locked.by} locked ${locked.hash}`, ok ? undefined : { entry: PLAN_ENTRY });
+  if (plan === undefined || locked === undefined) return null;
+  let h = "";
+  try {
+    h = hashCanonical(JSON.parse(dec.decode(plan)));
+  } catch {
+    h = "(not JSON)";
   }
+  const ok = h === locked.hash;
+  return found("plan", ok, ok ? "plan.json matches the locked plan hash" : `plan.json hashes to ${h}; ${locked.by} locked ${locked.hash}`, ok ? undefined : { entry: PLAN_ENTRY });
+}
 
-  // proof
+/** `proof` when the run is signed: the run proof, the step proofs and capsule.json's attestation; and the signer. */
+function proofChecks(capsule: RunCapsule, events: readonly Ev[], trustStore: TrustStore | undefined): { checks: VerifyCheck[]; signer: CapsuleVerification["signer"] } {
+  const { index, entries } = capsule;
+  const checks: VerifyCheck[] = [];
   let signer: CapsuleVerification["signer"] = null;
   const proof = entries.get(PROOF_ENTRY);
   if (proof !== undefined) {
@@ -158,16 +181,16 @@ export function verifyRunCapsule(capsule: RunCapsule, trustStore?: TrustStore): 
       signer = { publicKey: v.publicKey, trusted: v.trusted, ...(v.keyName === undefined ? {} : { keyName: v.keyName }) };
       const attested = index.proof?.attestations?.[0];
       if (attested === undefined || attested.nodeId !== doc.publicKey || attested.signature !== doc.run.signature) {
-        add("proof", false, "capsule.json's proof attestation does not match proof.json", { entry: "capsule.json", field: "proof" });
+        checks.push(found("proof", false, "capsule.json's proof attestation does not match proof.json", { entry: "capsule.json", field: "proof" }));
       }
-      for (const c of v.checks) add(c.name, c.ok, c.message, c.ok ? undefined : { entry: PROOF_ENTRY });
+      for (const c of v.checks) checks.push(found(c.name, c.ok, c.message, c.ok ? undefined : { entry: PROOF_ENTRY }));
     } catch (err) {
-      add("proof", false, (err as Error).message, { entry: PROOF_ENTRY });
+      checks.push(found("proof", false, (err as Error).message, { entry: PROOF_ENTRY }));
     }
   } else if (index.proof !== undefined || index.manifest.contents.includes("proof")) {
-    add("proof", false, "capsule.json declares a proof but proof.json is missing", { entry: PROOF_ENTRY });
+    checks.push(found("proof", false, "capsule.json declares a proof but proof.json is missing", { entry: PROOF_ENTRY }));
   }
-  return { valid: checks.every((c) => c.ok), runHash: index.runHash, checks, signer };
+  return { checks, signer };
 }
 
 function check(name: string, ok: boolean, message: string, location?: Record<string, unknown>): VerifyCheck {
