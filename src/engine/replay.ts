@@ -206,6 +206,71 @@ function invalid(message: string, details: Record<string, unknown> = {}): ReachE
   return new ReachError("REPLAY_CAPSULE_INVALID", message, { details });
 }
 
+/** The request a capsule recorded (request.json). */
+type RecordedRequest = CapsuleRequest & { input: JsonValue };
+
+/** The recorded events and request of a capsule. @throws ReachError `REPLAY_CAPSULE_INVALID` when unreadable */
+function replayInputs(capsule: RunCapsule): { recorded: Ev[]; request: RecordedRequest } {
+  const rawEvents = capsule.entries.get(EVENTS_ENTRY);
+  const rawRequest = capsule.entries.get(REQUEST_ENTRY);
+  if (rawEvents === undefined || rawRequest === undefined) throw invalid(`the capsule lacks ${rawEvents === undefined ? EVENTS_ENTRY : REQUEST_ENTRY}; it cannot be replayed`);
+  const read = readJsonl(rawEvents);
+  if (read.error !== undefined) throw invalid(`${EVENTS_ENTRY} line ${read.error.index}: ${read.error.reason}`, { eventIndex: read.error.index });
+  let request: RecordedRequest;
+  try {
+    request = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(rawRequest));
+    if (typeof request.seed !== "string" || typeof request.approve !== "boolean" || typeof request.restricted !== "boolean") throw new Error("bad fields");
+  } catch {
+    throw invalid(`${REQUEST_ENTRY} is not a replay request document`);
+  }
+  return { recorded: read.events as Ev[], request };
+}
+
+/** The run request fields the recorded request gives (input, seed, approvals, limits, the session's chain). */
+function runRequestOf(capsule: RunCapsule, request: RecordedRequest): Omit<RunRequest, "loaded" | "player" | "replay" | "env"> {
+  return {
+    input: request.input,
+    seed: request.seed,
+    approve: request.approve,
+    ...(typeof request.requestId === "string" ? { requestId: request.requestId } : {}),
+    ...(Array.isArray(request.approvals) ? { approvals: request.approvals } : {}),
+    restricted: request.restricted,
+    ...(request.maxSteps === null ? {} : { maxSteps: request.maxSteps }),
+    ...(request.stepTimeoutMs === null ? {} : { stepTimeoutMs: request.stepTimeoutMs }),
+    ...(request.session === undefined ? {} : { session: chainOfCapsule(capsule, request.session) }),
+  };
+}
+
+/** The first event where the replay differs from the recording, or null. */
+function eventsDivergence(recorded: readonly Ev[], record: RunRecord): Divergence | null {
+  const replayed = record.events as unknown as Ev[];
+  for (let i = 0; i < Math.max(recorded.length, replayed.length); i++) {
+    const a = recorded[i];
+    const b = replayed[i];
+    if (a !== undefined && b !== undefined && a.eventHash === b.eventHash) continue;
+    const cause = record.error?.code === "REPLAY_DIVERGENCE" ? `; the tool's host calls differ from the tape: ${record.error.message}` : "";
+    return eventDivergence(i, stepAt(recorded, i), a, b, cause);
+  }
+  return null;
+}
+
+/** The first path where the replayed workspace differs from the recorded `workspace/after/`, or null. */
+function workspaceDivergence(capsule: RunCapsule, record: RunRecord, eventIndex: number): Divergence | null {
+  const after = entriesUnder(capsule.entries, AFTER_PREFIX);
+  // The replayed workspace as the capsule stores it: regular files, and each link as its target's bytes.
+  const mine = new Map(record.workspaceFiles);
+  for (const [path, target] of record.workspaceLinks ?? []) mine.set(path, new TextEncoder().encode(target));
+  const paths = new Set([...after.keys(), ...mine.keys()]);
+  for (const p of [...paths].sort()) {
+    const x = after.get(p);
+    const y = mine.get(p);
+    if (x === undefined || y === undefined || sha256Hex(x) !== sha256Hex(y)) {
+      return { eventIndex, stepId: null, field: `workspace/after/${p}`, message: `the workspace after the replay differs from the recorded one at ${p}` };
+    }
+  }
+  return null;
+}
+
 /**
  * Replay a capsule.
  * @param capsule the capsule (from `readRunCapsule`)
@@ -242,34 +307,14 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
     const field = String(bad.location?.["field"] ?? bad.location?.["entry"] ?? bad.name);
     return { runHash: "", expectedRunHash: expected, matches: false, status: null, divergence: { eventIndex, stepId: null, field, message: `the capsule is damaged before replay: ${bad.name}: ${bad.message}` }, checks: pre.checks, rebuilt: null, durationMs: now() - started };
   }
-  const rawEvents = capsule.entries.get(EVENTS_ENTRY);
-  const rawRequest = capsule.entries.get(REQUEST_ENTRY);
-  if (rawEvents === undefined || rawRequest === undefined) throw invalid(`the capsule lacks ${rawEvents === undefined ? EVENTS_ENTRY : REQUEST_ENTRY}; it cannot be replayed`);
-  const read = readJsonl(rawEvents);
-  if (read.error !== undefined) throw invalid(`${EVENTS_ENTRY} line ${read.error.index}: ${read.error.reason}`, { eventIndex: read.error.index });
-  const recorded = read.events as Ev[];
-  let request: CapsuleRequest & { input: JsonValue };
-  try {
-    request = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(rawRequest));
-    if (typeof request.seed !== "string" || typeof request.approve !== "boolean" || typeof request.restricted !== "boolean") throw new Error("bad fields");
-  } catch {
-    throw invalid(`${REQUEST_ENTRY} is not a replay request document`);
-  }
+  const { recorded, request } = replayInputs(capsule);
   const { prepareComponent: _fromEnv, ...stores } = packLoading(env); // a replay checks components with `options`
   const loaded = await loadPack(entriesUnder(capsule.entries, PACK_PREFIX), { ...stores, ...options });
   const replay = { ...replayDirectives(recorded), audit: recordedHasAudit(capsule), runDocument: capsule.entries.has(RUN_DOC_ENTRY) };
   const player = new TapePlayer(readTapeJsonl(capsule.entries.get(TAPE_ENTRY) ?? new Uint8Array()), entriesUnder(capsule.entries, BLOB_PREFIX));
   const runRequest: RunRequest = {
     loaded,
-    input: request.input,
-    seed: request.seed,
-    approve: request.approve,
-    ...(typeof request.requestId === "string" ? { requestId: request.requestId } : {}),
-    ...(Array.isArray(request.approvals) ? { approvals: request.approvals } : {}),
-    restricted: request.restricted,
-    ...(request.maxSteps === null ? {} : { maxSteps: request.maxSteps }),
-    ...(request.stepTimeoutMs === null ? {} : { stepTimeoutMs: request.stepTimeoutMs }),
-    ...(request.session === undefined ? {} : { session: chainOfCapsule(capsule, request.session) }),
+    ...runRequestOf(capsule, request),
     player,
     replay,
     env,
@@ -277,33 +322,11 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
   };
   const record = request.mode === "session" ? await replaySession(runRequest, capsule) : await runPack(runRequest);
-  const replayed = record.events as unknown as Ev[];
-  let divergence: Divergence | null = null;
-  for (let i = 0; i < Math.max(recorded.length, replayed.length) && divergence === null; i++) {
-    const a = recorded[i];
-    const b = replayed[i];
-    if (a !== undefined && b !== undefined && a.eventHash === b.eventHash) continue;
-    const cause = record.error?.code === "REPLAY_DIVERGENCE" ? `; the tool's host calls differ from the tape: ${record.error.message}` : "";
-    divergence = eventDivergence(i, stepAt(recorded, i), a, b, cause);
-  }
+  let divergence = eventsDivergence(recorded, record);
   if (divergence === null && player.remaining > 0) {
     divergence = { eventIndex: recorded.length, stepId: null, field: "tape", message: `the replay made fewer host calls than recorded (${player.remaining} left on the tape)` };
   }
-  if (divergence === null) {
-    const after = entriesUnder(capsule.entries, AFTER_PREFIX);
-    // The replayed workspace as the capsule stores it: regular files, and each link as its target's bytes.
-    const mine = new Map(record.workspaceFiles);
-    for (const [path, target] of record.workspaceLinks ?? []) mine.set(path, new TextEncoder().encode(target));
-    const paths = new Set([...after.keys(), ...mine.keys()]);
-    for (const p of [...paths].sort()) {
-      const x = after.get(p);
-      const y = mine.get(p);
-      if (x === undefined || y === undefined || sha256Hex(x) !== sha256Hex(y)) {
-        divergence = { eventIndex: recorded.length, stepId: null, field: `workspace/after/${p}`, message: `the workspace after the replay differs from the recorded one at ${p}` };
-        break;
-      }
-    }
-  }
+  divergence ??= workspaceDivergence(capsule, record, recorded.length);
   // A delegated run's annex (federation.jsonl) is carried over: rebuilt on the replayed run hash, it must come out
   // byte for byte the same.
   const annexBytes = capsule.entries.get(FEDERATION_ENTRY);
