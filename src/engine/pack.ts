@@ -263,51 +263,9 @@ export async function loadPack(files: ReadonlyMap<string, Uint8Array>, options: 
     throw new ReachError("PACK_INVALID_MANIFEST", `${PACK_FILE}: ${(err as Error).message}`);
   }
 
-  const tools = new Map<string, PackTool>();
-  for (const cap of pack.manifest.capabilities.tools) {
-    const def = Object.prototype.hasOwnProperty.call(pack.tools, cap.name) ? pack.tools[cap.name] : undefined;
-    if (isInfraTool(cap.name)) {
-      // seed 002: the infrastructure tools are built in; declaring one is allowed, shipping code for one is not.
-      if (def !== undefined) throw new ReachError("PACK_INVALID_MANIFEST", `tool "${cap.name}" is a built-in infrastructure tool (seed 002); remove its "tools" entry or rename your tool`, { details: { tool: cap.name } });
-      continue;
-    }
-    if (def === undefined) {
-      if (cap.optional === true) continue;
-      throw new ReachError("EXEC_TOOL_NOT_FOUND", `tool "${cap.name}" is declared in manifest.capabilities.tools but has no code; add it to "tools" with its kind and module, or mark it optional`, {
-        details: { tool: cap.name },
-      });
-    }
-    const path = normalisePath(def.module);
-    const code = files.get(path);
-    if (code === undefined) {
-      throw new ReachError("EXEC_TOOL_NOT_FOUND", `tool "${cap.name}": module ${def.module} is not in the pack; build it or fix the path`, { details: { tool: cap.name, module: def.module } });
-    }
-    const codeHash = checkToolCode(cap.name, def, code);
-    tools.set(cap.name, Object.freeze({ name: cap.name, definition: def, code, codeHash }));
-  }
-
-  const entryPath = normalisePath(pack.entrypoint);
-  const entryBytes = files.get(entryPath);
-  if (entryBytes === undefined) throw malformed(`the entrypoint ${pack.entrypoint} is not in the pack; add a plan.json or a planner.js`);
-  let entrypoint: PackEntrypoint;
-  if (entryPath.endsWith(".json")) entrypoint = { kind: "plan", path: entryPath, document: deepFreeze(decodeJson(entryBytes, entryPath, "PLAN_INVALID")) };
-  else if (entryPath.endsWith(".js") || entryPath.endsWith(".mjs")) entrypoint = { kind: "planner", path: entryPath, source: entryBytes };
-  else throw malformed(`the entrypoint ${pack.entrypoint} must be a static plan (*.json) or a planner module (*.js)`);
-
-  const roots = new Set(policy.workspaceRoots.map((r) => r.root));
-  const workspaceFiles: Record<string, Record<string, Uint8Array>> = {};
-  for (const root of roots) workspaceFiles[root] = {};
-  for (const [path, bytes] of files) {
-    if (!path.startsWith(WORKSPACE_DIR)) continue;
-    const rest = path.slice(WORKSPACE_DIR.length);
-    let root: string | undefined;
-    for (const r of roots) if (rest.startsWith(`${r}/`) && (root === undefined || r.length > root.length)) root = r;
-    if (root === undefined) {
-      const first = rest.split("/")[0] ?? "";
-      throw malformed(`${path}: workspace files must sit under a declared root; declare {"uri": "workspace:///${first}/"} in manifest.capabilities.resources or move the file`, { path });
-    }
-    workspaceFiles[root]![rest.slice(root.length + 1)] = bytes;
-  }
+  const tools = packTools(pack, files);
+  const entrypoint = packEntrypoint(pack, files);
+  const workspaceFiles = packWorkspaceFiles(policy, files);
   // Last, as it may take seconds the first time: every component gets its glue (jco), checked and cached.
   for (const tool of tools.values()) {
     if (tool.definition.kind === "component") await prepareComponentTool(tool.name, tool.definition, tool.code, options);
@@ -331,6 +289,62 @@ export async function loadPack(files: ReadonlyMap<string, Uint8Array>, options: 
     deprecations,
     dependencies: deps.resolved,
   });
+}
+
+/** The pack's tools by name: every declared tool with its code, except the built-in infrastructure tools. */
+function packTools(pack: Pack, files: ReadonlyMap<string, Uint8Array>): Map<string, PackTool> {
+  const tools = new Map<string, PackTool>();
+  for (const cap of pack.manifest.capabilities.tools) {
+    const def = Object.prototype.hasOwnProperty.call(pack.tools, cap.name) ? pack.tools[cap.name] : undefined;
+    if (isInfraTool(cap.name)) {
+      // seed 002: the infrastructure tools are built in; declaring one is allowed, shipping code for one is not.
+      if (def !== undefined) throw new ReachError("PACK_INVALID_MANIFEST", `tool "${cap.name}" is a built-in infrastructure tool (seed 002); remove its "tools" entry or rename your tool`, { details: { tool: cap.name } });
+      continue;
+    }
+    if (def === undefined) {
+      if (cap.optional === true) continue;
+      throw new ReachError("EXEC_TOOL_NOT_FOUND", `tool "${cap.name}" is declared in manifest.capabilities.tools but has no code; add it to "tools" with its kind and module, or mark it optional`, {
+        details: { tool: cap.name },
+      });
+    }
+    const path = normalisePath(def.module);
+    const code = files.get(path);
+    if (code === undefined) {
+      throw new ReachError("EXEC_TOOL_NOT_FOUND", `tool "${cap.name}": module ${def.module} is not in the pack; build it or fix the path`, { details: { tool: cap.name, module: def.module } });
+    }
+    const codeHash = checkToolCode(cap.name, def, code);
+    tools.set(cap.name, Object.freeze({ name: cap.name, definition: def, code, codeHash }));
+  }
+  return tools;
+}
+
+/** The pack's entrypoint: a static plan (`*.json`) or a planner module (`*.js`, `*.mjs`). */
+function packEntrypoint(pack: Pack, files: ReadonlyMap<string, Uint8Array>): PackEntrypoint {
+  const entryPath = normalisePath(pack.entrypoint);
+  const entryBytes = files.get(entryPath);
+  if (entryBytes === undefined) throw malformed(`the entrypoint ${pack.entrypoint} is not in the pack; add a plan.json or a planner.js`);
+  if (entryPath.endsWith(".json")) return { kind: "plan", path: entryPath, document: deepFreeze(decodeJson(entryBytes, entryPath, "PLAN_INVALID")) };
+  if (entryPath.endsWith(".js") || entryPath.endsWith(".mjs")) return { kind: "planner", path: entryPath, source: entryBytes };
+  throw malformed(`the entrypoint ${pack.entrypoint} must be a static plan (*.json) or a planner module (*.js)`);
+}
+
+/** The pack's `workspace/` files by declared root, each under the longest root it sits under. */
+function packWorkspaceFiles(policy: CapabilityPolicy, files: ReadonlyMap<string, Uint8Array>): Record<string, Record<string, Uint8Array>> {
+  const roots = new Set(policy.workspaceRoots.map((r) => r.root));
+  const workspaceFiles: Record<string, Record<string, Uint8Array>> = {};
+  for (const root of roots) workspaceFiles[root] = {};
+  for (const [path, bytes] of files) {
+    if (!path.startsWith(WORKSPACE_DIR)) continue;
+    const rest = path.slice(WORKSPACE_DIR.length);
+    let root: string | undefined;
+    for (const r of roots) if (rest.startsWith(`${r}/`) && (root === undefined || r.length > root.length)) root = r;
+    if (root === undefined) {
+      const first = rest.split("/")[0] ?? "";
+      throw malformed(`${path}: workspace files must sit under a declared root; declare {"uri": "workspace:///${first}/"} in manifest.capabilities.resources or move the file`, { path });
+    }
+    workspaceFiles[root]![rest.slice(root.length + 1)] = bytes;
+  }
+  return workspaceFiles;
 }
 
 /** What the pack's signature says about it. */
