@@ -16,6 +16,8 @@
  */
 import type { JsonValue } from "../protocol/json.ts";
 import type { SessionCall } from "../engine/session.ts";
+import type { EngineSession } from "../engine/engine.ts";
+import type { Hold, holdWatch } from "../engine/inline-first.ts";
 import type { IsolatedSession, WireRequest } from "./engine-wire.ts";
 import { mayReachNetwork } from "./engine-inline.ts";
 import { loopTurn } from "../platform/loop-turn.ts";
@@ -24,6 +26,50 @@ import { signalAt } from "../platform/signal-hook.ts";
 
 /** Why a call was given up (the inline session's abort reason; never recorded: that session is dropped). */
 const PROMOTED = "moved to an engine thread";
+
+/** The session on the calling thread and what gives its calls up (module notes). */
+type Inline = {
+  readonly session: EngineSession;
+  readonly watch: ReturnType<typeof holdWatch>;
+  readonly turn: (last?: boolean) => Promise<void>;
+  /** Passes the caller's signal on to the session here (removed once the session moves or closes). */
+  readonly forward: () => void;
+  /** The hold of the call under way here, if any. */
+  hold: Hold | null;
+  /** Whether a call was given up: from then on every call runs on the thread. */
+  promoted: boolean;
+};
+
+/** Open the session on the calling thread, given up when a call holds the thread past `budgetMs` or asks for the network. */
+async function openInline(request: WireRequest, options: { signal?: AbortSignal }, budgetMs: number): Promise<Inline> {
+  const [{ openSession }, { engineRequest }, { defaultEnvironment }, { holdWatch }] = await Promise.all([import("../engine/engine.ts"), import("./engine-request.ts"), import("./environment.ts"), import("../engine/inline-first.ts")]);
+  const cpuMs = processCpuClock();
+  const turn = loopTurn();
+  const watch = holdWatch({ ms: budgetMs, turn, now: processClock.monotonicMs, ...(cpuMs === undefined ? {} : { cpuMs }) });
+  const here = new AbortController();
+  const forward = (): void => void (here.signal.aborted || here.abort(options.signal?.reason ?? "abort"));
+  if (options.signal?.aborted === true) forward();
+  else options.signal?.addEventListener("abort", forward, { once: true });
+  const state = { hold: null as Hold | null, promoted: false };
+  const promote = (): true => {
+    state.promoted = true;
+    if (!here.signal.aborted) here.abort(PROMOTED);
+    return true;
+  };
+  const { interrupted: _word, signal: _own, fetch, ...engine } = engineRequest(request, new SharedArrayBuffer(8), new AbortController(), () => {});
+  const session = await openSession(defaultEnvironment(), {
+    ...engine,
+    parallel: 1,
+    signal: here.signal,
+    turn: (last) => watch.turn(last), // the engine's turns for a signal are no break of a call's hold
+    interrupted: () => state.promoted || (state.hold !== null && !here.signal.aborted && watch.over(state.hold) && promote()),
+    ...(fetch === undefined ? {} : { fetch: () => (promote(), Promise.reject(new Error(PROMOTED))) }),
+  }).catch((err: unknown) => {
+    options.signal?.removeEventListener("abort", forward);
+    throw err;
+  });
+  return Object.assign(state, { session, watch, turn, forward });
+}
 
 /**
  * Open a session that runs on the calling thread while that is harmless (module notes).
@@ -37,33 +83,8 @@ const PROMOTED = "moved to an engine thread";
  */
 export async function openInlineFirstSession(request: WireRequest, options: { signal?: AbortSignal }, budgetMs: number, onThread: (request: WireRequest, options: { signal?: AbortSignal }) => Promise<IsolatedSession>): Promise<IsolatedSession> {
   if (await mayReachNetwork(request)) return await onThread(request, options);
-  const [{ openSession }, { engineRequest }, { defaultEnvironment }, { holdWatch }] = await Promise.all([import("../engine/engine.ts"), import("./engine-request.ts"), import("./environment.ts"), import("../engine/inline-first.ts")]);
-  const cpuMs = processCpuClock();
-  const turn = loopTurn();
-  const watch = holdWatch({ ms: budgetMs, turn, now: processClock.monotonicMs, ...(cpuMs === undefined ? {} : { cpuMs }) });
-  const here = new AbortController();
-  const forward = (): void => void (here.signal.aborted || here.abort(options.signal?.reason ?? "abort"));
-  if (options.signal?.aborted === true) forward();
-  else options.signal?.addEventListener("abort", forward, { once: true });
-  let hold: ReturnType<typeof watch.begin> | null = null;
-  let promoted = false;
-  const promote = (): true => {
-    promoted = true;
-    if (!here.signal.aborted) here.abort(PROMOTED);
-    return true;
-  };
-  const { interrupted: _word, signal: _own, fetch, ...engine } = engineRequest(request, new SharedArrayBuffer(8), new AbortController(), () => {});
-  const inline = await openSession(defaultEnvironment(), {
-    ...engine,
-    parallel: 1,
-    signal: here.signal,
-    turn: (last) => watch.turn(last), // the engine's turns for a signal are no break of a call's hold
-    interrupted: () => promoted || (hold !== null && !here.signal.aborted && watch.over(hold) && promote()),
-    ...(fetch === undefined ? {} : { fetch: () => (promote(), Promise.reject(new Error(PROMOTED))) }),
-  }).catch((err: unknown) => {
-    options.signal?.removeEventListener("abort", forward);
-    throw err;
-  });
+  const here = await openInline(request, options, budgetMs);
+  const { session: inline, watch, turn, forward } = here;
   const calls: [string, JsonValue][] = [];
   let thread: Promise<IsolatedSession> | null = null;
   /** What passes the caller's signal on to the thread's session (removed when the session closes). */
@@ -83,22 +104,22 @@ export async function openInlineFirstSession(request: WireRequest, options: { si
       return session;
     })());
   const onInline = async (tool: string, args: JsonValue): Promise<SessionCall | null> => {
-    hold = watch.begin();
+    here.hold = watch.begin();
     try {
       const answer = await inline.call(tool, args);
-      return promoted ? null : answer;
+      return here.promoted ? null : answer;
     } catch (err) {
-      if (promoted) return null;
+      if (here.promoted) return null;
       throw err;
     } finally {
-      hold = null;
+      here.hold = null;
       watch.end();
     }
   };
   const call = async (tool: string, args: JsonValue): Promise<SessionCall> => {
     const index = calls.push([tool, args]) - 1;
     signalAt(`call:${index + 1}`); // a test hook (REACH_WASM_TEST_SIGNAL)
-    if (!promoted) {
+    if (!here.promoted) {
       const answer = await onInline(tool, args);
       if (answer !== null) return answer;
     }
