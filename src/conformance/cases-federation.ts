@@ -73,6 +73,11 @@ const base = { category: "federation" as const };
  * @returns the cases
  */
 export function federationCases(): ConformanceCase[] {
+  return [...chainCases(), ...limitCases()];
+}
+
+/** A chain A→B→C runs at C; a widened or forged link in it is refused. */
+function chainCases(): ConformanceCase[] {
   return [
     {
       ...base,
@@ -115,6 +120,12 @@ export function federationCases(): ConformanceCase[] {
         await refused(ctx, await runAtC(ctx, f, forged, "forged"), "FED_SIGNATURE_INVALID", "a forged delegation");
       },
     },
+  ];
+}
+
+/** The limits of a delegation: expiry, registered nodes, scope, revocation (the last case revokes A→B). */
+function limitCases(): ConformanceCase[] {
+  return [
     {
       ...base,
       id: "federation.expired",
