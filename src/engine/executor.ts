@@ -239,7 +239,12 @@ function insufficientError(envelope: ExecutionEnvelope, tool: PackTool): ReachEr
 }
 
 /** `EXEC_OUTPUT_INVALID` when the output does not satisfy the tool's `outputSchema` and the step's `return_spec`. */
-function outputContractError(envelope: ExecutionEnvelope, tool: PackTool, returnSpec: Record<string, unknown>, output: JsonObject): ReachError | null {
+function outputContractError(
+  envelope: ExecutionEnvelope,
+  tool: PackTool,
+  returnSpec: Record<string, unknown>,
+  output: JsonObject,
+): ReachError | null {
   const problems: string[] = [];
   const outputSchema = tool.definition.outputSchema;
   if (outputSchema !== undefined) {
@@ -275,7 +280,8 @@ export async function executeEnvelope(
   const clock = state.clock.fork();
   const base = { invocationId, toolOutput: null, toolError: null, violation: null, artifacts: [], log: "", fuelUsed: 0n, module: null };
   const finish = (x: ExecutionParts, output?: JsonValue): StepExecution =>
-    closeExecution(envelope.id, x, output, Math.max(0, Math.round(now() - started)), state.tape.invocationDigest(invocationId), clock);
+    closeExecution(envelope.id, x, output, Math.max(0, Math.round(now() - started)),
+      state.tape.invocationDigest(invocationId), clock);
 
   const inputError = inputSchemaError(envelope, tool);
   if (inputError !== null) return finish({ ...base, toolError: inputError, stepError: inputError, schemaValidation: "fail" });

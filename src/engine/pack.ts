@@ -329,7 +329,10 @@ function packEntrypoint(pack: Pack, files: ReadonlyMap<string, Uint8Array>): Pac
 }
 
 /** The pack's `workspace/` files by declared root, each under the longest root it sits under. */
-function packWorkspaceFiles(policy: CapabilityPolicy, files: ReadonlyMap<string, Uint8Array>): Record<string, Record<string, Uint8Array>> {
+function packWorkspaceFiles(
+  policy: CapabilityPolicy,
+  files: ReadonlyMap<string, Uint8Array>,
+): Record<string, Record<string, Uint8Array>> {
   const roots = new Set(policy.workspaceRoots.map((r) => r.root));
   const workspaceFiles: Record<string, Record<string, Uint8Array>> = {};
   for (const root of roots) workspaceFiles[root] = {};

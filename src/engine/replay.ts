@@ -227,7 +227,10 @@ function replayInputs(capsule: RunCapsule): { recorded: Ev[]; request: RecordedR
 }
 
 /** The run request fields the recorded request gives (input, seed, approvals, limits, the session's chain). */
-function runRequestOf(capsule: RunCapsule, request: RecordedRequest): Omit<RunRequest, "loaded" | "player" | "replay" | "env"> {
+function runRequestOf(
+  capsule: RunCapsule,
+  request: RecordedRequest,
+): Omit<RunRequest, "loaded" | "player" | "replay" | "env"> {
   return {
     input: request.input,
     seed: request.seed,

@@ -111,8 +111,13 @@ function keywordCheck(schema: Record<string, unknown>, key: string, arg: unknown
   }
 }
 
-/** `properties`, `required` and `additionalProperties` (which applies to the properties `properties` does not declare). */
-function objectCheck(schema: Record<string, unknown>, key: "properties" | "required" | "additionalProperties", arg: unknown, depth: number): Check | null {
+/** `properties`, `required` and `additionalProperties` (for the properties `properties` does not declare). */
+function objectCheck(
+  schema: Record<string, unknown>,
+  key: "properties" | "required" | "additionalProperties",
+  arg: unknown,
+  depth: number,
+): Check | null {
   if (key === "properties") {
     if (!isObj(arg)) return null;
     const props: [string, Check][] = [];

@@ -60,7 +60,9 @@ export function verifyRunCapsule(capsule: RunCapsule, trustStore?: TrustStore): 
   const { index, entries } = capsule;
   const checks: VerifyCheck[] = [];
 
-  if (capsule.damaged.length === 0) checks.push(found("files", true, `all ${index.files.length} entries match capsule.json`));
+  if (capsule.damaged.length === 0) {
+    checks.push(found("files", true, `all ${index.files.length} entries match capsule.json`));
+  }
   for (const d of capsule.damaged) checks.push(found("files", false, `${d.path}: ${d.reason}`, { entry: d.path }));
 
   const { events, check: eventsCheck } = verifyEvents(entries.get(EVENTS_ENTRY), index.runHash);
@@ -169,7 +171,11 @@ function planCheck(entries: RunCapsule["entries"], events: readonly Ev[]): Verif
 }
 
 /** `proof` when the run is signed: the run proof, the step proofs and capsule.json's attestation; and the signer. */
-function proofChecks(capsule: RunCapsule, events: readonly Ev[], trustStore: TrustStore | undefined): { checks: VerifyCheck[]; signer: CapsuleVerification["signer"] } {
+function proofChecks(
+  capsule: RunCapsule,
+  events: readonly Ev[],
+  trustStore: TrustStore | undefined,
+): { checks: VerifyCheck[]; signer: CapsuleVerification["signer"] } {
   const { index, entries } = capsule;
   const checks: VerifyCheck[] = [];
   let signer: CapsuleVerification["signer"] = null;

@@ -40,7 +40,10 @@ type Inline = {
   promoted: boolean;
 };
 
-/** Open the session on the calling thread, given up when a call holds the thread past `budgetMs` or asks for the network. */
+/**
+ * Open the session on the calling thread; a call is given up when it holds the thread past `budgetMs` or asks for
+ * the network.
+ */
 async function openInline(request: WireRequest, options: { signal?: AbortSignal }, budgetMs: number): Promise<Inline> {
   const [{ openSession }, { engineRequest }, { defaultEnvironment }, { holdWatch }] = await Promise.all([import("../engine/engine.ts"), import("./engine-request.ts"), import("./environment.ts"), import("../engine/inline-first.ts")]);
   const cpuMs = processCpuClock();

@@ -16,7 +16,8 @@
  *
  * The pieces: `transpiled.ts` (what a transpiled component is), `_call.ts` (one invocation's state and outcome),
  * `_core-modules.ts` (compiling, metering and caching the core modules), `_guest.ts` (the host import, the import
- * selection and the mapping of guest errors), `_instance-pool.ts` and `_state-exports.ts` (instance reuse), `wasi-p2.ts` (WASI).
+ * selection and the mapping of guest errors), `_instance-pool.ts` and `_state-exports.ts` (instance reuse),
+ * `wasi-p2.ts` (WASI).
  * @module
  */
 import { ReachError } from "../../protocol/errors.ts";

@@ -142,8 +142,11 @@ export function runSyncOp(ctx: OpContext, op: HostOp, request: unknown): JsonObj
   }
 }
 
+/** The `fs.*` ops. */
+type FsOp = "fs.read" | "fs.write" | "fs.list" | "fs.stat" | "fs.remove";
+
 /** `fs.read`, `fs.write`, `fs.list`, `fs.stat` and `fs.remove`. */
-function runFsOp(ctx: OpContext, op: "fs.read" | "fs.write" | "fs.list" | "fs.stat" | "fs.remove", request: unknown): JsonObject {
+function runFsOp(ctx: OpContext, op: FsOp, request: unknown): JsonObject {
   switch (op) {
     case "fs.read": {
       const path = str(op, shape(op, request, ["path"]), "path", MAX_PATH);

@@ -52,7 +52,14 @@ function openFile(ctx: WasiContext, fs: WorkspaceView, d: DirEntry, path: string
 }
 
 /** `path_open`'s flags and rights, checked before anything is resolved. */
-function checkOpenArgs(d: DirEntry, dirflags: number, oflags: number, base: bigint, inheriting: bigint, fdflags: number): void {
+function checkOpenArgs(
+  d: DirEntry,
+  dirflags: number,
+  oflags: number,
+  base: bigint,
+  inheriting: bigint,
+  fdflags: number,
+): void {
   if (typeof base !== "bigint" || typeof inheriting !== "bigint") throw new WasiErrno(Errno.INVAL, "rights");
   if ((oflags & ~0xf) !== 0 || (fdflags & ~0x1f) !== 0 || (dirflags & ~1) !== 0) throw new WasiErrno(Errno.INVAL, "unknown flag");
   if ((oflags & OFlags.CREAT) !== 0 && (d.rights & Rights.PATH_CREATE_FILE) === 0n) throw new WasiErrno(Errno.NOTCAPABLE, "no path_create_file right");
