@@ -135,7 +135,7 @@ describe("--help names every option a command accepts", () => {
     "capsule-commands.ts": ["replay", "verify"], "options.ts": ["doctor", "show"],
     "show.ts": ["show"], "report.ts": ["report"], "diff.ts": ["diff"], "wasi.ts": ["wasi"],
     "pack.ts": ["pack"], "pack-init.ts": ["pack"], "pack-test.ts": ["pack"],
-    "trust.ts": ["trust"], "mcp-args.ts": ["mcp"], "approve.ts": ["approve"], "keygen.ts": ["keygen"],
+    "trust.ts": ["trust"], "mcp-args.ts": ["mcp"], "approve.ts": ["approve"], "attest.ts": ["attest"], "keygen.ts": ["keygen"],
     "serve.ts": ["serve"], "worker.ts": ["worker"], "submit.ts": ["submit"], "runs.ts": ["runs"], "tokens.ts": ["tokens"],
     "_service-args.ts": ["serve", "worker", "submit", "runs", "tokens"],
     "node.ts": ["node"], "node-serve.ts": ["node"], "federation-host.ts": ["node", "delegate", "revoke"],

@@ -17,6 +17,10 @@ import { ReachError } from "../protocol/errors.ts";
 import type { CliIO } from "./io.ts";
 import { parseCommand } from "./options.ts";
 import { REPLAY, VERIFY } from "./specs-run.ts";
+import { verifyAttestation } from "../engine/attestation.ts";
+import type { AttestationVerification } from "../engine/attestation.ts";
+import { hexToBytes, parsePublicKeyFile, publicKeyProblem, MAX_ENVELOPE_CHARS } from "../engine/host-api.ts";
+import type { RunCapsule, TrustStore } from "../engine/host-api.ts";
 import { loadHostPack } from "../host/host-pack.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
 import { createProgress } from "./progress.ts";
@@ -59,6 +63,24 @@ export async function runReplayCommand(argv: readonly string[], io: CliIO): Prom
   return report.matches ? 0 : 1;
 }
 
+/** A public key given as 64 hex digits or as a public key file (as `trust add` takes it). */
+async function publicKeyOf(text: string): Promise<Uint8Array> {
+  if (/^[0-9a-fA-F]{64}$/.test(text)) {
+    const key = hexToBytes(text.toLowerCase());
+    const problem = publicKeyProblem(key);
+    if (problem !== undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `--key ${text}: the public key ${problem}`);
+    return key;
+  }
+  return parsePublicKeyFile(new TextDecoder().decode(await readHostFile(text, 64 * 1024)));
+}
+
+/** `verify --attestation FILE [--key KEY]`: the attestation's checks against the capsule's bytes. */
+async function checkAttestation(file: string, key: string | undefined, c: { bytes: Uint8Array; capsule: RunCapsule }, store: TrustStore | null): Promise<AttestationVerification> {
+  const envelope = new TextDecoder().decode(await readHostFile(file, MAX_ENVELOPE_CHARS));
+  const publicKey = key === undefined ? undefined : await publicKeyOf(key);
+  return verifyAttestation({ envelope, bytes: c.bytes, capsule: c.capsule, ...(publicKey === undefined ? {} : { publicKey }), ...(store === null ? {} : { trustStore: store }) });
+}
+
 function printChecks(io: CliIO, checks: readonly VerifyCheck[]): void {
   for (const c of checks) io.stderr(`reach-wasm: ${c.ok ? "ok  " : "FAIL"} ${c.name}: ${c.message}\n`);
 }
@@ -74,6 +96,8 @@ export async function runVerifyCommand(argv: readonly string[], io: CliIO): Prom
   const target = positionals[0]!;
   const store = await loadTrustStore(values.trust);
   const isDir = await stat(target).then((s) => s.isDirectory(), () => false);
+  if (values.key !== undefined && values.attestation === undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", "--key names the key an --attestation must be signed by; give --attestation FILE too");
+  if (isDir && values.attestation !== undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `--attestation checks a capsule file, and ${JSON.stringify(target)} is a pack directory`);
   let valid: boolean;
   let checks: VerifyCheck[];
   let extra: Record<string, unknown> = {};
@@ -96,18 +120,22 @@ export async function runVerifyCommand(argv: readonly string[], io: CliIO): Prom
     const announce = await isLargeRun(target);
     let v: ReturnType<typeof verifyRunCapsule>;
     let canonical: boolean;
+    let att: AttestationVerification | null = null;
     try {
       const bytes = await readHostFile(target, DEFAULT_ARCHIVE_LIMITS.maxCompressedBytes);
       const entries = await progress.task(`reading ${target}`, () => readArchive(bytes), { announce });
       canonical = archiveIsCanonical(bytes, entries);
-      v = await progress.task("verifying", () => verifyRunCapsule(runCapsuleFromEntries(entries), store ?? undefined), { announce });
+        const capsule = runCapsuleFromEntries(entries);
+      v = await progress.task("verifying", () => verifyRunCapsule(capsule, store ?? undefined), { announce });
+      if (values.attestation !== undefined) att = await checkAttestation(values.attestation, values.key, { bytes, capsule }, store);
     } finally {
       progress.done();
     }
-    valid = v.valid;
     checks = canonical ? v.checks : [...v.checks, { name: "archive", ok: true,
       message: "the file was re-compressed or re-packed: every entry is intact, but its bytes are not the ones reach-wasm wrote" }];
-    extra = { runHash: v.runHash, ...(v.signer === null ? {} : { signer: v.signer }) };
+    if (att !== null) checks.push(...att.checks);
+    valid = checks.every((c) => c.ok);
+    extra = { runHash: v.runHash, ...(v.signer === null ? {} : { signer: v.signer }), ...(att === null ? {} : { attestation: { valid: att.valid, signer: att.signer } }) };
   }
   printChecks(io, checks);
   io.stderr(`reach-wasm: ${valid ? "verification passed" : `verification FAILED: ${checks.filter((c) => !c.ok).map((c) => c.name).join(", ")}`}\n`);

@@ -25,6 +25,7 @@ const HANDLERS: Readonly<Record<string, () => Promise<Handler>>> = {
   doctor: async () => (await import("./doctor.ts")).runDoctorCommand,
   keygen: async () => (await import("./keygen.ts")).runKeygenCommand,
   approve: async () => (await import("./approve.ts")).runApproveCommand,
+  attest: async () => (await import("./attest.ts")).runAttestCommand,
   trust: async () => (await import("./trust.ts")).runTrustCommand,
   mcp: async () => (await import("./mcp.ts")).runMcpCommand,
   node: async () => (await import("./node.ts")).runNodeCommand,

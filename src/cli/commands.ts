@@ -9,6 +9,7 @@ import { defineArgs } from "./options.ts";
 import { DIFF, REPLAY, REPORT, RUN, RUN_NOTES, SHOW, VERIFY, WASI } from "./specs-run.ts";
 import { APPROVE, KEYGEN, MCP, PACK_SUBCOMMANDS, TRUST_SUBCOMMANDS } from "./specs-pack.ts";
 import { RUNS_SUBCOMMANDS, SERVE, SUBMIT, TOKENS_CREATE, WORKER } from "./specs-service.ts";
+import { ATTEST, ATTEST_NOTES } from "./specs-attest.ts";
 import { CONFORMANCE, DELEGATE, DOCTOR, NODE_SUBCOMMANDS, REVOKE } from "./specs-federation.ts";
 
 export type { CommandSpec } from "./help.ts";
@@ -36,9 +37,14 @@ export const COMMANDS: readonly CommandSpec[] = [
       "Capsule checks: files (each entry against capsule.json), events (hash chain, ordering, run hash), outputs,",
       "tape (hashes, blobs), pack (digest), pack.signature, plan (locked hash), proof (run and step proofs).",
       "Each failed check names where the damage is.",
+      "--attestation FILE (reach-wasm attest): attestation.signature (DSSE, by a key in the trust store or --key:",
+      "REPLAY_PROOF_INVALID), attestation.signer (trusted, the one the predicate names: FED_TRUST_VIOLATION),",
+      "attestation.subject (the capsule file's SHA-256) and attestation.predicate (run hash, pack, status, tools,",
+      "capability audit as the capsule holds them): REPLAY_HASH_MISMATCH. Not an in-toto envelope: exit 2.",
       "Exit 0 valid, 1 a check failed, 2 the input cannot be read at all.",
     ].join("\n"),
   },
+  { ...ATTEST, summary: "sign an in-toto attestation of a capsule (a DSSE envelope; check it with verify --attestation)", notes: ATTEST_NOTES },
   {
     ...SHOW,
     summary: "a run as a terminal timeline: steps, tools, durations, fuel, host calls, outputs, violations, stops",

@@ -34,6 +34,7 @@ const BAD_INPUT: Record<string, string[]> = {
   wasi: ["wasi", missing],
   pack: ["pack", "validate", missing],
   approve: ["approve", "not-a-hash"],
+  attest: ["attest", garbage, "--key", missing],
   keygen: ["keygen", "--out", garbage],
   submit: ["submit", missing],
   runs: ["runs", "show"],

@@ -69,7 +69,12 @@ export const REPLAY = defineArgs({
 export const VERIFY = defineArgs({
   name: "verify",
   positionals: ["<capsule|pack-dir>"],
-  options: { trust: { ...trust, help: `${trust.help}: judges the proof's and the pack's signer` }, json: json("{valid, checks: [{name, ok, message, location?}], …}") },
+  options: {
+    trust: { ...trust, help: `${trust.help}: judges the proof's and the pack's signer,\nand who may sign an --attestation` },
+    attestation: { type: "string", value: "FILE", help: "also check this in-toto attestation of the capsule (reach-wasm attest): its DSSE\nsignature by a trusted key, its subject digest (the capsule file) and its predicate" },
+    key: { type: "string", value: "KEY.pub|HEX", help: "with --attestation: the public key that must have signed it, instead of the trust store" },
+    json: json("{valid, checks: [{name, ok, message, location?, code?}], …}"),
+  },
 });
 
 /** `reach-wasm show`. */

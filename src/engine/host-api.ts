@@ -17,4 +17,6 @@ export { formatKeyFiles, formatPublicKeyFile, generateKeyPair, parsePrivateKeyFi
 export type { KeyPair } from "../trust/keys.ts";
 export { formatPackSignature, PACK_SIGNATURE_PATH, packDigest, signPack, verifyPackSignature } from "../trust/pack-signature.ts";
 export { formatTrustStore, parseTrustStore, TrustStore } from "../trust/trust-store.ts";
+export { publicKeyProblem } from "../trust/verify.ts";
+export { MAX_ENVELOPE_CHARS } from "../trust/dsse.ts";
 export type { TrustedKey, TrustStoreDocument } from "../trust/trust-store.ts";
