@@ -120,7 +120,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       "stdio: the session's last run ends COMPLETED when stdin ends (the client disconnected), ABORTED on SIGINT/SIGTERM.",
       "Every capsule is written atomically the moment its run ends and its path printed on stderr (stdout is the",
       "protocol's). Exit 0 when every session run COMPLETED and was written, 1 otherwise, 2 bad invocation or pack.",
-      'Client configuration: {"mcpServers": {"reach": {"command": "npx", "args": ["reach-wasm", "mcp", "packs/hello"]}}}',
+      'Client configuration, in a project that installed the package (README "Agents over MCP"):',
+      '  {"mcpServers": {"reach": {"command": "npx", "args": ["--no", "reach-wasm", "mcp", "node_modules/reach-wasm/packs/hello"]}}}',
     ].join("\n"),
   },
   {
