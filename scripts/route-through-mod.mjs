@@ -23,6 +23,13 @@ function folderOf(path) {
   return parts.length > 1 ? parts[0] : undefined;
 }
 
+/**
+ * Rooms whose files are taken one by one: the platform's adapters (files, SQL, HTTP server, threads) each load
+ * runtime modules (`node:fs/promises`, `perf_hooks`, readline) at once, and a command takes only the ones it uses, so
+ * routing them through one mod.ts would load every adapter at every start (tests/startup-footprint.test.ts).
+ */
+const TAKEN_ONE_BY_ONE = new Set(["platform"]);
+
 const isTest = (p) => p.endsWith(".test.ts") || /\/_test-[^/]*\.ts$/.test(p);
 
 function program() {
@@ -70,7 +77,7 @@ function plan(prog) {
       if (!spec || !spec.text.startsWith(".")) continue;
       const target = resolveSpec(file, spec.text);
       const to = folderOf(target);
-      if (to === undefined || to === from) continue;
+      if (to === undefined || to === from || TAKEN_ONE_BY_ONE.has(to)) continue;
       crossing++;
       const modPath = join(src, to, "mod.ts");
       if (target === modPath) {

@@ -27,19 +27,19 @@ export const PACK_TESTS_DIR = "tests/";
 
 const MAX_SEED = 2n ** 64n - 1n;
 
-const json: z.ZodType<unknown> = z.json();
+const json = (): z.ZodType<unknown> => z.json();
 
 /** One test case (`tests/<name>.json`). */
 export const PackTestCaseSchema = lazySchema(() => z.strictObject({
   description: z.string().max(1000).optional(),
-  input: json,
+  input: json(),
   seed: z
     .union([z.string().regex(/^(0|[1-9][0-9]{0,19})$/, "a decimal integer"), z.int().min(0)])
     .transform((s) => String(s))
     .refine((s) => BigInt(s) <= MAX_SEED, "at most 2^64-1")
     .optional(),
   expect: z.union([
-    z.strictObject({ output: json }),
+    z.strictObject({ output: json() }),
     z.strictObject({
       error: z.string().refine((c) => isErrorCode(c), "a reach-wasm error code such as PROTO_SCHEMA_VIOLATION or EXEC_TOOL_FAILED"),
     }),

@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { sha256Hex } from "../../canonical/sha256.ts";
+import { lazySchema } from "../../protocol/_lazy.ts";
 import { ReachError } from "../../protocol/errors.ts";
 import { checkGlue, GLUE_UNBOUND } from "./_glue-check.ts";
 import type { InstantiateFn, TranspiledComponent } from "./transpiled.ts";
@@ -20,28 +21,28 @@ export const JCO_VERSION = "1.17.0";
 /** The import interfaces a component may have: the host API and the deterministic WASI 0.2 set. */
 export const SUPPLIED_INTERFACES: ReadonlySet<string> = new Set([HOST_INTERFACE, ...WASI_P2_INTERFACES]);
 
-const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
-const coreModuleName = z.string().regex(/^[A-Za-z0-9._-]{1,100}\.wasm$/);
+const sha256 = (): z.ZodString => z.string().regex(/^[0-9a-f]{64}$/);
+const coreModuleName = (): z.ZodString => z.string().regex(/^[A-Za-z0-9._-]{1,100}\.wasm$/);
 
-/** A glue document (version 1). Strict: unknown fields are refused. */
-export const ComponentGlueSchema = z.strictObject({
+/** A glue document (version 1). Strict: unknown fields are refused. Built on first use. */
+export const ComponentGlueSchema = lazySchema(() => z.strictObject({
   type: z.literal(GLUE_DOCUMENT_TYPE),
   version: z.literal(1),
   /** The jco release that generated `source`. */
   jco: z.string().regex(/^\d+\.\d+\.\d+$/),
   /** sha256 of the component bytes the glue was generated from. */
-  componentSha256: sha256,
+  componentSha256: sha256(),
   /** Core module name (as the glue asks for it) → the n-th core module embedded in the component, or inline base64. */
   coreModules: z.record(
-    coreModuleName,
+    coreModuleName(),
     z.union([z.strictObject({ embedded: z.number().int().min(0).max(10_000) }), z.strictObject({ base64: z.string().max(16 * 1024 * 1024) })]),
   ),
   /** The glue: jco's `--instantiation async` ES module, JCO_DEBUG compiled out. */
   source: z.string().min(1).max(16 * 1024 * 1024),
-});
+}));
 
 /** One component's glue, as data. */
-export type ComponentGlue = z.infer<typeof ComponentGlueSchema>;
+export type ComponentGlue = z.infer<ReturnType<typeof ComponentGlueSchema>>;
 
 /**
  * Read a glue document from bytes (UTF-8 JSON).
@@ -57,7 +58,7 @@ export function parseGlueDocument(bytes: Uint8Array): ComponentGlue {
   } catch {
     throw new ReachError("PACK_MALFORMED", "the component glue document is not UTF-8 JSON; transpile the component again");
   }
-  const parsed = ComponentGlueSchema.safeParse(doc);
+  const parsed = ComponentGlueSchema().safeParse(doc);
   if (!parsed.success) throw new ReachError("PACK_MALFORMED", `not a component glue document: ${parsed.error.issues[0]?.message ?? "invalid"}; transpile the component again`);
   return parsed.data;
 }
@@ -113,7 +114,7 @@ function shadowed(): Record<string, unknown> {
  * @example const component = glueToComponent(parseGlueDocument(bytes));
  */
 export function glueToComponent(glue: ComponentGlue): TranspiledComponent {
-  const parsed = ComponentGlueSchema.safeParse(glue);
+  const parsed = ComponentGlueSchema().safeParse(glue);
   if (!parsed.success) throw new ReachError("PACK_MALFORMED", `not a component glue document: ${parsed.error.issues[0]?.message ?? "invalid"}`);
   const { source } = parsed.data;
   const facts = checkGlue(source, SUPPLIED_INTERFACES);

@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { canonicalize } from "../../canonical/jcs.ts";
 import { parseOrThrow } from "../../protocol/parse.ts";
+import { lazySchema } from "../../protocol/_lazy.ts";
 import { ReachError } from "../../protocol/errors.ts";
 import type { ToolOutcome } from "../types.ts";
 import type { JsonValue } from "../../protocol/json.ts";
@@ -21,10 +22,10 @@ export const MAX_SNIPPET_CHARS = 1024 * 1024;
  * as given: `z.json()` would rebuild it and drop its `"__proto__"` members, so the snippet would not see what was
  * recorded (conformance/HASHING.md "What a tool sees"); that it is JSON data is checked by canonicalising it.
  */
-export const ExecPythonRequestSchema = z.strictObject({
+export const ExecPythonRequestSchema = lazySchema(() => z.strictObject({
   code: z.string().min(1).max(MAX_SNIPPET_CHARS),
   input: z.unknown().refine(isJsonData, "must be a JSON value").optional(),
-});
+}));
 
 function isJsonData(value: unknown): boolean {
   try {
@@ -36,7 +37,7 @@ function isJsonData(value: unknown): boolean {
 }
 
 /** A validated `exec_python` request. */
-export type ExecPythonRequest = z.output<typeof ExecPythonRequestSchema>;
+export type ExecPythonRequest = z.output<ReturnType<typeof ExecPythonRequestSchema>>;
 
 /** What `exec_python` returns. */
 export type ExecPythonResult = { stdout: string; result: JsonValue };
@@ -58,7 +59,7 @@ export type ExecPythonResult = { stdout: string; result: JsonValue };
 export async function execPython(runner: PythonRunner, request: unknown, invocation: PythonInvocation): Promise<ToolOutcome> {
   let parsed: ExecPythonRequest;
   try {
-    parsed = parseOrThrow(ExecPythonRequestSchema, request, "PROTO_SCHEMA_VIOLATION", "the exec_python request");
+    parsed = parseOrThrow(ExecPythonRequestSchema(), request, "PROTO_SCHEMA_VIOLATION", "the exec_python request");
   } catch (err) {
     if (!(err instanceof ReachError)) throw err;
     return { status: "error", error: err, log: "", fuelUsed: 0n };
