@@ -23,6 +23,7 @@ const HANDLERS: Readonly<Record<string, () => Promise<Handler>>> = {
   delegate: async () => (await import("./delegate.ts")).runDelegateCommand,
   diff: async () => (await import("./diff.ts")).runDiffCommand,
   doctor: async () => (await import("./doctor.ts")).runDoctorCommand,
+  export: async () => (await import("./export.ts")).runExportCommand,
   keygen: async () => (await import("./keygen.ts")).runKeygenCommand,
   approve: async () => (await import("./approve.ts")).runApproveCommand,
   attest: async () => (await import("./attest.ts")).runAttestCommand,

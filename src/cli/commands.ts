@@ -11,6 +11,7 @@ import { APPROVE, KEYGEN, MCP, PACK_SUBCOMMANDS, TRUST_SUBCOMMANDS } from "./spe
 import { RUNS_SUBCOMMANDS, SERVE, SUBMIT, TOKENS_CREATE, WORKER } from "./specs-service.ts";
 import { ATTEST, ATTEST_NOTES } from "./specs-attest.ts";
 import { CONFORMANCE, DELEGATE, DOCTOR, NODE_SUBCOMMANDS, REVOKE } from "./specs-federation.ts";
+import { EXPORT_SUBCOMMANDS } from "./specs-export.ts";
 
 export type { CommandSpec } from "./help.ts";
 
@@ -76,6 +77,18 @@ export const COMMANDS: readonly CommandSpec[] = [
       "commitments), workspace before and after, step outputs, other entries. A different proof alone (another",
       "signer, or unsigned) is noted but the runs are identical.",
       "Exit 0 identical, 1 the runs differ, 2 either capsule cannot be read.",
+    ].join("\n"),
+  },
+  {
+    ...group("export"),
+    summary: "a run in a standard format: `export otel` writes its OpenTelemetry traces (OTLP/JSON)",
+    subcommands: EXPORT_SUBCOMMANDS,
+    notes: [
+      "export otel: one trace per run, its id derived from the run hash, each span id from the hash of the event that",
+      "opened it (exporting twice gives the same bytes); a span for the run, each step, each tool call (GenAI",
+      "execute_tool) and each MCP call (a session run: MCP tools/call), host calls as span events, times from the",
+      "capsule's virtual clock. Live export while running: --otlp-endpoint URL on run, mcp, serve and worker.",
+      "See docs/opentelemetry.md. Exit 0 written, 2 unreadable or damaged input.",
     ].join("\n"),
   },
   {

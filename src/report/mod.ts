@@ -22,3 +22,6 @@ export { workspaceChanges } from "./workspace-diff.ts";
 export type { WorkspaceChanges } from "./workspace-diff.ts";
 export { layers, renderPlanGraph } from "./graph.ts";
 export { renderTimeline } from "./timeline.ts";
+export { otelTrace, runSpanIdOf, traceIdOf, virtualClock } from "./otel.ts";
+export type { EventClock, OtelOptions, OtelSpan, OtelTrace, OtelValue } from "./otel.ts";
+export { encodeOtlpJson } from "./otlp-json.ts";
