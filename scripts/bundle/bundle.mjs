@@ -13,7 +13,8 @@
 // binaryen (14 MB, loaded only to instrument a module the fuel cache has not seen), Ajv (only for schemas the small
 // validator does not cover), QuickJS (its variant is located through its package), jco with its WASI shim (loaded
 // only to transpile a component the glue cache has not seen; it finds its own .wasm files beside its modules) and
-// the run service's drivers (PGlite loads its WebAssembly and data files beside its own module) stay external.
+// the run service's drivers (PGlite loads its WebAssembly and data files beside its own module) and the OpenTelemetry
+// SDK (loaded only for `--otlp-endpoint`) stay external.
 import { build } from "esbuild";
 import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -23,7 +24,7 @@ import process from "node:process";
 import { URL } from "node:url";
 
 const root = new URL("../../", import.meta.url).pathname;
-const external = ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@electric-sql/pglite", "pg", "pg-boss", "@bytecodealliance/*"];
+const external = ["binaryen", "ajv", "ajv/*", "ajv-formats", "@jitl/*", "quickjs-emscripten-core", "@electric-sql/pglite", "pg", "pg-boss", "@bytecodealliance/*", "@opentelemetry/*"];
 
 /**
  * zod's `locales` namespace with English only. zod re-exports its ~50 locales as `z.locales` (394 KB of the 770 KB

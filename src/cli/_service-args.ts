@@ -26,6 +26,7 @@ import { migrate } from "../service/schema.ts";
 import { ServiceClient } from "../service/client.ts";
 import { parsePrivateKeyFile } from "../engine/host-api.ts";
 import type { EngineEnvironment } from "../engine/runners.ts";
+import type { EngineRun } from "../engine/engine.ts";
 
 /** The default API address. */
 export const DEFAULT_LISTEN = "127.0.0.1:7411";
@@ -145,17 +146,20 @@ export const INLINE_BUDGET_MS = 50;
  * to 4.5–6.0 ms).
  * @param size threads (the worker's concurrency)
  * @param budgetMs the inline budget (0: every run on a thread)
+ * @param onRun called with each run as it ends (`--otlp-endpoint`'s live export), outside the record
  * @returns the engine function for the service's workers, and `close`
  * @example const pooled = pooledEngine(4); await startWorker({ engine: pooled.engine, … }); pooled.close();
  */
-export function pooledEngine(size: number, budgetMs = INLINE_BUDGET_MS): { engine: typeof runOnEngine; close(): void } {
+export function pooledEngine(size: number, budgetMs = INLINE_BUDGET_MS, onRun?: (run: EngineRun) => void): { engine: typeof runOnEngine; close(): void } {
   const pool = new EngineThreadPool(size);
   const engine: typeof runOnEngine = async (_env, job, hooks) => {
     const request = { ...jobRequest(job), trust: { storeText: job.trust === null ? null : formatTrustStore(job.trust) }, network: job.fetch !== undefined };
     const options = { signal: hooks.signal, onProgress: hooks.onProgress };
     const run = budgetMs <= 0 ? await pool.run(request, options) : await runInlineFirst(request, options, budgetMs, (r, o) => pool.run(r, o));
     // A cancel that came after the run's last check but before it was handed back still ends it ABORTED.
-    return outcomeOf(await stoppedAtEnd(run, request, options, (r) => pool.run(r, {})));
+    const ended = await stoppedAtEnd(run, request, options, (r) => pool.run(r, {}));
+    onRun?.(ended);
+    return outcomeOf(ended);
   };
   return { engine, close: () => pool.close() };
 }

@@ -113,12 +113,20 @@ export async function runMcpCommand(argv: readonly string[], io: CliIO): Promise
   const signals = abortOnSignals();
   const outcomes: Outcome[] = [];
   try {
-    const sink = runSink(outRoot, io, outcomes);
+    const written = runSink(outRoot, io, outcomes);
+    // `--otlp-endpoint`: each session run's trace, once its capsule is written (the SDK loads only then)
+    const otel = args.otlpEndpoint === undefined ? null : (await import("./_otel-live.ts")).liveOtel(args.otlpEndpoint, io, "mcp");
+    const sink: McpRunSink = otel === null ? written : async (run) => {
+      const capsule = await written(run);
+      otel.exportLater(run); // in the background: the session's next answer does not wait for the collector
+      return capsule;
+    };
     // The first run is opened before serving: a pack that cannot run is refused at once (exit 2).
     const first = await openIsolatedSession({ ...request, session: SESSION_START }, { signal: signals.signal, inlineFirstMs: INLINE_FIRST_MS });
     const what = `pack ${first.pack.id} ${first.pack.version} (${first.pack.restricted ? "restricted" : "unrestricted"}; ${first.tools.length} tools; each run ${first.budget.maxToolCalls} calls, ${first.budget.maxExecutionTimeMs} ms)`;
     const serving = { request, sink, signal: signals.signal, say, what, onSegment: sessionIndex(outRoot) };
     const ended = args.http === null ? await serveStdio(first, serving) : await serveOnHttp(args, first, serving);
+    await otel?.flush();
     reportFailures(io, ended);
     return exitCode(ended, outcomes);
   } finally {

@@ -35,6 +35,8 @@ export type RunArgs = {
   events: string | undefined;
   /** Milliseconds between heartbeats on the event stream (`--heartbeat MS`, default 5000). */
   heartbeatMs: number;
+  /** Where each run's trace goes (`--otlp-endpoint URL`, OTLP/HTTP), live; undefined: nowhere. */
+  otlpEndpoint: string | undefined;
 };
 
 /** Where a delegated run goes (`--on`, `--delegation`, `--dir`, `--ca`); null for a local run. */
@@ -54,10 +56,11 @@ export function parseRunArgs(argv: readonly string[]): RunArgs & { delegated: De
   if (given.length > 0 && (v.on === undefined || v.delegation === undefined || v.dir === undefined)) {
     throw usageError(RUN, `a delegated run needs --on NODE_ID|URL, --delegation FILE and --dir NODE_DIR together (got ${given.map((k) => `--${k}`).join(", ")})`);
   }
+  if (given.length > 0 && v["otlp-endpoint"] !== undefined) throw usageError(RUN, "--otlp-endpoint applies to a local run (a delegated run's capsule can be exported with `reach-wasm export otel`)");
   return {
     pack: positionals[0]!, input: v.input ?? null, seed: v.seed, out: v.out ?? ".reach", approve: v.approve, unrestricted: v.unrestricted,
     trust: v.trust, key: v.key, approvals: v.approval, json: v.json, quiet: v.quiet, maxSteps: v["max-steps"], stepTimeoutMs: v["step-timeout"],
-    parallel: v.parallel, requestId: v["request-id"], events: v.events, heartbeatMs: v.heartbeat ?? 5000,
+    parallel: v.parallel, requestId: v["request-id"], events: v.events, heartbeatMs: v.heartbeat ?? 5000, otlpEndpoint: v["otlp-endpoint"],
     delegated: v.on === undefined || v.delegation === undefined || v.dir === undefined ? null : { on: v.on, delegation: v.delegation, dir: v.dir, ca: v.ca },
   };
 }

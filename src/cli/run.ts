@@ -34,6 +34,7 @@ import type { CliIO } from "./io.ts";
 import { createProgress } from "./progress.ts";
 import { parseRunArgs, readInput } from "./run-args.ts";
 import { openEventStream } from "./run-events.ts";
+import type { LiveOtel } from "./_otel-live.ts";
 
 /**
  * The `run` command.
@@ -56,11 +57,13 @@ export async function runRunCommand(argv: readonly string[], io: CliIO): Promise
   // it ends the run ABORTED, until the results are in place (`writeRunResults`); a second one exits at once,
   // removing any temporary file.
   const events = args.events === undefined ? null : openEventStream(args.events, args.heartbeatMs, io);
+  // `--otlp-endpoint`: the SDK and the span model load only then (a run without it never loads them)
+  const otel = args.otlpEndpoint === undefined ? null : (await import("./_otel-live.ts")).liveOtel(args.otlpEndpoint, io, "run");
   const signals = abortOnSignals();
   signalAt("run");
   let code: number | undefined;
   try {
-    code = await runAndWrite(args, { files, input, storeText, keyFileText, approvals, outRoot, signal: signals.signal, events }, io, say, progress);
+    code = await runAndWrite(args, { files, input, storeText, keyFileText, approvals, outRoot, signal: signals.signal, events, otel }, io, say, progress);
   } finally {
     if (code === undefined) signals.dispose();
     // The results are written and reported: a signal while the process winds down has nothing left to stop.
@@ -80,7 +83,7 @@ const turn = (): Promise<void> => loopTurn()(true);
  */
 const INLINE_FIRST_MS = 150;
 
-type Prepared = { files: Map<string, Uint8Array>; input: Awaited<ReturnType<typeof readInput>>; storeText: string | null; keyFileText: string | undefined; approvals: unknown[]; outRoot: string; signal: AbortSignal; events: ReturnType<typeof openEventStream> | null };
+type Prepared = { files: Map<string, Uint8Array>; input: Awaited<ReturnType<typeof readInput>>; storeText: string | null; keyFileText: string | undefined; approvals: unknown[]; outRoot: string; signal: AbortSignal; events: ReturnType<typeof openEventStream> | null; otel: LiveOtel | null };
 
 /** An approval record file (`--approval`): JSON, checked by the plan gate (signature, plan hash, trusted key). */
 async function readApproval(path: string): Promise<unknown> {
@@ -104,7 +107,7 @@ function wireRequestOf(args: ReturnType<typeof parseRunArgs>, p: Prepared): Wire
     ...(args.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: args.stepTimeoutMs }),
     parallel: args.parallel ?? coreCount(),
     ...(args.requestId === undefined ? {} : { requestId: args.requestId }),
-    ...(p.events === null ? {} : { liveEvents: true }),
+    ...(p.events === null && p.otel === null ? {} : { liveEvents: true }),
     trust: { storeText: p.storeText, unrestricted: args.unrestricted },
     ...(p.keyFileText === undefined ? {} : { keyFileText: p.keyFileText }),
     network: true,
@@ -113,7 +116,11 @@ function wireRequestOf(args: ReturnType<typeof parseRunArgs>, p: Prepared): Wire
 
 async function runAndWrite(args: ReturnType<typeof parseRunArgs>, p: Prepared, io: CliIO, say: (text: string) => void, progress: ReturnType<typeof createProgress>): Promise<number> {
   const request = wireRequestOf(args, p);
-  const onProgress = progressSignals(p.events === null ? progress.run : (r) => (r.kind === "event" ? p.events!.onProgress(r) : progress.run(r)));
+  const onProgress = progressSignals((r) => {
+    if (r.kind !== "event") return progress.run(r);
+    p.otel?.saw(r.event.eventHash);
+    if (p.events !== null) p.events.onProgress(r);
+  });
   const ended: EngineRun = await runIsolated(request, { signal: p.signal, inlineFirstMs: INLINE_FIRST_MS, onProgress });
   progress.done();
   signalAt("write"); // a test hook (REACH_WASM_TEST_SIGNAL), as the next one
@@ -123,6 +130,7 @@ async function runAndWrite(args: ReturnType<typeof parseRunArgs>, p: Prepared, i
   say(`${run.status} ${run.runHash}${summary}`);
   if (written.error === null) say(`capsule ${written.capsulePath}${run.capsule.signed ? " (signed)" : ""}; run files in ${written.outDir}`);
   else io.stderr(`reach-wasm: ${written.error.code}: the run ended ${run.status} but its results could not be written: ${written.error.message}\n`);
+  await p.otel?.exportRun(run); // once the results are in place and reported; a failure is a warning
   if (args.json) {
     const line: Record<string, unknown> = { runId: run.runId, status: run.status, runHash: run.runHash, capsule: written.capsulePath, out: written.outDir };
     if (run.result["error"] !== undefined) line["error"] = run.result["error"];

@@ -48,7 +48,9 @@ export async function runServeCommand(argv: readonly string[], io: CliIO): Promi
       const workers = workersArg ?? (embedded ? 1 : 0);
       const requireToken = tokensRequired(listen.hostname, embedded, args.auth);
       const queue = await untilAvailable(() => openRunQueue(db, { onError: log }), log, waitMs);
-      const pooled = pooledEngine(Math.max(1, workers * 4));
+      // `--otlp-endpoint`: each run's trace as it ends, in the background (the SDK loads only then)
+      const otel = args["otlp-endpoint"] === undefined ? null : (await import("./_otel-live.ts")).liveOtel(args["otlp-endpoint"], io, "serve");
+      const pooled = pooledEngine(Math.max(1, workers * 4), undefined, otel === null ? undefined : (run) => otel.exportLater(run));
       try {
         svc = await untilAvailable(() => startService({
           db,
@@ -77,6 +79,7 @@ export async function runServeCommand(argv: readonly string[], io: CliIO): Promi
         const signal = await untilSignal();
         log(`${signal}: stopping (runs in progress get 10 s to finish; the rest go back to the queue)`);
         await svc.close(10_000);
+        await otel?.flush();
       } finally {
         pooled.close();
         await queue.stop();

@@ -4,6 +4,7 @@
  * @module
  */
 import { ArgError, defineArgs, integer, seed } from "./options.ts";
+import { OTLP_ENDPOINT } from "./specs-export.ts";
 
 function requestId(text: string): string {
   if (!/^[A-Za-z0-9._:-]{1,128}$/.test(text)) throw new ArgError("expects 1-128 characters from A-Z a-z 0-9 . _ : -");
@@ -33,6 +34,7 @@ export const RUN = defineArgs({
     "request-id": { type: "string", value: "ID", help: "the caller's correlation id (seed 004 requestId; default derived from the run id)", parse: requestId },
     events: { type: "string", value: "FILE|-", help: "write seed 004's live event stream as JSONL (run_started … run_completed, mapped from\nthe hashed events; heartbeats never hashed)" },
     heartbeat: { type: "string", value: "MS", help: "milliseconds between the event stream's heartbeats (default 5000)", parse: integer(1, 3_600_000) },
+    ...OTLP_ENDPOINT,
     json: json("{runId, status, runHash, capsule, out, error?}"),
     quiet: { type: "boolean", short: "q", help: "no progress on stderr (errors and the --json object still print)" },
     on: { type: "string", value: "NODE_ID|URL", help: "delegated run: the registered node that runs the pack (with --delegation and --dir)" },

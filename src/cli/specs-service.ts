@@ -5,6 +5,7 @@
  */
 import { defineArgs, integer, seed } from "./options.ts";
 import { HTTP_GUARD, listenOf } from "./specs-pack.ts";
+import { OTLP_ENDPOINT } from "./specs-export.ts";
 
 const json = (shape: string) => ({ type: "boolean", help: `print one JSON object on stdout: ${shape}` }) as const;
 
@@ -20,6 +21,7 @@ const RUNNER = {
   key: { type: "string", value: "FILE", help: "sign every capsule with this key (see keygen)" },
   "stale-after": { type: "string", value: "S", parse: integer(1, 86_400), help: "a worker silent this long is presumed dead and its runs re-queued (default 45)" },
   "db-wait": { type: "string", value: "S", parse: integer(0, 10_000_000), help: "wait this long for a database that is down at start (default: until it answers);\n0 fails at once" },
+  ...OTLP_ENDPOINT,
 } as const;
 
 /** `reach-wasm serve`. */

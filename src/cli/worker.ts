@@ -34,7 +34,9 @@ export async function runWorkerCommand(argv: readonly string[], io: CliIO): Prom
     const queue = await untilAvailable(() => openRunQueue(db, { onError: log }), log, waitMs);
     try {
       const id = workerId();
-      const pooled = pooledEngine(concurrency);
+      // `--otlp-endpoint`: each run's trace as it ends, in the background (the SDK loads only then)
+      const otel = args["otlp-endpoint"] === undefined ? null : (await import("./_otel-live.ts")).liveOtel(args["otlp-endpoint"], io, "worker");
+      const pooled = pooledEngine(concurrency, undefined, otel === null ? undefined : (run) => otel.exportLater(run));
       const worker = await startWorker({
         engine: pooled.engine,
         db,
@@ -54,6 +56,7 @@ export async function runWorkerCommand(argv: readonly string[], io: CliIO): Prom
       const signal = await untilSignal();
       log(`${signal}: stopping (runs in progress get 10 s to finish; the rest go back to the queue)`);
       await worker.stop(10_000);
+      await otel?.flush();
       pooled.close();
     } finally {
       await queue.stop();

@@ -26,31 +26,11 @@ import { verifyJsonl, readJsonl } from "../ledger/jsonl.ts";
 import { readTapeJsonl } from "../record/tape-jsonl.ts";
 import type { TapeRecord } from "../record/tape.ts";
 import { ReachError } from "../protocol/errors.ts";
+import type { OtelSpan, OtelTrace, OtelValue } from "../protocol/otel.ts";
 import { get, obj, parseJsonBytes, str } from "./_json.ts";
 import type { Obj } from "./_json.ts";
 
-/** An attribute value: a string, a boolean, or a safe integer (OTLP `intValue`). */
-export type OtelValue = string | boolean | number;
-
-/** One span (OTLP `Span`, with times in nanoseconds since the Unix epoch). */
-export type OtelSpan = {
-  traceId: string;
-  spanId: string;
-  parentSpanId: string | null;
-  name: string;
-  /** OTLP `SpanKind`: 1 INTERNAL, 2 SERVER, 3 CLIENT. */
-  kind: 1 | 2 | 3;
-  startNs: bigint;
-  endNs: bigint;
-  attributes: [string, OtelValue][];
-  events: { name: string; timeNs: bigint; attributes: [string, OtelValue][] }[];
-  links: { traceId: string; spanId: string; attributes: [string, OtelValue][] }[];
-  /** OTLP `Status`: 0 UNSET, 1 OK, 2 ERROR. */
-  status: { code: 0 | 1 | 2; message?: string };
-};
-
-/** One run's trace: its resource, the instrumentation scope, the spans (run first, then in event order). */
-export type OtelTrace = { resource: [string, OtelValue][]; scope: { name: string; version: string }; spans: OtelSpan[] };
+export type { OtelSpan, OtelTrace, OtelValue } from "../protocol/otel.ts";
 
 /** What an event's time is, in ns since the Unix epoch (default: its virtual timestamp). */
 export type EventClock = (event: { eventHash: string; timestamp: string; sequence: number }) => bigint;
@@ -61,7 +41,7 @@ export type OtelOptions = {
   scope: { name: string; version: string };
   /** Real event times (live export); default each event's virtual timestamp. */
   clock?: EventClock;
-  /** The MCP session this run belongs to (`mcp.session.id`), when known. */
+  /** The MCP session this run belongs to (`mcp.session.id`: its chain's first run hash), when known. */
   mcpSessionId?: string;
 };
 
@@ -142,6 +122,9 @@ export function otelTrace(entries: ReadonlyMap<string, Uint8Array>, options: Ote
   const clock = options.clock ?? virtualClock;
   const at = (e: Event): bigint => clock(e);
   const session = sessionOf(entries);
+  // an MCP session is named by its chain's first run (`--out/sessions/<first run hash>.json`): known here for the
+  // first run of a chain; a later run's comes from the caller (the live export follows the chain), else it is left out
+  const mcpSessionId = options.mcpSessionId ?? (session !== null && session.previousRunHash === null ? runHash : undefined);
   const traceId = traceIdOf(runHash);
   const first = events[0]!;
   const last = events[events.length - 1]!;
@@ -149,12 +132,12 @@ export function otelTrace(entries: ReadonlyMap<string, Uint8Array>, options: Ote
   const packId = str(started, "packId") ?? "pack";
   const root: OtelSpan = {
     traceId, spanId: runSpanIdOf(runHash), parentSpanId: null, name: `invoke_workflow ${packId}`, kind: 1, startNs: at(first), endNs: at(last),
-    attributes: runAttributes(started, runHash, last, session, options.mcpSessionId),
+    attributes: runAttributes(started, runHash, last, session, mcpSessionId),
     events: [], links: session?.previousRunHash ? [{ traceId: traceIdOf(session.previousRunHash), spanId: runSpanIdOf(session.previousRunHash), attributes: [["reach.link", "previous_session_run"]] }] : [],
     status: TERMINAL.has(last.type) && last.type !== "run.completed" ? { code: 2, message: errorCode(last.payload) ?? last.type } : { code: 0 },
   };
   if (!TERMINAL.has(last.type)) root.attributes.push(["reach.run.incomplete", true]);
-  const spans = [root, ...childSpans(events, runHash, root, at, session !== null, options.mcpSessionId)];
+  const spans = [root, ...childSpans(events, runHash, root, at, session !== null, mcpSessionId)];
   addHostCalls(spans, tapeOf(entries));
   return { resource: [["service.name", "reach-wasm"]], scope: options.scope, spans };
 }
