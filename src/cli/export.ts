@@ -9,6 +9,7 @@ import { resolve } from "node:path";
 import { encodeOtlpJson } from "../report/otlp-json.ts";
 import { otelTrace } from "../report/otel.ts";
 import { writeFileAtomic } from "../platform/write.ts";
+import { ReachError } from "../protocol/errors.ts";
 import type { CliIO } from "./io.ts";
 import { findCommand } from "./commands.ts";
 import { parseCommand, subcommandOf } from "./options.ts";
@@ -28,6 +29,8 @@ export async function runExportCommand(argv: readonly string[], io: CliIO): Prom
   const { argv: rest } = subcommandOf(findCommand("export")!, EXPORT_SUBCOMMANDS, argv);
   const { values, positionals } = parseCommand(EXPORT_OTEL, rest);
   const run = await readHostRun(positionals[0]!);
+  const damaged = run.capsule?.damaged ?? [];
+  if (damaged.length > 0) throw new ReachError("REPLAY_CAPSULE_INVALID", `export otel: ${damaged.map((d) => `${d.path} (${d.reason})`).join(", ")} do not match the capsule's index; run \`reach-wasm verify\` on it — a damaged capsule is not exported`);
   const trace = otelTrace(run.source.entries, { scope: { name: "reach-wasm", version: VERSION } });
   const text = encodeOtlpJson([trace]);
   if (values.out === undefined) {
