@@ -233,3 +233,17 @@ describe("--otlp-endpoint (live, through the OpenTelemetry SDK's OTLP/HTTP expor
     }
   });
 });
+
+describe("start-up", () => {
+  it("nothing loads the OpenTelemetry SDK without --otlp-endpoint: only the platform's exporter imports it, on first use", () => {
+    const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith(".ts") && !d.name.endsWith(".test.ts") ? [join(dir, d.name)] : []));
+    const src = join(ROOT, "src");
+    const users = files(src).filter((f) => /(from\s+|import\(\s*)"@opentelemetry\//.test(readFileSync(f, "utf8")));
+    expect(users.map((f) => f.slice(src.length + 1))).toEqual(["platform/otlp-exporter.ts"]);
+    const exporter = readFileSync(join(src, "platform/otlp-exporter.ts"), "utf8");
+    expect(exporter.match(/^import\s[^;]*from\s+"@opentelemetry\/[^"]*";/gm)?.every((m) => m.startsWith("import type "))).toBe(true); // types only; the SDK by `await import(…)`
+    // the command modules reach the live export (and through it the exporter) by dynamic import only
+    for (const f of files(join(src, "cli"))) expect(readFileSync(f, "utf8"), f).not.toMatch(/^import\s+\{[^}]*\}\s+from\s+"\.\/_otel-live\.ts"/m);
+    expect(readFileSync(join(ROOT, "scripts/bundle/bundle.mjs"), "utf8")).toContain('"@opentelemetry/*"'); // not in main.cjs
+  });
+});

@@ -6,9 +6,10 @@
  * path: the spans are built from a run that has ended, and a failed export is reported, never thrown.
  * @module
  */
+import type { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import type { OtelSpan, OtelTrace, OtelValue } from "../protocol/otel.ts";
 
-type Exporter = InstanceType<typeof import("@opentelemetry/exporter-trace-otlp-http").OTLPTraceExporter>;
+type Exporter = OTLPTraceExporter; // a type only: the SDK itself is imported on first use
 type ReadableSpan = Parameters<Exporter["export"]>[0][number];
 type Resource = ReadableSpan["resource"];
 
