@@ -17,14 +17,14 @@ export type RefusalReason =
   | "path"
   | "duplicate"
   | "conflict"
-  | "order"
+  | "order" // not raised since entries are read in any order (returned sorted); kept for callers
   // gzip layer (read)
   | "empty"
   | "not-gzip"
   | "gzip-header"
   | "truncated"
   | "trailing-data"
-  | "multiple-members"
+  | "multiple-members" // not raised since several gzip members are read (RFC 1952 §2.2); kept for callers
   | "deflate-corrupt"
   | "crc-mismatch"
   | "size-mismatch"
@@ -38,7 +38,7 @@ export type RefusalReason =
   | "extension-header"
   | "unknown-type"
   | "bad-number"
-  | "non-canonical"
+  | "non-canonical" // not raised since other tars' headers are read; archiveIsCanonical tells instead
   | "padding"
   | "end-marker"
   | "missing-end"

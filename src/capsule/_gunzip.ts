@@ -1,26 +1,28 @@
 /**
  * Bounded, strict gunzip of a capsule (internal; RFC 1952). fflate inflates; this module adds what fflate does not
- * check: one gzip member exactly filling the input, its CRC-32 and ISIZE, and a cap on the inflated size that stops
- * inflating as soon as it is passed.
+ * check: gzip members exactly filling the input, each one's CRC-32 and ISIZE, and a cap on the inflated size that
+ * stops inflating as soon as it is passed.
  *
  * - The header must be gzip's (magic 1f 8b, method 8: deflate). `writeArchive` writes {@link GZIP_HEADER} (no flags,
- *   MTIME 0, XFL 0, OS 3); a capsule that was re-compressed (`gzip -9`, a file name in the header) is still read —
- *   what a capsule holds is checked entry by entry against hashes the run hash commits to, not by its compressed
- *   bytes — and `archiveIsCanonical` (archive.ts) tells the caller it is no longer byte-identical to what was written.
+ *   MTIME 0, XFL 0, OS 3) and one member; a capsule that was re-compressed (`gzip -9`, a file name, an extra field
+ *   or a comment in the header, several members as `pigz`, `gzip -r` or `cat a.gz b.gz` make, RFC 1952 §2.2) is
+ *   still read — what a capsule holds is checked entry by entry against hashes the run hash commits to, not by its
+ *   compressed bytes — and `archiveIsCanonical` (archive.ts) tells the caller it is no longer byte-identical to what
+ *   was written.
  * - The input is pushed to fflate's streaming `Gunzip` in pieces of {@link inputChunk} bytes, so one push inflates
  *   to at most ~1032 × that (deflate's best ratio), and every output chunk is counted before it is used: a gzip
  *   bomb is refused after at most its budget (`inflationBudget` in `limits.ts`: `maxTotalBytes`, or less by the
  *   ratio cap) plus one push's output, never allocated whole. Every refusal raised while inflating records in
  *   `details.inflated` how many bytes had been inflated when it stopped.
- * - Where does the member end? fflate exposes that only through `onmember`, called when the header of a next
- *   member has been parsed, with its offset. So after the input, a constant empty gzip member ({@link SENTINEL}) is
- *   pushed: a well-formed capsule gives exactly one `onmember` call, at offset `input.length`, which proves that the
- *   deflate stream plus its 8-byte trailer end exactly at the end of the input. An earlier call is a second member
- *   or trailing data; a parse error on the bytes after the member is trailing data (seen while pushing the input)
- *   or a truncated/stray-byte tail (seen while pushing the sentinel); a deflate error while pushing the sentinel means
- *   the input stopped inside the deflate stream. Output produced while the sentinel is pushed is held back until the
- *   member is proved complete, so a truncated capsule is reported as truncated, not as whatever garbage the tar
- *   parser would have seen.
+ * - Where does the last member end? fflate exposes member boundaries only through `onmember`, called when the
+ *   header of a next member has been parsed, with its offset (all output of the member before has been passed on by
+ *   then, so its trailer is checked there). So after the input, a constant empty gzip member ({@link SENTINEL}) is
+ *   pushed: a well-formed capsule gives an `onmember` call at offset `input.length` while it is pushed, which proves
+ *   that the last deflate stream plus its 8-byte trailer end exactly at the end of the input. A parse error on the
+ *   bytes after a member is trailing data (seen while pushing the input) or a truncated/stray-byte tail (seen while
+ *   pushing the sentinel); a deflate error while pushing the sentinel means the input stopped inside a deflate
+ *   stream. Output produced while the sentinel is pushed is held back until the member is proved complete, so a
+ *   truncated capsule is reported as truncated, not as whatever garbage the tar parser would have seen.
  * @module
  */
 import { Gunzip } from "fflate";
@@ -90,7 +92,7 @@ function hexBytes(b: Uint8Array): string {
  * @param budget the most inflated bytes allowed (`inflationBudget`)
  * @param sink receives the inflated bytes in order; it may throw to stop
  * @throws ReachError `REPLAY_CAPSULE_INVALID` (reasons `empty`, `not-gzip`, `gzip-header`, `truncated`,
- *   `trailing-data`, `multiple-members`, `deflate-corrupt`, `crc-mismatch`, `size-mismatch`),
+ *   `trailing-data`, `deflate-corrupt`, `crc-mismatch`, `size-mismatch`),
  *   `REPLAY_CAPSULE_TOO_LARGE` (`total-too-large`, `inflation-ratio`), or whatever `sink` throws; a `ReachError`
  *   raised while inflating has `details.inflated`
  */
@@ -105,12 +107,33 @@ export function gunzipCapsule(bytes: Uint8Array, budget: InflationBudget, sink: 
   }
 }
 
+/** The running CRC-32 and length of the gzip member being inflated. */
+type Member = { index: number; start: number; crc: number; size: number };
+
+/**
+ * Check the trailer of a member that ends at `end` (its CRC-32 and ISIZE are the 8 bytes before `end`).
+ * @throws ReachError `crc-mismatch` or `size-mismatch`
+ */
+function checkTrailer(bytes: Uint8Array, end: number, m: Member): void {
+  const which = m.index === 0 ? "" : ` (member ${m.index + 1}, at byte ${m.start})`;
+  const storedCrc = u32le(bytes, end - 8);
+  if (storedCrc !== m.crc) {
+    throw invalid("crc-mismatch", `the capsule's gzip CRC-32 is ${hex(storedCrc)} but its data gives ${hex(m.crc)}${which}; ` +
+      "the capsule is corrupted — copy it again from its source", { offset: end - 8 });
+  }
+  const storedSize = u32le(bytes, end - 4);
+  if (storedSize !== m.size % 2 ** 32) {
+    throw invalid("size-mismatch", `the capsule's gzip trailer records ${storedSize} inflated bytes (mod 2^32) but it ` +
+      `inflates to ${m.size}${which}; the capsule is corrupted — copy it again from its source`, { offset: end - 4 });
+  }
+}
+
 /** {@link gunzipCapsule} after the header check; `progress` is told the inflated count as it grows. */
 function inflate(bytes: Uint8Array, budget: InflationBudget, sink: (chunk: Uint8Array) => void, progress: (inflated: number) => void): void {
   const maxTotalBytes = budget.bytes;
   const n = bytes.length;
   let inflated = 0;
-  let crc = 0;
+  let member: Member = { index: 0, start: 0, crc: 0, size: 0 };
   let sentinel = false;
   const held: Uint8Array[] = [];
   const gunzip = new Gunzip((chunk: Uint8Array) => {
@@ -123,12 +146,20 @@ function inflate(bytes: Uint8Array, budget: InflationBudget, sink: (chunk: Uint8
     }
     if (sentinel) held.push(chunk);
     else if (chunk.length > 0) sink(chunk); // before the CRC: a refusal by the tar parser costs no CRC work
-    crc = crc32Update(crc, chunk);
+    member.crc = crc32Update(member.crc, chunk);
+    member.size += chunk.length;
   });
-  let members = 0;
+  let closed = false;
   gunzip.onmember = (offset: number) => {
-    members++;
-    if (offset !== n || !sentinel) throw new MemberAt(offset);
+    if (sentinel) {
+      if (offset !== n) throw new MemberAt(offset);
+      closed = true;
+      return;
+    }
+    // Another member of the capsule starts at `offset` (gzip -r, pigz, `cat a.gz b.gz`): fflate has passed on all
+    // the output of the one before, whose trailer ends there.
+    checkTrailer(bytes, offset, member);
+    member = { index: member.index + 1, start: offset, crc: 0, size: 0 };
   };
   try {
     // Ramp up from 4 KiB, so that a bomb's first push yields ~4 MiB, not ~33 MiB.
@@ -138,13 +169,9 @@ function inflate(bytes: Uint8Array, budget: InflationBudget, sink: (chunk: Uint8
     }
   } catch (err) {
     if (err instanceof ReachError) throw err;
-    if (err instanceof MemberAt) {
-      throw invalid("multiple-members", `the capsule holds a second gzip member at byte ${err.offset}; a capsule is exactly ` +
-        "one gzip member — the capsule was altered or concatenated", { offset: err.offset });
-    }
     if (flateCode(err) === 6) {
-      throw invalid("trailing-data", "the capsule has trailing data after its gzip member; reach-wasm writes nothing " +
-        "after it — the capsule was altered");
+      throw invalid("trailing-data", "the capsule has trailing data after its gzip member; only further gzip members may " +
+        "follow one — the capsule was altered");
     }
     throw invalid("deflate-corrupt", `the capsule's compressed data is corrupted (${describe(err)}); copy it again from its source`,
       {}, err);
@@ -158,32 +185,27 @@ function inflate(bytes: Uint8Array, budget: InflationBudget, sink: (chunk: Uint8
     if (err instanceof ReachError) throw err;
     failure = err;
   }
-  if (failure !== undefined || members !== 1) {
-    if (failure instanceof MemberAt && failure.offset < n) {
-      throw invalid("trailing-data", `the capsule has ${n - failure.offset} bytes of trailing data after its gzip member; ` +
-        "reach-wasm writes nothing after it — the capsule was altered", { offset: failure.offset });
-    }
-    for (let k = 1; k <= 3; k++) {
-      const t = n - 8 - k;
-      if (t >= 10 && inflated > 0 && u32le(bytes, t) === crc && u32le(bytes, t + 4) === inflated % 2 ** 32) {
-        throw invalid("trailing-data", `the capsule has ${k} stray byte${k > 1 ? "s" : ""} after its gzip member; ` +
-          "reach-wasm writes nothing after it — the capsule was altered", { offset: n - k });
-      }
-    }
-    throw invalid("truncated", "the capsule is truncated: its gzip stream does not end at the end of the file " +
-      `(${n} bytes); copy it again from its source`, { offset: n }, failure);
-  }
-  const storedCrc = u32le(bytes, n - 8);
-  if (storedCrc !== crc) {
-    throw invalid("crc-mismatch", `the capsule's gzip CRC-32 is ${hex(storedCrc)} but its data gives ${hex(crc)}; ` +
-      "the capsule is corrupted — copy it again from its source");
-  }
-  const storedSize = u32le(bytes, n - 4);
-  if (storedSize !== inflated % 2 ** 32) {
-    throw invalid("size-mismatch", `the capsule's gzip trailer records ${storedSize} inflated bytes (mod 2^32) but it ` +
-      `inflates to ${inflated}; the capsule is corrupted — copy it again from its source`);
-  }
+  if (failure !== undefined || !closed) unclosed(bytes, member, failure);
+  checkTrailer(bytes, n, member);
   for (const chunk of held) if (chunk.length > 0) sink(chunk);
+}
+
+/** The last member does not end exactly at the end of the input: stray bytes, or a truncated capsule. */
+function unclosed(bytes: Uint8Array, member: Member, failure: unknown): never {
+  const n = bytes.length;
+  if (failure instanceof MemberAt && failure.offset < n) {
+    throw invalid("trailing-data", `the capsule has ${n - failure.offset} bytes of trailing data after its gzip member; ` +
+      "only further gzip members may follow one — the capsule was altered", { offset: failure.offset });
+  }
+  for (let k = 1; k <= 3; k++) {
+    const t = n - 8 - k;
+    if (t >= member.start + 10 && member.size > 0 && u32le(bytes, t) === member.crc && u32le(bytes, t + 4) === member.size % 2 ** 32) {
+      throw invalid("trailing-data", `the capsule has ${k} stray byte${k > 1 ? "s" : ""} after its gzip member; ` +
+        "reach-wasm writes nothing after it — the capsule was altered", { offset: n - k });
+    }
+  }
+  throw invalid("truncated", "the capsule is truncated: its gzip stream does not end at the end of the file " +
+    `(${n} bytes); copy it again from its source`, { offset: n }, failure);
 }
 
 function flateCode(err: unknown): unknown {

@@ -8,10 +8,12 @@
  * characters, every segment at most 100 (ARCHITECTURE "Capsule"). Because paths are ASCII, JavaScript string order
  * (UTF-16 code units) is the byte order of their UTF-8 encoding, which is the archive's entry order.
  *
- * "Duplicates after normalisation": every non-normal spelling (`a//b`, `./a`, `a/.`, `a/`) is refused outright, so
- * two accepted paths name the same file only when they are equal. Case is significant (capsules are read into
- * memory, never extracted by this module). A path that is a strict prefix directory of another (`a` and `a/b`)
- * is a clash: no file system can hold both.
+ * "Duplicates after normalisation": the only spelling a reader normalises is what other tars write — a leading `./`
+ * and a directory's trailing `/` ({@link normaliseRead}); every other non-normal spelling (`a//b`, `a/./b`, `a/.`)
+ * is refused outright, so two accepted paths name the same file only when they are equal after that. Case is
+ * significant (capsules are read into memory, never extracted by this module). A path that is a strict prefix
+ * directory of another (`a` and `a/b`) is a clash: no file system can hold both ({@link EntryTree} for the sorted
+ * paths the writer takes, {@link PathSet} for a read in any order).
  * @module
  */
 
@@ -105,4 +107,78 @@ export class EntryTree {
 /** Compare paths by UTF-16 code units (= UTF-8 byte order for ASCII paths). */
 export function byPath(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Normalise a path read from another tar's header: leading `./` removed (GNU tar and Python write `./a` for an
+ * archive made with `-C dir .`), and for a directory its trailing `/`. The root (`.`, `./`) becomes `""`.
+ * @param path the path as stored (after pax `path` or a GNU long name applied)
+ * @param directory whether the entry is a directory
+ * @returns the path to check with {@link pathProblem}
+ * @example normaliseRead("./pack/", true) // "pack"
+ */
+export function normaliseRead(path: string, directory: boolean): string {
+  let p = path;
+  while (p.startsWith("./")) p = p.slice(2);
+  if (p === ".") return "";
+  if (directory && p.endsWith("/")) p = p.slice(0, -1);
+  return p;
+}
+
+/**
+ * The files and directories an archive declares, in any order: a file given twice (also once as `a` and once as
+ * `./a`) is a duplicate; a file and a directory of the same path, or anything below a file, is a conflict.
+ * Directory entries are implicit in a capsule, so repeating one is harmless.
+ */
+export class PathSet {
+  /** File path → 1-based header number. */
+  readonly #files = new Map<string, number>();
+  /** Directory path → 1-based header number. */
+  readonly #dirs = new Map<string, number>();
+
+  /**
+   * Record a path.
+   * @param path a normalised, accepted path
+   * @param entry its header number
+   * @param directory whether it is a directory entry
+   * @returns the problem, or `undefined` when recorded
+   */
+  add(path: string, entry: number, directory: boolean): TreeProblem | undefined {
+    const file = this.#files.get(path);
+    if (file !== undefined) {
+      return directory
+        ? { reason: "conflict", text: `is a directory, but entry #${file} is a file of that path` }
+        : { reason: "duplicate", text: `appears twice (also entry #${file}, after removing any leading "./")` };
+    }
+    if (directory) {
+      if (!this.#dirs.has(path)) this.#dirs.set(path, entry);
+      return undefined;
+    }
+    const dir = this.#dirs.get(path);
+    if (dir !== undefined) return { reason: "conflict", text: `is a file, but entry #${dir} is a directory of that path` };
+    this.#files.set(path, entry);
+    return undefined;
+  }
+
+  /**
+   * The first path (by header number) that lies below a file, once every path is known.
+   * @returns the path, its header number and the problem, or `undefined`
+   */
+  firstConflict(): { path: string; entry: number; problem: TreeProblem } | undefined {
+    let found: { path: string; entry: number; problem: TreeProblem } | undefined;
+    for (const map of [this.#files, this.#dirs]) {
+      for (const [path, entry] of map) {
+        if (found !== undefined && found.entry < entry) continue;
+        for (let i = path.indexOf("/"); i !== -1; i = path.indexOf("/", i + 1)) {
+          const dir = path.slice(0, i);
+          const owner = this.#files.get(dir);
+          if (owner !== undefined) {
+            found = { path, entry, problem: { reason: "conflict", text: `is inside "${dir}", which is a file (entry #${owner})` } };
+            break;
+          }
+        }
+      }
+    }
+    return found;
+  }
 }

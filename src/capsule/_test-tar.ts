@@ -186,3 +186,26 @@ export function tarBomb(entries: readonly (readonly [string, number])[]): Uint8A
   crc = crc32Update(crc, new Uint8Array(1024));
   return gzipMember(concat(...parts), size <= 64 << 20 ? crc : 0, size % 2 ** 32);
 }
+
+/** A directory entry (type '5', no data) with `name` as given (e.g. `"./a/"`). */
+export function dir(name: string): Uint8Array {
+  return header({ path: "d", fields: { name, typeflag: "5" } });
+}
+
+/** One pax record, `"%d %s=%s\n"`, its decimal length counting itself (in UTF-8 bytes). */
+export function paxRecord(key: string, value: string): string {
+  const body = enc(` ${key}=${value}\n`).length;
+  let length = body + 1;
+  while (String(length).length + body !== length) length++;
+  return `${length} ${key}=${value}\n`;
+}
+
+/** A pax extended header (`x`, or `g` for a global one) holding these records, its data padded to a block. */
+export function pax(records: ReadonlyArray<readonly [string, string]>, type: "x" | "g" = "x"): Uint8Array {
+  return file("PaxHeader/entry", enc(records.map(([k, v]) => paxRecord(k, v)).join("")), { fields: { typeflag: type } });
+}
+
+/** A GNU long-name header (`L`, GNU magic) naming the next entry. */
+export function gnuLongName(name: string): Uint8Array {
+  return file("././@LongLink", enc(name + "\u0000"), { fields: { typeflag: "L", magic: "ustar ", version: " \u0000" } });
+}

@@ -1,21 +1,19 @@
 /**
- * The one ustar header reach-wasm writes, and its strict decoder (internal; ARCHITECTURE "Capsule", POSIX.1-1988
- * ustar as in POSIX `pax` "ustar Interchange Format").
+ * The one ustar header reach-wasm writes, and the tolerant decoder of the headers other tars write (internal;
+ * ARCHITECTURE "Capsule", POSIX.1-1988 ustar as in POSIX `pax` "ustar Interchange Format", GNU tar's format).
  *
- * Every header is a regular file (`typeflag` '0') with mode 0644, uid/gid 0, empty uname/gname, mtime 0, ustar
- * magic "ustar\0" version "00", and the path split into `prefix`/`name` by {@link splitUstar}. Numbers are written
- * the way tar-stream 3 writes them (so its `pack` produces the same bytes for the same entry, checked by the tests):
- * fixed-width zero-padded octal followed by a space, the 8-byte fields ending in NUL (`"000644 \0"`), the 12-byte
- * fields without one (`"00000000005 "`), and the checksum as six digits, space, NUL (`"012345 \0"`).
+ * Written: every header is a regular file (`typeflag` '0') with mode 0644, uid/gid 0, empty uname/gname, mtime 0,
+ * ustar magic "ustar\0" version "00", and the path split into `prefix`/`name` by `splitUstar` (`_path.ts`). Numbers are
+ * written the way tar-stream 3 writes them (so its `pack` produces the same bytes for the same entry, checked by the
+ * tests): fixed-width zero-padded octal followed by a space, the 8-byte fields ending in NUL (`"000644 \0"`), the
+ * 12-byte fields without one (`"00000000005 "`), and the checksum as six digits, space, NUL (`"012345 \0"`).
  *
- * The decoder accepts exactly these headers: after the checks that give specific messages (checksum, magic, type,
- * path, size), the header is re-encoded and compared byte for byte, so any other value in any field (another
- * mode, an owner name, a link name, garbage after a NUL) is refused as non-canonical, naming the field.
+ * Read ({@link decodeHeader}): what GNU tar (ustar, pax, gnu formats), bsdtar and Python's tarfile write — any
+ * spelling of the numbers, GNU base-256 sizes, the GNU magic, any prefix/name split, any owner, mode or time. What
+ * the header's type and path may be is checked by `_tar-reader.ts`, after pax and GNU long-name headers apply.
  * @module
  */
 import { invalid, showName } from "./_errors.ts";
-import type { RefusalReason } from "./_errors.ts";
-import { pathProblem, splitUstar } from "./_path.ts";
 
 /** Size of a tar block. */
 export const BLOCK = 512;
@@ -69,7 +67,7 @@ export function encodeHeader(out: Uint8Array, at: number, prefix: string, name: 
 }
 
 /** Text of `block[start, start+length)` up to the first NUL, one char per byte. */
-function field(block: Uint8Array, start: number, length: number): string {
+export function field(block: Uint8Array, start: number, length: number): string {
   let end = start;
   while (end < start + length && block[end] !== 0) end++;
   return String.fromCharCode(...block.subarray(start, end));
@@ -80,84 +78,83 @@ function rawField(block: Uint8Array, start: number, length: number): string {
   return showName(String.fromCharCode(...block.subarray(start, start + length)));
 }
 
-const TYPE_NAMES: Readonly<Record<string, readonly [RefusalReason, string]>> = {
-  "1": ["link", "a hard link"],
-  "2": ["link", "a symbolic link"],
-  "3": ["device", "a character device"],
-  "4": ["device", "a block device"],
-  "5": ["directory", "a directory entry (capsules never hold directory entries; directories are implicit)"],
-  "6": ["fifo", "a FIFO (named pipe)"],
-  "7": ["unknown-type", "a contiguous file (type '7'; reach-wasm writes regular files, type '0')"],
-  "\u0000": ["unknown-type", "an old-style regular file (type NUL; reach-wasm writes type '0')"],
-  x: ["extension-header", "a pax extended header (type 'x'), which reach-wasm never writes"],
-  g: ["extension-header", "a pax global header (type 'g'), which reach-wasm never writes"],
-  L: ["extension-header", "a GNU long-name header (type 'L'), which reach-wasm never writes"],
-  K: ["extension-header", "a GNU long-link header (type 'K'), which reach-wasm never writes"],
+/**
+ * A numeric header field as tar writers spell it: octal digits after optional spaces, ended by spaces and/or NULs
+ * or filling the whole field (GNU tar, bsdtar, Python's tarfile and reach-wasm differ only in these), or GNU's
+ * base-256 form (first byte 0x80, then a big-endian unsigned number; a value past 2^53 comes back as
+ * `Number.MAX_SAFE_INTEGER`, which every limit refuses).
+ * @returns the value, or `undefined` when the field is not a number in any of those spellings (also a negative
+ *   base-256 number, first byte 0xff)
+ */
+export function numericField(block: Uint8Array, start: number, length: number): number | undefined {
+  const first = block[start]!;
+  if (first === 0x80) {
+    let value = 0;
+    for (let i = start + 1; i < start + length; i++) value = value * 256 + block[i]!;
+    return value > Number.MAX_SAFE_INTEGER ? Number.MAX_SAFE_INTEGER : value;
+  }
+  const m = /^ *([0-7]+)[ \0]*$/.exec(String.fromCharCode(...block.subarray(start, start + length)));
+  if (m === null) return undefined;
+  const value = parseInt(m[1]!, 8);
+  return value > Number.MAX_SAFE_INTEGER ? Number.MAX_SAFE_INTEGER : value;
+}
+
+/** The two header formats accepted: POSIX ustar (`ustar\0` `00`, also pax) and GNU (`ustar ` ` \0`, also old GNU). */
+export type HeaderFormat = "ustar" | "gnu";
+
+/** A header block decoded, before pax and GNU long-name headers are applied (`_tar-reader.ts` applies them). */
+export type RawHeader = {
+  /** The typeflag, one character (`"0"`, `"5"`, `"x"`, `"\0"`, …). */
+  type: string;
+  /** The path as the block stores it: `prefix/name` for ustar, `name` alone for GNU (whose prefix area holds times). */
+  path: string;
+  /** The size field. */
+  size: number;
+  /** The link name field (only for messages about links). */
+  linkname: string;
+  /** Which magic the block carries. */
+  format: HeaderFormat;
 };
 
-/** A decoded, accepted header. */
-export type Header = { path: string; size: number };
-
 /**
- * Decode and check one (non-zero) header block.
+ * Decode one (non-zero) header block, tolerantly: any writer's spelling of the checksum and size, the POSIX or GNU
+ * magic, any prefix/name split. Mode, owner, times, device numbers and the unused tail are not looked at: a capsule
+ * commits to its entries' paths and bytes (conformance/HASHING.md), never to tar metadata, and `archiveIsCanonical`
+ * (archive.ts) tells whether the archive is the one reach-wasm wrote.
  * @param block 512 bytes
- * @param entry 1-based entry number, for messages
+ * @param entry 1-based header number, for messages
  * @param offset offset of the block in the tar stream, for messages
- * @returns the path and size
- * @throws ReachError `REPLAY_CAPSULE_INVALID` (reason `header-checksum`, `not-ustar`, `link`, `device`, `fifo`,
- *   `directory`, `extension-header`, `unknown-type`, `path`, `bad-number` or `non-canonical`)
+ * @returns the decoded fields
+ * @throws ReachError `REPLAY_CAPSULE_INVALID` (reason `header-checksum`, `not-ustar` or `bad-number`)
  */
-export function decodeHeader(block: Uint8Array, entry: number, offset: number): Header {
+export function decodeHeader(block: Uint8Array, entry: number, offset: number): RawHeader {
   const at = `capsule entry #${entry} (tar header at byte ${offset})`;
   const where = { entry, offset };
   let sum = 8 * 0x20;
-  for (let i = 0; i < BLOCK; i++) if (i < 148 || i >= 156) sum += block[i]!;
-  const stored = /^ *([0-7]{1,7})[ \0]/.exec(String.fromCharCode(...block.subarray(148, 156)) + " ");
-  if (stored === null || parseInt(stored[1]!, 8) !== sum) {
+  let signed = 8 * 0x20;
+  for (let i = 0; i < BLOCK; i++) {
+    if (i >= 148 && i < 156) continue;
+    sum += block[i]!;
+    signed += block[i]! < 0x80 ? block[i]! : block[i]! - 0x100; // some old tars sum signed chars
+  }
+  const stored = numericField(block, 148, 8);
+  if (stored === undefined || (stored !== sum && stored !== signed)) {
     throw invalid("header-checksum", `${at}: header checksum mismatch (stored ${rawField(block, 148, 8)}, computed ` +
       `${sum.toString(8)}); the capsule is corrupted — copy it again from its source`, where);
   }
-  const magic = field(block, 257, 6) + "/" + String.fromCharCode(block[263]!, block[264]!);
-  if (magic !== "ustar/00") {
-    const gnu = magic === "ustar / \u0000";
-    throw invalid("not-ustar", `${at}: not a POSIX ustar header (magic ${rawField(block, 257, 8)}${gnu ? ", GNU tar format" : ""}); ` +
-      "capsules are written by reach-wasm in ustar format only", where);
+  const magic = String.fromCharCode(...block.subarray(257, 265));
+  const format: HeaderFormat | undefined = magic === "ustar\u000000" ? "ustar" : magic === "ustar  \u0000" ? "gnu" : undefined;
+  if (format === undefined) {
+    throw invalid("not-ustar", `${at}: not a ustar, pax or GNU tar header (magic ${rawField(block, 257, 8)}); ` +
+      "re-create the archive with a POSIX or GNU tar (for instance `tar --format=pax -czf`)", where);
   }
-  const prefix = field(block, 345, 155);
   const name = field(block, 0, 100);
+  const prefix = format === "ustar" ? field(block, 345, 155) : "";
   const path = prefix === "" ? name : `${prefix}/${name}`;
-  const type = String.fromCharCode(block[156]!);
-  if (type !== "0") {
-    const [reason, what]: readonly [RefusalReason, string] = TYPE_NAMES[type] ?? (/^[A-Z]$/.test(type)
-      ? ["extension-header", `a vendor extension header (type '${type}')`] as const
-      : ["unknown-type", `an entry of unknown type ${showName(type)}`] as const);
-    const target = reason === "link" ? ` pointing to ${showName(field(block, 157, 100))}` : "";
-    throw invalid(reason, `${at} ${showName(path)} is ${what}${target}; capsules hold regular files only, so this one ` +
-      "was not written by reach-wasm and is refused", { ...where, path, type });
+  const size = numericField(block, 124, 12);
+  if (size === undefined) {
+    throw invalid("bad-number", `${at} ${showName(path)}: the size field ${rawField(block, 124, 12)} is not an octal ` +
+      "number or a GNU base-256 number; the capsule is damaged", { ...where, path });
   }
-  const problem = pathProblem(path);
-  if (problem !== undefined) {
-    throw invalid("path", `${at} ${showName(path)} ${problem}; the capsule is malicious or damaged — nothing was extracted`,
-      { ...where, path });
-  }
-  const digits = /^([0-7]{11}) $/.exec(String.fromCharCode(...block.subarray(124, 136)));
-  if (digits === null) {
-    throw invalid("bad-number", `${at} ${showName(path)}: the size field ${rawField(block, 124, 12)} is not 11 octal ` +
-      "digits and a space (base-256 sizes and other spellings are not written by reach-wasm)", { ...where, path });
-  }
-  const size = parseInt(digits[1]!, 8);
-  const [wantPrefix, wantName] = splitUstar(path);
-  const canonical = new Uint8Array(BLOCK);
-  encodeHeader(canonical, 0, wantPrefix, wantName, size);
-  // The checksum differs whenever another field does, so it is compared last, to name the field that matters.
-  for (let k = 0; k < BLOCK; k++) {
-    const i = k < BLOCK - 8 ? (k < 148 ? k : k + 8) : k - (BLOCK - 8) + 148;
-    if (canonical[i] !== block[i]) {
-      const [fname, start, length] = HEADER_FIELDS.find(([, s, l]) => i >= s && i < s + l)!;
-      throw invalid("non-canonical", `${at} ${showName(path)}: header field "${fname}" is ${rawField(block, start, length)}, ` +
-        `but reach-wasm writes ${rawField(canonical, start, length)} (regular files, mode 0644, uid/gid 0, no owner ` +
-        "names, mtime 0); the capsule was not written by reach-wasm or was altered", { ...where, path, field: fname });
-    }
-  }
-  return { path, size };
+  return { type: String.fromCharCode(block[156]!), path, size, linkname: field(block, 157, 100), format };
 }

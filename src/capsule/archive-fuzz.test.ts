@@ -4,7 +4,8 @@
 import { gunzipSync } from "fflate";
 import { describe, expect, it } from "vitest";
 import { ReachError } from "../protocol/errors.ts";
-import { enc, gzStored, header, tarBomb, zeroBomb } from "./_test-tar.ts";
+import { pathProblem } from "./_path.ts";
+import { concat, dir, END, enc, file, gnuLongName, gzStored, header, pax, tarBomb, zeroBomb } from "./_test-tar.ts";
 import { archiveIsCanonical } from "./archive.ts";
 import { readArchive, writeArchive } from "./mod.ts";
 import type { ArchiveLimits } from "./mod.ts";
@@ -158,6 +159,73 @@ describe("damaged archives", () => {
     expect(r.count).toBeGreaterThan(700);
   });
 });
+
+describe("damaged archives in other tars' formats (pax, GNU long names, directories, record padding)", () => {
+  const long = "pack/" + "d".repeat(60) + "/" + "f".repeat(60) + ".js";
+  const data = Uint8Array.from({ length: 700 }, (_, i) => (i * 131) & 0xff);
+  const tarBytes = concat(dir("./"), dir("./pack/"), gnuLongName("./" + long), file(long.slice(0, 100), enc("one"), { fields: { magic: "ustar ", version: " \u0000", uname: "root" } }),
+    pax([["path", "./blobs/ab"], ["size", "700"], ["mtime", "1.5"], ["SCHILY.xattr.user.k", "v"]]), file("PaxHeader-name", data, { fields: { size: "00000000000\u0000" } }),
+    file("./empty", new Uint8Array(0), { fields: { mode: "0000644\u0000" } }), END, new Uint8Array(4096));
+  const endAt = tarBytes.length - 4096; // where the end-of-archive marker ends
+  const want = readArchive(gzStored(tarBytes));
+
+  it("reads the fixture (the sweeps below would otherwise prove nothing)", () => {
+    expect([...want.keys()]).toEqual(["blobs/ab", "empty", long]);
+    expect(want.get("blobs/ab")).toEqual(data);
+  });
+
+  it("refuses it truncated before its end marker (every 5th offset, and around every block boundary); after it, reads the same entries", () => {
+    const cut = (n: number) => n % 5 === 0 || n % 512 <= 1 || n % 512 >= 510;
+    const r = sweep((function* () { for (let n = 0; n < endAt; n++) if (cut(n)) yield gzStored(tarBytes.subarray(0, n)); })());
+    expect(Object.keys(r.reasons).sort()).toEqual(["missing-end", "truncated"]);
+    for (let n = endAt; n <= tarBytes.length; n += 512) expect(readArchive(gzStored(tarBytes.subarray(0, n)))).toEqual(want);
+  });
+
+  it("with any byte inverted: a ReachError, or entries that are all safe paths (never more of them, never a crash)", () => {
+    const reasons: Record<string, number> = {};
+    let read = 0;
+    const headers = new Set<number>();
+    for (let b = 0; b < endAt; b += 512) if (String.fromCharCode(...tarBytes.subarray(b + 257, b + 262)) === "ustar") headers.add(b);
+    expect(headers.size).toBe(7);
+    // every header byte and extension data byte; not the 700 bytes of entry data (opaque here), one byte per run of zeros
+    const dataAt = tarBytes.findIndex((_, i) => i % 512 === 0 && tarBytes[i] === data[0] && tarBytes[i + 1] === data[1]);
+    for (let i = 0; i < endAt + 512; i++) {
+      if (i >= dataAt && i < dataAt + data.length) continue;
+      if (!headers.has(i - (i % 512)) && tarBytes[i] === 0 && tarBytes[i - 1] === 0) continue; // one byte per run of padding
+      const t = tarBytes.slice();
+      t[i]! ^= 0xff;
+      const block = i - (i % 512);
+      if (headers.has(block) && (i < block + 148 || i >= block + 156)) fixChecksum(t, block); // else only the checksum is tested
+      let got: Map<string, Uint8Array> | undefined;
+      let error: unknown;
+      try {
+        got = readArchive(gzStored(t));
+      } catch (err) {
+        error = err;
+      }
+      if (got !== undefined) {
+        expect(got.size).toBeLessThanOrEqual(want.size);
+        for (const path of got.keys()) expect(pathProblem(path), path).toBeUndefined();
+        read++;
+      } else {
+        expect(error).toBeInstanceOf(ReachError);
+        const reason = String((error as ReachError).details.reason);
+        reasons[reason] = (reasons[reason] ?? 0) + 1;
+      }
+    }
+    // Ignored fields (owners, modes, times, pax times and xattrs) and entry data read; the rest is refused.
+    expect(dataAt).toBeGreaterThan(0);
+    expect(read).toBeGreaterThan(1000);
+    for (const reason of ["header-checksum", "not-ustar", "bad-number", "unknown-type", "extension-header", "path", "padding"]) expect(reasons[reason], reason).toBeGreaterThan(0);
+  });
+});
+
+/** Rewrite the checksum of the header at `at` (as GNU tar spells it), so that a changed field is what gets tested. */
+function fixChecksum(t: Uint8Array, at: number): void {
+  let sum = 8 * 0x20;
+  for (let i = 0; i < 512; i++) if (i < 148 || i >= 156) sum += t[at + i]!;
+  t.set(enc(sum.toString(8).padStart(6, "0") + "\u0000 "), at + 148);
+}
 
 describe("gzip bombs", () => {
   const mib = 2 ** 20;

@@ -14,10 +14,15 @@
  *   no file name, XFL 0, OS 3 (Unix, fflate's fixed value). One member. The reader accepts any gzip header (a
  *   re-compressed capsule is read and checked entry by entry); `archiveIsCanonical` tells whether the bytes are these.
  *
- * Reading (`readArchive`) accepts exactly that format and refuses everything else with a `ReachError` whose
- * `details.reason` says what was wrong (see `_errors.ts`): malformed, malicious or damaged capsules are
- * `REPLAY_CAPSULE_INVALID`, capsules over a limit (`limits.ts`) `REPLAY_CAPSULE_TOO_LARGE`. Nothing is extracted:
- * the entries are returned in memory.
+ * Reading (`readArchive`) accepts that format and what standard tools make of the same files — GNU tar's ustar,
+ * pax and gnu formats, bsdtar, Python's tarfile, re-compressed by any gzip (several members too) — because a capsule
+ * commits to its entries' paths and bytes (conformance/HASHING.md), not to how they were archived: directory
+ * entries, `./` prefixes, pax `path`/`size` (other pax keywords ignored), GNU long names, base-256 and
+ * NUL-terminated numbers, any owner, mode or time, any order, record padding (see `_tar-reader.ts`). Everything
+ * hostile is refused with a `ReachError` whose `details.reason` says what was wrong (see `_errors.ts`): malformed,
+ * malicious or damaged capsules are `REPLAY_CAPSULE_INVALID`, capsules over a limit (`limits.ts`)
+ * `REPLAY_CAPSULE_TOO_LARGE`. Nothing is extracted: the entries are returned in memory. `archiveIsCanonical` tells
+ * whether the bytes are exactly what `writeArchive` makes of the entries.
  *
  * Why not tar-stream (the project's chosen tar dependency)? Measured on tar-stream 3.2.2 under Node 20 and Deno 2.9
  * (its `pack` output is byte-identical on both): `pack` and `extract` are streamx streams, asynchronous only (no
@@ -42,23 +47,25 @@ export { GZIP_OPTIONS, writeArchive } from "./archive-write.ts";
 export type { ArchiveEntry } from "./archive-write.ts";
 
 /**
- * Read a capsule archive written by {@link writeArchive}, strictly and within `limits`. Nothing is written
- * anywhere; inflating stops at the first problem. What a capsule may inflate to is bounded by its own size
- * (`inflationBudget`, limits.ts): `maxInflationRatio` (100) times its compressed bytes, or 8 MiB if more, and never
- * past `maxTotalBytes`. A tar header declaring more than that is refused before its data is inflated, and the
- * inflated stream is cut off as soon as it passes the budget, so a small gzip bomb costs a few megabytes.
+ * Read a capsule archive written by {@link writeArchive} or re-archived by a standard tar (see the module notes),
+ * within `limits`. Nothing is written anywhere; inflating stops at the first problem. What a capsule may inflate to
+ * is bounded by its own size (`inflationBudget`, limits.ts): `maxInflationRatio` (100) times its compressed bytes, or
+ * 8 MiB if more, and never past `maxTotalBytes`. A tar header declaring more than that is refused before its data is
+ * inflated, and the inflated stream is cut off as soon as it passes the budget, so a small gzip bomb costs a few
+ * megabytes.
  * @param bytes the `.tar.gz` bytes
  * @param limits optional bounds; defaults: 100,000 entries, 512 MiB per entry, 1 GiB inflated, 1 GiB + 1 MiB
  *   compressed, 100 inflated bytes per compressed byte past 8 MiB
- * @returns the entries, path → bytes, in archive order (ascending byte order of the paths)
+ * @returns the entries, path → bytes, in ascending byte order of the paths (directory entries are not returned)
  * @throws TypeError when `bytes` is not a Uint8Array; RangeError for a bad limit
- * @throws ReachError `REPLAY_CAPSULE_INVALID` for anything damaged or not written by reach-wasm — not gzip, gzip
- *   flags, truncation anywhere, trailing data, several gzip members, corrupt deflate data, CRC-32/ISIZE mismatch,
- *   bad header checksum, non-ustar or non-canonical headers, links, devices, FIFOs, directories, pax/GNU
- *   extension headers, unsafe paths (absolute, `..`, backslash, …), duplicates, unsorted entries, a file used as
- *   a directory, non-zero padding, a missing or malformed end-of-archive; `REPLAY_CAPSULE_TOO_LARGE` when a limit
- *   is exceeded (`inflation-ratio` for the ratio cap). `details.reason` names the refusal, and `details.inflated`
- *   how many bytes were inflated before it.
+ * @throws ReachError `REPLAY_CAPSULE_INVALID` for anything damaged or hostile — not gzip, gzip flags, truncation
+ *   anywhere, trailing data, corrupt deflate data, a CRC-32/ISIZE mismatch in any member, bad header checksum, a
+ *   header that is not ustar/pax/GNU, links (also a pax `linkpath`), devices, FIFOs, sparse files, malformed or
+ *   oversized pax and long-name headers, unsafe paths however spelled (absolute, `..`, backslash, … in a header, a
+ *   pax `path` or a GNU long name), duplicates (also `a` and `./a`), a file used as a directory, non-zero padding,
+ *   a missing or malformed end-of-archive, non-zero bytes or more than 1 MiB of zeros after it;
+ *   `REPLAY_CAPSULE_TOO_LARGE` when a limit is exceeded (`inflation-ratio` for the ratio cap). `details.reason`
+ *   names the refusal, and `details.inflated` how many bytes were inflated before it.
  * @example
  * ```ts
  * declare const bytes: Uint8Array; // a .tar.gz (refused with a ReachError when hostile or over a limit)
@@ -75,8 +82,7 @@ export function readArchive(bytes: Uint8Array, limits?: Partial<ArchiveLimits>):
   const budget = inflationBudget(bytes.length, lim);
   const tar = new TarReader(lim, budget);
   gunzipCapsule(bytes, budget, (chunk) => tar.push(chunk));
-  tar.finish();
-  return tar.entries;
+  return tar.finish();
 }
 
 /**
