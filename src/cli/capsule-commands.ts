@@ -132,10 +132,11 @@ export async function runVerifyCommand(argv: readonly string[], io: CliIO): Prom
       progress.done();
     }
     checks = canonical ? v.checks : [...v.checks, { name: "archive", ok: true,
-      message: "the file was re-compressed or re-packed: every entry is intact, but its bytes are not the ones reach-wasm wrote" }];
+      message: "not in canonical form: the file was re-archived or re-compressed (another tar or gzip); every entry is " +
+        "checked as above, but the file's bytes are not the ones reach-wasm wrote" }];
     if (att !== null) checks.push(...att.checks);
     valid = checks.every((c) => c.ok);
-    extra = { runHash: v.runHash, ...(v.signer === null ? {} : { signer: v.signer }), ...(att === null ? {} : { attestation: { valid: att.valid, signer: att.signer } }) };
+    extra = { runHash: v.runHash, canonicalArchive: canonical, ...(v.signer === null ? {} : { signer: v.signer }), ...(att === null ? {} : { attestation: { valid: att.valid, signer: att.signer } }) };
   }
   printChecks(io, checks);
   io.stderr(`reach-wasm: ${valid ? "verification passed" : `verification FAILED: ${checks.filter((c) => !c.ok).map((c) => c.name).join(", ")}`}\n`);
