@@ -46,6 +46,7 @@ export async function runPack(request: RunRequest): Promise<RunRecord> {
     err = e;
   } finally {
     run.closeThreads();
+    await run.closeMcp();
   }
   if (err instanceof InfraRefused) throw err.error;
   if (err !== null) return finishRun(run, err);

@@ -66,6 +66,8 @@ export type EngineRunRequest = {
   interrupted?: () => boolean;
   /** The fetch behind `http.fetch` (default: none, so network calls fail). */
   fetch?: FetchLike;
+  /** The value of a declared secret by name, for `{{secret:NAME}}` in an MCP server's `env` (`RunRequest.secretValue`). */
+  secretValue?: (name: string) => string | undefined;
   /** Progress reports (never part of the hashed record). */
   onProgress?: (p: RunProgress) => void;
   /** The caller's correlation id (seed 004 `requestId`; 1–128 of A–Z a–z 0–9 . _ : -); default: derived from the run id. */
@@ -221,6 +223,7 @@ function runOptions(request: EngineRunRequest): Omit<RunRequest, "loaded" | "env
     ...(request.turn === undefined ? {} : { turn: request.turn }),
     ...(request.interrupted === undefined ? {} : { interrupted: request.interrupted }),
     ...(request.fetch === undefined ? {} : { fetch: request.fetch }),
+    ...(request.secretValue === undefined ? {} : { secretValue: request.secretValue }),
     ...(request.onProgress === undefined ? {} : { onProgress: request.onProgress }),
     ...(request.stopAt === undefined ? {} : { resume: resumeOf(request.stopAt) }),
     ...(request.infraTools === undefined ? {} : { infraTools: infraToolsOf(request.infraTools) }),

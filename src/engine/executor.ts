@@ -38,6 +38,7 @@ import type { ModuleIdentity, ToolRunner } from "../sandbox/types.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import type { StepTransaction, Workspace } from "../sandbox/workspace/workspace.ts";
 import type { PackTool } from "./pack.ts";
+import type { McpSessions } from "../sandbox/mcp/runner.ts";
 import { compileSchema } from "./schema-check.ts";
 import { monotonicMs } from "../determinism/real-clock.ts";
 
@@ -64,6 +65,8 @@ export type ExecutorRunState = {
   /** The run's clock; the invocation's clock is forked from it. */
   readonly clock: VirtualClock;
   readonly fetch?: FetchLike;
+  /** The run's MCP connections (for `mcp` tools; a replay never uses them). */
+  readonly mcp?: McpSessions;
   readonly player?: TapePlayer;
   /** The runner for a tool kind, given the step's workspace transaction. */
   readonly runnerFor: (tool: PackTool, step: StepTransaction) => Promise<ToolRunner>;
@@ -202,8 +205,20 @@ function hostContext(
     random: deriveStream(state.seed, `invocation:${invocationId}`),
     tape: state.tape,
     ...(state.fetch === undefined ? {} : { fetch: state.fetch }),
+    ...mcpBinding(tool, state),
     ...(state.player === undefined ? {} : { player: state.player }),
   };
+}
+
+/** The host's `mcp.call` binding of an `mcp` tool's invocation (none for any other tool; no live call in replay). */
+function mcpBinding(tool: PackTool, state: ExecutorRunState): Pick<HostContext, "mcp"> {
+  const d = tool.definition;
+  if (d.kind !== "mcp") return {};
+  const server = d.server ?? "";
+  const name = d.tool ?? "";
+  const sessions = state.mcp;
+  const live = sessions !== undefined && state.player === undefined;
+  return { mcp: { server, tool: name, ...(live ? { call: (args: JsonObject, signal?: AbortSignal) => sessions.call(server, name, args, signal) } : {}) } };
 }
 
 /** `PROTO_SCHEMA_VIOLATION` when the step's arguments do not match the tool's `inputSchema`; else null. */
@@ -248,8 +263,14 @@ function outputContractError(
   const problems: string[] = [];
   const outputSchema = tool.definition.outputSchema;
   if (outputSchema !== undefined) {
-    const c = compileSchema(outputSchema)(output);
-    if (!c.ok) problems.push(...c.problems.map((p) => `outputSchema ${p}`));
+    // An MCP tool's outputSchema is that of its result's structuredContent (MCP "Structured Content").
+    const mcp = tool.definition.kind === "mcp";
+    const checked = mcp ? output["structuredContent"] : output;
+    if (mcp && (checked === null || typeof checked !== "object" || Array.isArray(checked))) problems.push("outputSchema $.structuredContent: is missing (the tool declares an outputSchema)");
+    else {
+      const c = compileSchema(outputSchema)(checked);
+      if (!c.ok) problems.push(...c.problems.map((p) => `outputSchema ${mcp ? p.replace(/^\$/, "$.structuredContent") : p}`));
+    }
   }
   const c = compileSchema(returnSpec)(output);
   if (!c.ok) problems.push(...c.problems.map((p) => `return_spec ${p}`));

@@ -192,6 +192,14 @@ function checkToolCode(name: string, def: ToolDefinition, code: Uint8Array): str
   } else if (code.length < 8 || COMPONENT_PREAMBLE.some((b, i) => code[i] !== b)) {
     throw malformed(`tool "${name}": ${def.module} is not a WebAssembly component; build it as one (jco new, componentize-js) or declare kind "wasm"`, { tool: name, sha256: codeHash });
   }
+  checkSchemas(name, def);
+  return codeHash;
+}
+
+const EMPTY_CODE = new Uint8Array(0);
+
+/** Every schema of a tool compiles (in the dialect its `$schema` names), or the pack is refused. */
+function checkSchemas(name: string, def: ToolDefinition): void {
   for (const which of ["inputSchema", "outputSchema"] as const) {
     const schema = def[which];
     if (schema === undefined) continue;
@@ -201,7 +209,6 @@ function checkToolCode(name: string, def: ToolDefinition, code: Uint8Array): str
       throw new ReachError("PACK_INVALID_MANIFEST", `tool "${name}": ${which}: ${(err as Error).message}`, { details: { tool: name } });
     }
   }
-  return codeHash;
 }
 
 /** A pack's declaration, read and checked: what {@link readPackDocument} gives. */
@@ -301,13 +308,19 @@ function packTools(pack: Pack, files: ReadonlyMap<string, Uint8Array>): Map<stri
       if (def !== undefined) throw new ReachError("PACK_INVALID_MANIFEST", `tool "${cap.name}" is a built-in infrastructure tool (seed 002); remove its "tools" entry or rename your tool`, { details: { tool: cap.name } });
       continue;
     }
+    if (def?.kind === "mcp") {
+      // An MCP tool has no code: its identity is its definition (server, tool, schemas), which the pack digest covers.
+      checkSchemas(cap.name, def);
+      tools.set(cap.name, Object.freeze({ name: cap.name, definition: def, code: EMPTY_CODE, codeHash: hashCanonical(def) }));
+      continue;
+    }
     if (def === undefined) {
       if (cap.optional === true) continue;
       throw new ReachError("EXEC_TOOL_NOT_FOUND", `tool "${cap.name}" is declared in manifest.capabilities.tools but has no code; add it to "tools" with its kind and module, or mark it optional`, {
         details: { tool: cap.name },
       });
     }
-    const path = normalisePath(def.module);
+    const path = normalisePath(def.module ?? "");
     const code = files.get(path);
     if (code === undefined) {
       throw new ReachError("EXEC_TOOL_NOT_FOUND", `tool "${cap.name}": module ${def.module} is not in the pack; build it or fix the path`, { details: { tool: cap.name, module: def.module } });

@@ -212,7 +212,10 @@ export class Run {
     };
     const filesystem = this.policy.permissions.has("filesystem");
     this.preopenRoots = filesystem ? this.policy.workspaceRoots.map((r) => r.root) : null;
-    this.#runners = runRunners(request.env, this.preopenRoots);
+    this.#runners = runRunners(request.env, this.preopenRoots, {
+      ...(loaded.pack.mcpServers === undefined ? {} : { servers: loaded.pack.mcpServers }),
+      ...(request.secretValue === undefined ? {} : { secret: request.secretValue }),
+    });
     this.maxSteps = request.maxSteps ?? loaded.pack.run?.maxSteps ?? DEFAULT_MAX_STEPS;
     this.parallel = request.parallel ?? 1;
     this.#state = {
@@ -423,7 +426,8 @@ export class Run {
    */
   runJob(job: StepJob, signal: AbortSignal): Promise<StepJobResult | null> {
     const threads = this.#request.env.stepThreads;
-    if (this.parallel > 1 && threads !== undefined && this.gen !== null && !this.gen.isChain) {
+    // An MCP tool's server connection lives on this thread (one per run and server), so its steps run here.
+    if (this.parallel > 1 && threads !== undefined && this.gen !== null && !this.gen.isChain && job.tool.definition.kind !== "mcp") {
       this.#pool ??= threads(this.parallel);
       return this.#pool.run(job, signal);
     }
@@ -433,6 +437,7 @@ export class Run {
     const run = this.#serial.then(() => this.turn()).then(() => (signal.aborted || this.#request.signal?.aborted === true ? null : runStepJob(job, {
       policy: this.policy,
       runnerFor: this.#runners.runnerFor,
+      mcp: this.#runners.mcp,
       interrupted,
       now: this.#state.now,
       signal: this.#request.signal === undefined ? signal : AbortSignal.any([signal, this.#request.signal]),
@@ -446,6 +451,16 @@ export class Run {
   closeThreads(): void {
     this.#pool?.close();
     this.#pool = null;
+  }
+
+  /** The run's MCP connections (servers started on first use; {@link closeMcp} stops them). */
+  get mcp(): ReturnType<typeof runRunners>["mcp"] {
+    return this.#runners.mcp;
+  }
+
+  /** Stop the run's MCP servers (the run is over); waits until they stopped. */
+  async closeMcp(): Promise<void> {
+    await this.#runners.mcp.close();
   }
 
   /**

@@ -23,6 +23,10 @@ import { getSha256Backend, setSha256Backend } from "../canonical/sha256.ts";
 import type { Sha256Backend } from "../canonical/sha256.ts";
 import { monotonicMs } from "../determinism/real-clock.ts";
 import type { RealClock } from "../determinism/real-clock.ts";
+import { McpRunner, McpSessions } from "../sandbox/mcp/runner.ts";
+import type { McpSessionOptions } from "../sandbox/mcp/runner.ts";
+import type { McpStdioLauncher } from "../protocol/mcp-client.ts";
+import type { McpServer } from "../protocol/pack.ts";
 
 /**
  * What the host platform provides to the engine: the one way it is handed in (nothing is installed for a process;
@@ -79,6 +83,12 @@ export type EngineEnvironment = {
    * (`src/determinism/real-clock.ts`).
    */
   clock?: RealClock;
+  /**
+   * Starts a pack's stdio MCP servers (`src/platform/mcp-stdio.ts`: only the declared env plus PATH, a scratch
+   * working directory, its process group stopped at the run's end). Without it a stdio server cannot be started
+   * (Streamable HTTP servers need only fetch); a replay never starts one.
+   */
+  mcpStdio?: McpStdioLauncher;
 };
 
 /**
@@ -120,9 +130,11 @@ export function turnLoop(env: EngineEnvironment, last = false): Promise<void> {
  * @param env the platform's engine and components
  * @param roots the workspace roots to preopen for WASI tools (each as `/<root>`, plus `/temp`); null: no preopens
  *   at all (the pack lacks the `filesystem` permission)
- * @returns `runnerFor(tool, step)` and `quickjs()` (the run's one QuickJS runner, also used by the planner)
+ * @param mcp the pack's MCP servers and how to reach them (the run's connections start on first use)
+ * @returns `runnerFor(tool, step)`, `quickjs()` (the run's one QuickJS runner, also used by the planner) and `mcp`
+ *   (the run's MCP connections: close them when the run ends)
  */
-export function runRunners(env: EngineEnvironment, roots: readonly string[] | null) {
+export function runRunners(env: EngineEnvironment, roots: readonly string[] | null, mcp?: { servers?: Readonly<Record<string, McpServer>> } & Omit<McpSessionOptions, "stdio">) {
   useHashing(env);
   let quickjs: QuickJsRunner | null = null;
   let component: ToolRunner | null = null;
@@ -157,9 +169,16 @@ export function runRunners(env: EngineEnvironment, roots: readonly string[] | nu
           const { execPython } = await import("../sandbox/python/mod.ts");
           return (request, invocation) => execPython(runner, request, invocation);
         }));
+      case "mcp":
+        return new McpRunner(tool.definition.server ?? "", tool.definition.tool ?? "");
     }
   };
-  return { runnerFor, quickjs: getQuickJs };
+  const sessions = new McpSessions(mcp?.servers, {
+    ...(env.mcpStdio === undefined ? {} : { stdio: env.mcpStdio }),
+    ...(mcp?.fetch === undefined ? {} : { fetch: mcp.fetch }),
+    ...(mcp?.secret === undefined ? {} : { secret: mcp.secret }),
+  });
+  return { runnerFor, quickjs: getQuickJs, mcp: sessions };
 }
 
 /**

@@ -25,7 +25,34 @@ export type SchemaValidator = (value: unknown) => SchemaCheck;
 
 type AjvCtor = typeof Ajv2020Module.default;
 type AddFormats = typeof addFormatsModule.default;
+/** A validator instance of one dialect (they share Ajv's `compile`). */
+type AnyAjv = { compile(schema: Record<string, unknown>): ValidateFunction };
 let ajv: InstanceType<AjvCtor> | undefined;
+/** Draft-07 and 2019-09 instances (MCP servers built on the TypeScript SDK 1.x publish draft-07 with `$schema`). */
+let dialects: { draft07: AnyAjv; draft2019: AnyAjv } | undefined;
+
+/** The JSON Schema dialects a schema may name with `$schema` (none: 2020-12, the default of MCP's SEP-1613 as well). */
+const DIALECTS: Readonly<Record<string, "draft07" | "draft2019" | "draft2020">> = {
+  "json-schema.org/draft-07/schema": "draft07",
+  "json-schema.org/draft/2019-09/schema": "draft2019",
+  "json-schema.org/draft/2020-12/schema": "draft2020",
+};
+
+/**
+ * The dialect a schema's `$schema` names.
+ * @param schema a JSON Schema
+ * @returns its dialect (2020-12 when it names none)
+ * @throws TypeError for a dialect this validator does not speak (draft-04, draft-06, anything else)
+ * @example schemaDialect({ $schema: "http://json-schema.org/draft-07/schema#" }) // "draft07"
+ */
+export function schemaDialect(schema: Record<string, unknown>): "draft07" | "draft2019" | "draft2020" {
+  const named = schema["$schema"];
+  if (named === undefined) return "draft2020";
+  const key = typeof named === "string" ? named.replace(/^https?:\/\//, "").replace(/#$/, "") : "";
+  const d = DIALECTS[key];
+  if (d === undefined) throw new TypeError(`$schema ${JSON.stringify(named)} names a JSON Schema dialect this validator does not speak; use draft-07, 2019-09 or 2020-12 (or no $schema: 2020-12)`);
+  return d;
+}
 
 /**
  * Load Ajv (once). Call before `compileSchema` when a schema may need it; `compileSchema` is synchronous.
@@ -36,7 +63,16 @@ export async function loadFullValidator(): Promise<void> {
   const [ajvMod, formatsMod] = await Promise.all([import("ajv/dist/2020.js"), import("ajv-formats")]);
   const Ajv2020 = ((ajvMod as unknown as { default?: AjvCtor }).default ?? ajvMod) as AjvCtor;
   const addFormats = ((formatsMod as unknown as { default?: AddFormats }).default ?? formatsMod) as AddFormats;
-  ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: true, addUsedSchema: false, messages: true });
+  const options = { strict: false, allErrors: true, validateSchema: true, addUsedSchema: false, messages: true };
+  const [draft07Mod, draft2019Mod] = await Promise.all([import("ajv"), import("ajv/dist/2019.js")]);
+  const Draft07 = ((draft07Mod as unknown as { default?: AjvCtor }).default ?? draft07Mod) as unknown as AjvCtor;
+  const Draft2019 = ((draft2019Mod as unknown as { default?: AjvCtor }).default ?? draft2019Mod) as unknown as AjvCtor;
+  const d07 = new Draft07(options);
+  const d19 = new Draft2019(options);
+  addFormats(d07);
+  addFormats(d19);
+  dialects = { draft07: d07, draft2019: d19 };
+  ajv = new Ajv2020(options);
   addFormats(ajv);
 }
 
@@ -46,12 +82,13 @@ export async function loadFullValidator(): Promise<void> {
  * @returns whether `compileSchema` can compile it without {@link loadFullValidator}
  */
 export function isLiteSchema(schema: Record<string, unknown>): boolean {
-  return compileLite(schema) !== null;
+  return schema["$schema"] === undefined && compileLite(schema) !== null;
 }
 
-function getAjv(): InstanceType<AjvCtor> {
-  if (ajv === undefined) throw new Error("internal: the full JSON Schema validator is not loaded; await loadFullValidator() first");
-  return ajv;
+function getAjv(schema: Record<string, unknown>): AnyAjv {
+  const dialect = schemaDialect(schema);
+  if (ajv === undefined || dialects === undefined) throw new Error("internal: the full JSON Schema validator is not loaded; await loadFullValidator() first");
+  return dialect === "draft2020" ? ajv : dialects[dialect];
 }
 
 const CACHE = new Map<string, SchemaValidator>();
@@ -60,7 +97,7 @@ const MAX_CACHE = 1000;
 const MAX_PROBLEMS = 10;
 
 /**
- * Compile a JSON Schema (draft 2020-12).
+ * Compile a JSON Schema: draft 2020-12, or the dialect its `$schema` names (draft-07, 2019-09).
  * @param schema the schema (a JSON object)
  * @returns a validator
  * @throws TypeError naming what is wrong with the schema
@@ -70,7 +107,7 @@ export function compileSchema(schema: Record<string, unknown>): SchemaValidator 
   const key = canonicalize(schema);
   const hit = CACHE.get(key);
   if (hit !== undefined) return hit;
-  const lite = compileLite(schema);
+  const lite = schema["$schema"] === undefined ? compileLite(schema) : null;
   if (lite !== null) {
     const v: SchemaValidator = (value) => {
       const problems: string[] = [];
@@ -82,7 +119,8 @@ export function compileSchema(schema: Record<string, unknown>): SchemaValidator 
   }
   let fn: ValidateFunction;
   try {
-    fn = getAjv().compile(JSON.parse(key) as Record<string, unknown>);
+    const parsed = JSON.parse(key) as Record<string, unknown>;
+    fn = getAjv(parsed).compile(parsed);
   } catch (err) {
     throw new TypeError(`the JSON Schema cannot be compiled: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -259,6 +259,7 @@ export class Session {
   #finish(err: unknown): RunRecord {
     const plan = deepFreeze(sessionPlan(this.run.runId, this.run.epoch, this.#steps));
     this.run.gated = Object.freeze({ plan, planHash: hashCanonical(plan), approvedBy: null });
+    void this.run.closeMcp().catch(() => undefined); // the session is over: its MCP servers stop
     return finishRun(this.run, err);
   }
 
@@ -278,6 +279,7 @@ export class Session {
       err = e;
     }
     this.#record = this.#finish(err);
+    await this.run.closeMcp().catch(() => undefined);
     return this.#record;
   }
 }

@@ -26,7 +26,7 @@ export async function checkPackSources(env: Pick<EngineEnvironment, "quickjsEngi
   const modules: { path: string; source: string }[] = [];
   if (loaded.entrypoint.kind === "planner") modules.push({ path: loaded.entrypoint.path, source: dec.decode(loaded.entrypoint.source) });
   for (const tool of loaded.tools.values()) {
-    if (tool.definition.kind === "js") modules.push({ path: tool.definition.module, source: dec.decode(tool.code) });
+    if (tool.definition.kind === "js") modules.push({ path: tool.definition.module ?? tool.name, source: dec.decode(tool.code) });
   }
   const problems = await moduleSyntaxErrors(env.quickjsEngine, modules);
   if (problems.length === 0) return;

@@ -31,6 +31,7 @@ import type { StepTransaction, WorkspaceDelta, WorkspaceImage } from "../sandbox
 import { executeEnvelope } from "./executor.ts";
 import type { StepExecution } from "./executor.ts";
 import type { PackTool } from "./pack.ts";
+import type { McpSessions } from "../sandbox/mcp/runner.ts";
 
 /** What one invocation needs, whatever thread runs it. */
 export type StepJob = {
@@ -106,6 +107,8 @@ export type StepJobContext = {
   readonly policy: CapabilityPolicy;
   readonly runnerFor: (tool: PackTool, step: StepTransaction) => Promise<ToolRunner>;
   readonly fetch?: FetchLike;
+  /** The run's MCP connections (MCP steps run on the engine's thread only). */
+  readonly mcp?: McpSessions;
   readonly signal?: AbortSignal;
   readonly interrupted?: () => boolean;
   /** The real clock in ms (`EngineEnvironment.clock`): durations and the watchdog, never hashed. */
@@ -161,6 +164,7 @@ export async function runStepJob(job: StepJob, ctx: StepJobContext): Promise<Ste
     ...(ctx.now === undefined ? {} : { now: ctx.now }),
     ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
     ...(ctx.fetch === undefined ? {} : { fetch: ctx.fetch }),
+    ...(ctx.mcp === undefined ? {} : { mcp: ctx.mcp }),
     ...(player === undefined ? {} : { player }),
   }, job.invocationId);
   const after = workspace.image().state;

@@ -118,6 +118,11 @@ export type RunRequest = {
   resume?: { stops: ReadonlyMap<string, StopPoint>; signal: string; atEnd?: boolean };
   /** The fetch for `http.fetch` (default: none, so network calls fail). */
   fetch?: FetchLike;
+  /**
+   * The value of a declared secret by name, for `{{secret:NAME}}` in an MCP server's `env` (substituted when the
+   * server starts; scrubbed back to the placeholder from everything it answers). Default: none.
+   */
+  secretValue?: (name: string) => string | undefined;
   /** Replay: answer from this tape instead of the network (issue 5). */
   player?: TapePlayer;
   /** Progress callback. */

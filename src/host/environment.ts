@@ -14,6 +14,7 @@ import { nativeSha256Backend } from "../platform/native-sha256.ts";
 import { readPythonWasm } from "../platform/python-engine.ts";
 import { readQuickJsEngineWasm } from "../platform/quickjs-engine.ts";
 import { processClock } from "../platform/real-clock.ts";
+import { launchMcpStdio } from "../platform/mcp-stdio.ts";
 import { StepThreadPool, stepThreadsAvailable } from "./step-thread.ts";
 
 /** Options of {@link defaultEnvironment}. */
@@ -50,6 +51,7 @@ export function defaultEnvironment(options: DefaultEnvironmentOptions = {}): Eng
     turn: loopTurn(),
     sha256: nativeSha256Backend,
     clock: processClock,
+    mcpStdio: launchMcpStdio,
     ...(documents === null ? {} : { documents }),
     ...(fuel === null ? {} : { meteredModules: fuel }),
     ...(components === null ? {} : { componentGlue: components }),

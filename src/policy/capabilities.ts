@@ -213,6 +213,10 @@ export function checkOp(policy: CapabilityPolicy, op: HostOp, target = ""): void
         "sandbox.network none");
     }
   }
+  if (op === "mcp.call" && policy.restricted) {
+    throw denied(op, target, `${op} is not available to a restricted executor (an MCP server runs outside the sandbox); run the pack as trusted`,
+      "restricted executor");
+  }
   if (op === "memory.set" && policy.restricted) {
     throw denied(op, target, `memory.set is not available to a restricted executor (no writes outside temp/); ` +
       `write to temp/ instead`, "restricted executor");

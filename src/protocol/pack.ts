@@ -151,17 +151,61 @@ export const IntentSchema = lazySchema(() => strictObject("intents[]", {
 
 /**
  * Where a declared tool's code lives (reach-wasm). `kind`: a WASI preview1 core module, a component (jco),
- * JavaScript run inside QuickJS, or Python (`def main(input, reach)`) run in the sandboxed MicroPython. `inputSchema` / `outputSchema` are JSON Schemas of the arguments and result.
+ * JavaScript run inside QuickJS, or Python (`def main(input, reach)`) run in the sandboxed MicroPython — each with its
+ * `module` — or `"mcp"`: the tool `tool` of the MCP server `server` (declared in `mcpServers`), which is recorded, not
+ * contained (docs/authoring.md "MCP servers"). `inputSchema` / `outputSchema` are JSON Schemas of the arguments and
+ * result (of an MCP tool: the server's `inputSchema` and the `outputSchema` of its `structuredContent`, in the dialect
+ * their `$schema` names; none means 2020-12).
  */
 export const ToolDefinitionSchema = lazySchema(() => strictObject("tools[name]", {
-  kind: z.enum(["wasm", "component", "js", "python"]),
-  module: relativePath(),
-  description: z.string().max(1000).optional(),
+  kind: z.enum(["wasm", "component", "js", "python", "mcp"]),
+  module: relativePath().optional(),
+  /** An MCP tool's server: a key of `mcpServers`. */
+  server: identifier().optional(),
+  /** An MCP tool's name on its server (as its tools/list gives it). */
+  tool: z.string().min(1).max(128).optional(),
+  description: z.string().max(4000).optional(),
   inputSchema: jsonObject().optional(),
   outputSchema: jsonObject().optional(),
   /** The artifact MIME types the tool generates (seed 004 "generator tool"; intents' plan validation). */
   generates: z.array(mimeType(false)).min(1).max(16).optional(),
 }));
+
+/** A name of the environment: letters, digits and `_`, not starting with a digit. */
+const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * An MCP server a pack's `mcp` tools call, in the shape MCP clients use: `{command, args, env}` starts it as a child
+ * process speaking stdio (it gets only `env` plus PATH, and a scratch working directory; `{{scratch}}` in `args` or an
+ * `env` value stands for that directory's path, `{{secret:NAME}}` in an `env` value for a declared secret); `{url}`
+ * reaches it over Streamable HTTP.
+ */
+export const McpServerSchema = lazySchema(() => z.union([
+  strictObject("mcpServers[name]", {
+    command: z.string().min(1).max(4096),
+    args: z.array(z.string().max(4096)).max(256).default([]),
+    env: z.record(z.string().regex(ENV_NAME_RE, "an environment variable name (letters, digits, _)").max(256), z.string().max(65536)).default({}),
+  }),
+  strictObject("mcpServers[name]", {
+    url: z.url({ protocol: /^https?$/ }).max(4096),
+    headers: z.record(z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "a header name").max(256), z.string().max(8192)).optional(),
+  }),
+]).meta({ description: "An MCP server: {command, args, env} over stdio, or {url} over Streamable HTTP" }));
+
+/** The checks between `tools` of kind `mcp` and `mcpServers` (and `module` on every other kind). */
+function checkToolSources(pack: { tools: Record<string, z.output<ReturnType<typeof ToolDefinitionSchema>>>; mcpServers?: Record<string, unknown> | undefined }, ctx: z.RefinementCtx): void {
+  for (const [name, def] of Object.entries(pack.tools)) {
+    const path = ["tools", name];
+    if (def.kind === "mcp") {
+      if (def.module !== undefined) ctx.addIssue({ code: "custom", path: [...path, "module"], message: `tool "${name}" is an MCP tool: it has no module; remove "module"` });
+      if (def.server === undefined || def.tool === undefined) ctx.addIssue({ code: "custom", path, message: `tool "${name}" of kind "mcp" needs "server" (a key of mcpServers) and "tool" (the server's tool name)` });
+      else if (pack.mcpServers === undefined || !Object.prototype.hasOwnProperty.call(pack.mcpServers, def.server)) ctx.addIssue({ code: "custom", path: [...path, "server"], message: `tool "${name}" names the MCP server "${def.server}", which mcpServers does not declare; add it (reach-wasm pack add-mcp) or fix the name` });
+    } else {
+      if (def.module === undefined) ctx.addIssue({ code: "custom", path: [...path, "module"], message: `tool "${name}" of kind "${def.kind}" needs "module": the path of its code in the pack` });
+      if (def.server !== undefined || def.tool !== undefined) ctx.addIssue({ code: "custom", path, message: `tool "${name}": "server" and "tool" belong to kind "mcp" tools only` });
+    }
+  }
+}
 
 /**
  * Run settings (reach-wasm): the virtual clock's start, the replan budget, the plan step limit, and the query of a
@@ -192,10 +236,13 @@ export const PackSchema = lazySchema(() => strictObject("reach.json", {
   signature: PackSignatureSchema().optional(),
   dependencies: z.array(DependencySchema()).optional(),
   tools: z.record(toolName(), ToolDefinitionSchema()).default({}),
+  /** The MCP servers the pack's `mcp` tools call, by name (the shape MCP clients use). */
+  mcpServers: z.record(identifier(), McpServerSchema()).optional(),
   run: RunSettingsSchema().optional(),
   intents: z.array(IntentSchema()).max(64).optional(),
 })
   .superRefine((pack, ctx) => {
+    checkToolSources(pack, ctx);
     const names = new Set<string>();
     for (const [i, intent] of (pack.intents ?? []).entries()) {
       if (names.has(intent.name)) ctx.addIssue({ code: "custom", path: ["intents", i, "name"], message: `intent "${intent.name}" is declared twice; intent names are unique` });
@@ -242,6 +289,8 @@ export type PackSignature = z.output<ReturnType<typeof PackSignatureSchema>>;
 export type Dependency = z.output<ReturnType<typeof DependencySchema>>;
 /** Where a tool's code lives. */
 export type ToolDefinition = z.output<ReturnType<typeof ToolDefinitionSchema>>;
+/** An MCP server entry. */
+export type McpServer = z.output<ReturnType<typeof McpServerSchema>>;
 /** Run settings. */
 export type RunSettings = z.output<ReturnType<typeof RunSettingsSchema>>;
 /** An intent (seed 004). */

@@ -28,6 +28,7 @@ import type { JsonObject, JsonValue } from "../protocol/json.ts";
  * | `artifact.emit` | `{name, mimeType, data｜text}` | ArtifactInfo `{artifactId, name, type, mimeType, path, sizeBytes, sha256, createdAt}` |
  * | `clock.now` | `{}` | `{ms, iso}` (virtual clock, advances 1 ms per read) |
  * | `random.bytes` | `{n}` (0..65536) | `{data}` (from the invocation's seeded stream) |
+ * | `mcp.call` (async only; `mcp` tools only) | `{server, tool, arguments}` | the server's whole CallToolResult |
  */
 export const HOST_OPS = [
   "fs.read",
@@ -44,6 +45,7 @@ export const HOST_OPS = [
   "artifact.emit",
   "clock.now",
   "random.bytes",
+  "mcp.call",
 ] as const;
 
 /** A host operation name. */
@@ -88,14 +90,14 @@ export function hostRequest(op: string, text: string, maxChars: number): [HostOp
  * (a `POLICY_VIOLATION` halts the step: the runner must stop the tool and report it).
  */
 export interface HostApi {
-  /** Synchronous operations (all but `http.fetch`, which throws `EXEC_SANDBOX_VIOLATION` here). */
+  /** Synchronous operations (all but `http.fetch` and `mcp.call`, which throw `EXEC_SANDBOX_VIOLATION` here). */
   invokeSync(op: HostOp, request: JsonObject): JsonObject;
-  /** Any operation, including `http.fetch`. */
+  /** Any operation, including `http.fetch` and `mcp.call`. */
   invoke(op: HostOp, request: JsonObject): Promise<JsonObject>;
 }
 
 /** The tool kinds. */
-export type ToolKind = "wasm" | "component" | "js" | "python" | "infra";
+export type ToolKind = "wasm" | "component" | "js" | "python" | "infra" | "mcp";
 
 /** One tool invocation handed to a runner. */
 export type ToolInvocation = {

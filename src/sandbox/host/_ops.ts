@@ -132,6 +132,8 @@ export function runSyncOp(ctx: OpContext, op: HostOp, request: unknown): JsonObj
       checkOp(ctx.policy, op);
       return { data: bytesToBase64(ctx.random.bytes(n)) };
     }
+    case "mcp.call":
+      throw new ReachError("EXEC_SANDBOX_VIOLATION", "mcp.call is asynchronous; call it through invoke(), not invokeSync()", { details: { op } });
     case "http.fetch":
       throw new ReachError("EXEC_SANDBOX_VIOLATION", "http.fetch is asynchronous; call it through invoke(), not invokeSync()",
         { details: { op } });

@@ -20,7 +20,7 @@ import type { VirtualClock } from "../../determinism/clock.ts";
 import type { RandomStream } from "../../determinism/prng.ts";
 import type { CapabilityPolicy } from "../../policy/capabilities.ts";
 import { checkFetchUrl, checkOp } from "../../policy/capabilities.ts";
-import { ReachError, toReachError } from "../../protocol/errors.ts";
+import { policyViolation, ReachError, toReachError } from "../../protocol/errors.ts";
 import { errorFromDetails } from "../../record/player.ts";
 import type { PlayedCall, TapePlayer } from "../../record/player.ts";
 import type { TapeOutcome, TapeRecorder } from "../../record/tape.ts";
@@ -95,6 +95,12 @@ export type HostContext = {
    * when it is a `ReachError` (a halting one), else as aborted fetches.
    */
   signal?: AbortSignal;
+  /**
+   * The one MCP tool this invocation may call with `mcp.call` (an `mcp` tool's invocation only; any other gets
+   * `POLICY_VIOLATION`): its server and tool, and how to call it live (absent in replay, where the tape answers and
+   * no server is started).
+   */
+  mcp?: { server: string; tool: string; call?: (args: JsonObject, signal?: AbortSignal) => Promise<JsonObject> };
   /** Limits (defaults: DEFAULT_OP_LIMITS, DEFAULT_HTTP_LIMITS, DEFAULT_MAX_CALLS). */
   limits?: Partial<HostLimits>;
   /**
@@ -311,11 +317,44 @@ class InvocationHost implements Host {
     }
   }
 
+  /**
+   * `mcp.call`: the invocation's own MCP tool only; in replay the tape answers (no server is started), live the
+   * server does, and a stop while waiting fails the call with the stop's halting error (recorded, like a fetch's).
+   */
+  async #mcpOp(b: Begun): Promise<JsonObject> {
+    const ctx = this.#ctx;
+    const r = b.request as JsonObject;
+    const bound = ctx.mcp;
+    const server = r["server"];
+    const tool = r["tool"];
+    const args = r["arguments"];
+    if (Object.keys(r).some((k) => k !== "server" && k !== "tool" && k !== "arguments") || typeof server !== "string" || typeof tool !== "string" || args === null || typeof args !== "object" || Array.isArray(args)) {
+      throw invalid("mcp.call", "request", "must be {server: string, tool: string, arguments: object}");
+    }
+    if (bound === undefined || bound.server !== server || bound.tool !== tool) {
+      throw policyViolation("UNDEFINED_TOOL", `mcp:${server.slice(0, 64)}/${tool.slice(0, 64)}`, `mcp.call: this invocation may call only ${bound === undefined ? "no MCP tool (it is not an mcp tool)" : `the MCP tool ${bound.tool} of server ${bound.server}`}`);
+    }
+    checkOp(ctx.policy, "mcp.call", `${server}/${tool}`);
+    if (b.played !== null) {
+      if ("error" in b.played.outcome) throw errorFromDetails(b.played.outcome.error);
+      return keysInOrder(b.played.outcome.response as JsonObject);
+    }
+    if (bound.call === undefined) throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", "mcp.call: this host has no MCP client; the engine must hand one in", { details: { op: "mcp.call" } });
+    const stopped = (): ReachError | null => (ctx.signal?.aborted === true && ctx.signal.reason instanceof ReachError ? ctx.signal.reason : null);
+    const early = stopped();
+    if (early !== null) throw early;
+    try {
+      return keysInOrder(await bound.call(args as JsonObject, ctx.signal));
+    } catch (err) {
+      throw stopped() ?? err;
+    }
+  }
+
   async #invoke(op: HostOp, request: JsonObject): Promise<JsonObject> {
-    if (op !== "http.fetch") return this.#invokeSync(op, request);
+    if (op !== "http.fetch" && op !== "mcp.call") return this.#invokeSync(op, request);
     const b = this.#begin(op, request);
     if (b.error !== null) return this.#end(b, true, null, b.error);
-    const run = (this.#fetchQueue ?? Promise.resolve()).then(() => this.#fetchOp(b));
+    const run = (this.#fetchQueue ?? Promise.resolve()).then(() => (op === "mcp.call" ? this.#mcpOp(b) : this.#fetchOp(b)));
     this.#fetchQueue = run.catch(() => undefined);
     let response: JsonObject;
     try {
