@@ -137,5 +137,5 @@ export async function launchMcpStdio(launch: McpStdioLaunch): Promise<McpStdioPr
     await transport.close();
     throw new ReachError("EXEC_TOOL_FAILED", `the MCP server "${launch.name}" could not be started (${launch.command}): ${started.message}`, { details: { server: launch.name } });
   }
-  return { transport, scratch, stderrTail: () => tail.trim() };
+  return { transport, scratch, stderrTail: () => tail.trim(), ...(child.pid === undefined ? {} : { pid: child.pid }) };
 }

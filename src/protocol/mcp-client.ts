@@ -34,6 +34,8 @@ export type McpStdioProcess = {
   scratch: string;
   /** The last bytes it wrote to stderr (for an error message when it exits). */
   stderrTail(): string;
+  /** Its process id (the leader of its process group), when known. */
+  pid?: number;
 };
 
 /**

@@ -9,3 +9,4 @@ export { watchTrustStore } from "../../src/platform/trust-file.ts";
 export { openDatabase } from "../../src/platform/postgres.ts";
 export { openRunQueue } from "../../src/platform/job-queue.ts";
 export { serveHttp } from "../../src/platform/http-server.ts";
+export { launchMcpStdio } from "../../src/platform/mcp-stdio.ts";

@@ -69,13 +69,14 @@ export class McpClient {
 
   /**
    * Every tool the server lists (following `nextCursor`).
+   * @param signal gives up waiting
    * @returns the tools
    */
-  async listTools(): Promise<McpListedTool[]> {
+  async listTools(signal?: AbortSignal): Promise<McpListedTool[]> {
     const tools: McpListedTool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const r = await this.request("tools/list", cursor === undefined ? {} : { cursor });
+      const r = await this.request("tools/list", cursor === undefined ? {} : { cursor }, signal);
       const list = r["tools"];
       if (!Array.isArray(list)) throw this.#bad("tools/list answered without a tools array");
       for (const t of list) if (isObject(t) && typeof t["name"] === "string") tools.push(t as unknown as McpListedTool);
