@@ -101,6 +101,8 @@ export async function runPackCommand(argv: readonly string[], io: CliIO): Promis
       return (await import("./pack-init.ts")).packInit(rest, io);
     case "pack test":
       return (await import("./pack-test.ts")).packTest(rest, io);
+    case "pack add-mcp":
+      return (await import("./pack-add-mcp.ts")).packAddMcp(rest, io);
     case "pack validate":
       return validate(rest, io);
     case "pack build":

@@ -47,7 +47,20 @@ export const PACK_TEST = defineArgs({
   positionals: ["[dir]"],
   options: { trust: trustStore, json: json("{pack, passed, cases: [...]}") },
 });
-export const PACK_SUBCOMMANDS = [PACK_INIT, PACK_VALIDATE, PACK_BUILD, PACK_SIGN, PACK_TEST] as const;
+export const PACK_ADD_MCP = defineArgs({
+  name: "pack add-mcp",
+  summary: "start an MCP server (COMMAND ARGS... over stdio, or --url), list its tools, and write them into <dir>/reach.json:\nmcpServers.NAME, and one tool of kind mcp per listed tool with its description and input/output schemas",
+  positionals: ["<dir>"],
+  rest: "COMMAND ARGS...",
+  restHelp: "the stdio server's command and arguments (found on PATH; it gets only --env plus PATH, in a scratch directory)",
+  options: {
+    name: { type: "string", value: "NAME", required: true, help: "the server's name in mcpServers (letters, digits, . _ -)" },
+    url: { type: "string", value: "URL", help: "a Streamable HTTP server's endpoint (instead of COMMAND)" },
+    env: { type: "string", value: "NAME=VALUE", multiple: true, help: "an environment variable of the stdio server (recorded in the pack; write {{secret:NAME}}\nfor a secret: its value is read from $NAME to list the tools and never written)" },
+    json: json("{dir, server, serverInfo, tools}"),
+  },
+});
+export const PACK_SUBCOMMANDS = [PACK_INIT, PACK_VALIDATE, PACK_BUILD, PACK_SIGN, PACK_TEST, PACK_ADD_MCP] as const;
 
 /** `reach-wasm trust`: its subcommands. */
 const trustOptions = { trust: trustStore, json: json("{store, keys} | {store, added} | {store, removed}") } as const;

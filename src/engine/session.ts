@@ -34,7 +34,14 @@ import { finishRun } from "./run-record.ts";
 import type { RunRecord, RunRequest } from "./types.ts";
 
 /** A tool as a session offers it (MCP `tools/list`). */
-export type SessionTool = { name: string; description: string; inputSchema: JsonObject; outputSchema: JsonObject | null };
+export type SessionTool = {
+  name: string;
+  description: string;
+  inputSchema: JsonObject;
+  outputSchema: JsonObject | null;
+  /** `mcp` for a tool of an MCP server (its output is the server's CallToolResult; recorded, not contained). */
+  kind?: string;
+};
 
 /** A regular file of the session's workspace (MCP resources). */
 export type WorkspaceFile = { path: string; size: number };
@@ -166,6 +173,7 @@ export class Session {
       description: t.definition.description ?? `The ${t.definition.kind} tool "${t.name}" of pack ${this.#loaded.pack.id} (the pack gives no description; its arguments are described by inputSchema)`,
       inputSchema: (t.definition.inputSchema as JsonObject | undefined) ?? { type: "object" },
       outputSchema: (t.definition.outputSchema as JsonObject | undefined) ?? null,
+      ...(t.definition.kind === "mcp" ? { kind: "mcp" } : {}),
     }));
   }
 

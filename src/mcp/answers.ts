@@ -83,6 +83,18 @@ export function outputResult(output: JsonObject, where: RunStanding): CallToolRe
   return { content: [{ type: "text", text: JSON.stringify(output) }], structuredContent: output, _meta: { "reach-wasm/run": where } };
 }
 
+/**
+ * A successful call's answer for a tool of an MCP server: the server's own result (its content of every type, its
+ * structuredContent, its _meta) passed through, with the run's standing added to `_meta`.
+ * @param output the step's output: the server's CallToolResult as recorded
+ * @param where the run it went to
+ * @returns the result
+ */
+export function mcpToolResult(output: JsonObject, where: RunStanding): CallToolResult {
+  const meta = output["_meta"] !== null && typeof output["_meta"] === "object" && !Array.isArray(output["_meta"]) ? output["_meta"] : {};
+  return { ...output, content: Array.isArray(output["content"]) ? output["content"] : [], _meta: { ...meta, "reach-wasm/run": where } } as unknown as CallToolResult;
+}
+
 /** What to do about an error, by its code (the run went on). */
 function advice(error: ReachError): string {
   switch (error.code) {

@@ -22,7 +22,7 @@ import { SESSION_START } from "../engine/session-chain.ts";
 import type { RunStatus, SessionChain } from "../engine/types.ts";
 import { ReachError, toReachError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
-import { errorResult, outputResult, standing } from "./answers.ts";
+import { errorResult, mcpToolResult, outputResult, standing } from "./answers.ts";
 import type { EndedRun, RunStanding } from "./answers.ts";
 import { listPage, pathOfUri, readContents } from "./resources.ts";
 
@@ -108,6 +108,8 @@ export class McpSessionRun {
   readonly #inflight = new Set<Promise<unknown>>();
   /** Calls and resource reads, one at a time in arrival order (a read sees the calls before it). */
   #queue: Promise<unknown> = Promise.resolve();
+  /** The tools of MCP servers, whose answers pass the server's result through. */
+  readonly #passThrough: ReadonlySet<string>;
   #ending: Promise<McpEnded> | null = null;
 
   /**
@@ -122,9 +124,10 @@ export class McpSessionRun {
     this.#pack = first.pack;
     this.#budget = first.budget;
     this.#scope = first.scope;
+    this.#passThrough = new Set(first.tools.filter((t) => t.kind === "mcp").map((t) => t.name));
     this.#tools = first.tools.map((t) => ({
       name: t.name,
-      description: t.description,
+      description: t.kind === "mcp" ? `${t.description} (An MCP server's tool, recorded, not contained: it runs outside reach-wasm's sandbox.)` : t.description,
       inputSchema: objectSchema(t.inputSchema),
       ...(t.outputSchema === null ? {} : { outputSchema: objectSchema(t.outputSchema) as Tool["outputSchema"] }),
     }));
@@ -228,7 +231,7 @@ export class McpSessionRun {
       this.#inflight.delete(pending);
     }
     this.#spent = answer.spent;
-    if (answer.ok) return outputResult(answer.output, this.#standing());
+    if (answer.ok) return this.#passThrough.has(name) ? mcpToolResult(answer.output, this.#standing()) : outputResult(answer.output, this.#standing());
     if (!answer.ended) return errorResult(answer.error, this.#standing());
     const stopping = this.#stopping || answer.error.code === "EXEC_ABORTED";
     const ended = await this.#closeCurrent(stopping);
