@@ -12,6 +12,7 @@ import { readRunCapsule } from "../src/capsule/run-capsule.ts";
 import type { EngineEnvironment } from "../src/engine/runners.ts";
 import type { McpStdioLauncher } from "../src/protocol/mcp-client.ts";
 import { launchMcpStdio, readQuickJsEngineWasm } from "./support/platform.ts";
+import { buildRunView, renderReport, renderShow, showJson } from "../src/report/mod.ts";
 import { EVERYTHING_SERVER, everythingOverHttp, MEMORY_SERVER, mcpPack, planOf } from "./support/mcp.ts";
 
 /** The platform with a launcher that notes what it started. */
@@ -66,9 +67,15 @@ describe("server-memory over stdio", () => {
       { id: "find", tool: "search_nodes", arguments: { query: "Ada" }, depends_on: ["add"] },
     ]);
     const files = mcpPack({ memory: MEMORY_SERVER }, { create_entities: create, search_nodes: cat.tools["search_nodes"]! }, plan);
-    const { run, tape, text } = await runAndReplay(env, { pack: { files } });
+    const { run, tape, text, capsule } = await runAndReplay(env, { pack: { files } });
     expect(run.status, run.error?.message).toBe("COMPLETED");
     expect(started).toHaveLength(2); // one server for the whole run, both calls
+    // show and report mark the steps recorded, not contained
+    const view = buildRunView({ origin: "capsule", entries: capsule.entries, index: capsule.index });
+    expect(view.steps.map((st) => st.kind)).toEqual(["mcp", "mcp"]);
+    expect(renderShow(view)).toContain("recorded, not contained");
+    expect(renderReport(view, null)).toContain("mcp · recorded, not contained");
+    expect((showJson(view) as { steps: { contained?: boolean }[] }).steps.map((st) => st.contained)).toEqual([false, false]);
     const found = run.result.outputs as Record<string, { structuredContent: { entities: { name: string }[] } }>;
     expect(found["find"]!.structuredContent.entities.map((e) => e.name)).toEqual(["Ada"]);
     expect(tape.map((r) => r.request)).toEqual([

@@ -1,7 +1,7 @@
 // The small validator agrees with Ajv (draft 2020-12) on every schema it accepts, and hands everything else to Ajv.
 import Ajv2020Module from "ajv/dist/2020.js";
 import { beforeAll, describe, expect, it } from "vitest";
-import { compileSchema, isLiteSchema, loadFullValidator } from "./schema-check.ts";
+import { compileSchema, isLiteSchema, loadFullValidator, schemaDialect } from "./schema-check.ts";
 import { compileLite } from "./schema-lite.ts";
 
 const ajv = new Ajv2020Module.default({ strict: false });
@@ -61,5 +61,23 @@ describe("compileSchema", () => {
   });
   it("refuses a schema that is not one", () => {
     expect(() => compileSchema({ type: 12 })).toThrow(/cannot be compiled/);
+  });
+});
+
+describe("JSON Schema dialects by $schema (MCP servers publish draft-07 and 2020-12)", () => {
+  it("reads draft-07 as draft-07, 2020-12 and no $schema as 2020-12, and refuses a dialect it does not speak", async () => {
+    await loadFullValidator();
+    // `items` as an array is a tuple in draft-07; 2020-12 says `prefixItems` (and refuses the array form)
+    const d07 = compileSchema({ $schema: "http://json-schema.org/draft-07/schema#", type: "array", items: [{ type: "string" }, { type: "number" }] });
+    expect(d07(["a", 1]).ok).toBe(true);
+    expect(d07([1, "a"]).ok).toBe(false);
+    const d20 = compileSchema({ $schema: "https://json-schema.org/draft/2020-12/schema", type: "array", prefixItems: [{ type: "string" }], items: { type: "number" } });
+    expect(d20(["a", 1, 2]).ok).toBe(true);
+    expect(d20(["a", "b"]).ok).toBe(false);
+    const none = compileSchema({ type: "array", prefixItems: [{ type: "string" }], items: false });
+    expect(none(["a"]).ok).toBe(true);
+    expect(none(["a", 1]).ok).toBe(false);
+    expect(schemaDialect({ $schema: "https://json-schema.org/draft/2019-09/schema" })).toBe("draft2019");
+    expect(() => compileSchema({ $schema: "http://json-schema.org/draft-04/schema#", type: "object" })).toThrow(/dialect this validator does not speak/);
   });
 });

@@ -51,7 +51,7 @@ function tapeTable(tape: readonly TapeRecord[], blobs: ReadonlyMap<string, Uint8
 
 function summaryLine(s: StepView): string {
   const tool = s.type === "replan" ? "planner" : (s.tool ?? "?");
-  const kind = s.type === "replan" ? "replan" : (s.kind ?? "?");
+  const kind = s.type === "replan" ? "replan" : s.kind === "mcp" ? "mcp · recorded, not contained" : (s.kind ?? "?");
   const cells = [
     `<span class="num">${s.position + 1}</span>`,
     `<span class="sid">${esc(s.stepId)}</span>`,

@@ -27,6 +27,7 @@ function stepJson(s: StepView, full: boolean): Record<string, unknown> {
     type: s.type,
     tool: s.tool,
     kind: s.kind,
+    ...(s.kind === "mcp" ? { contained: false } : {}),
     description: s.description,
     dependsOn: s.dependsOn,
     status: s.status,

@@ -97,6 +97,7 @@ function stepLines(s: StepView, paint: Paint, options: ShowOptions): string[] {
   const kind = s.type === "replan" ? "replan" : cell(s.kind ?? "?", 9);
   const out = [` ${pad(String(s.position + 1), 3)}${pad(cell(s.stepId, 15), 16)}${pad(tool, 16)}${pad(kind, 10)}${status}${pad(virt, 9)}${pad(real, 9)}${pad(fuel, 13)}${s.hostCalls?.count ?? 0}`];
   if (s.description !== null) out.push(`      ${paint("dim", safeText(s.description))}`);
+  if (s.kind === "mcp") out.push(`      ${paint("yellow", "recorded, not contained")} ${paint("dim", "an MCP server's tool: it ran outside the sandbox; its answer is as recorded, and a replay serves it from the tape")}`);
   if (s.dependsOn.length > 0) out.push(`      ${paint("dim", "after")} ${s.dependsOn.map((d) => safeText(d)).join(", ")}`);
   if (s.type === "tool" && s.arguments !== undefined) out.push(...value("input ", s.arguments, paint, options));
   if (s.hasOutput) out.push(...value("output", s.output, paint, options));
