@@ -18,14 +18,20 @@ import { readPackFiles } from "../src/host/pack-files.ts";
 import { readQuickJsEngineWasm } from "../src/platform/quickjs-engine.ts";
 import { readPythonWasm } from "../src/platform/python-engine.ts";
 import { generateKeyPair } from "../src/trust/keys.ts";
+import { launchMcpStdio } from "../src/platform/mcp-stdio.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const outRoot = join(root, "conformance/capsules");
+/** Folder names to write (`npm run capsules -- mcp_memory`); none: all of them. */
+const only = process.argv.slice(2);
+// the MCP servers of packs/mcp_memory are the devDependencies' commands
+process.env["PATH"] = `${join(root, "node_modules/.bin")}:${process.env["PATH"] ?? ""}`;
 
 async function capsule(pack: string, folder: string, options: { input?: JsonValue; restricted?: boolean; key?: Uint8Array; fetch?: typeof fetch } = {}): Promise<void> {
+  if (only.length > 0 && !only.includes(folder)) return;
   const loaded = await loadPack(await readPackFiles(join(root, "packs", pack)));
   const req = { restricted: options.restricted ?? false, approve: false };
-  const record = await runPack({ loaded, env: { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm, sha256: nativeSha256Backend }, ...req, ...(options.input === undefined ? {} : { input: options.input }), ...(options.fetch === undefined ? {} : { fetch: options.fetch }) });
+  const record = await runPack({ loaded, env: { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm, sha256: nativeSha256Backend, mcpStdio: launchMcpStdio }, ...req, ...(options.input === undefined ? {} : { input: options.input }), ...(options.fetch === undefined ? {} : { fetch: options.fetch }) });
   const { bytes } = buildRunCapsule(record, loaded, capsuleRequest(record, req), options.key);
   const dir = join(outRoot, folder);
   rmSync(dir, { recursive: true, force: true });
@@ -42,6 +48,8 @@ await capsule("path_escape_fail", "path_escape_fail");
 // issue 13: parallel steps (the same bytes at any --parallel), a Python tool with an intent and a generator tool
 await capsule("parallel", "parallel");
 await capsule("chart", "chart");
+// an MCP tool (recorded, not contained): server-memory over stdio; the capsule replays without it
+await capsule("mcp_memory", "mcp_memory");
 const server = createServer((_req, res) => {
   res.setHeader("content-type", "application/json");
   res.end(JSON.stringify({ title: "a recorded document", body: "x".repeat(6000) }));

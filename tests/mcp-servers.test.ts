@@ -3,6 +3,11 @@
 // resource content, structuredContent, isError). Each run's capsule replays without starting a server and verifies.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gunzipSync } from "node:zlib";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { cliRuntimes } from "./support/service.ts";
 import { runEngine } from "../src/engine/engine.ts";
 import type { EngineRunRequest } from "../src/engine/engine.ts";
 import { describeMcpServer } from "../src/engine/mcp-catalogue.ts";
@@ -26,6 +31,7 @@ function platform(): { env: EngineEnvironment; started: { scratch: string; pid: 
   return { env: { quickjsEngine: readQuickJsEngineWasm, mcpStdio }, started };
 }
 
+const root = new URL("../", import.meta.url).pathname;
 const noServer: McpStdioLauncher = () => Promise.reject(new Error("a replay must not start an MCP server"));
 
 /** Run, then replay (with a platform that cannot start a server) and verify the capsule. */
@@ -178,4 +184,28 @@ describe("server-everything", () => {
       expect(started).toHaveLength(0);
     }, 60_000);
   });
+});
+
+describe("on Deno (the CLI from the bundle)", () => {
+  const scratch = mkdtempSync(join(tmpdir(), "reach-mcp-deno-"));
+  const cli = cliRuntimes(scratch);
+  beforeAll(() => cli.setup(), 120_000);
+  afterAll(() => {
+    cli.remove();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it("runs packs/mcp_memory (server-memory over stdio) to the committed capsule's run hash, stops the server, and replays it", async () => {
+    const [, deno] = cli.runtimes.find(([name]) => name === "deno")!;
+    const committed = readdirSync(join(root, "conformance/capsules/mcp_memory")).find((f) => f.endsWith(".capsule.tar.gz"))!;
+    const run = spawnSync(deno[0]!, [...deno.slice(1), "run", join(root, "packs/mcp_memory"), "--unrestricted", "--json", "--out", join(scratch, "out")], { cwd: scratch, encoding: "utf8", env: { ...process.env } });
+    expect(run.status, run.stderr).toBe(0);
+    const r = JSON.parse(run.stdout) as { runHash: string; capsule: string };
+    expect(`${r.runHash}.capsule.tar.gz`).toBe(committed);
+    expect(readdirSync(tmpdir()).filter((n) => n.startsWith("reach-mcp-") && n !== basename(scratch))).toEqual([]);
+    // replay where no server can be found (PATH without node_modules/.bin): served from the tape
+    const replay = spawnSync(deno[0]!, [...deno.slice(1), "replay", r.capsule, "--json"], { cwd: scratch, encoding: "utf8", env: { ...process.env, PATH: "/usr/bin:/bin" } });
+    expect(replay.status, replay.stderr).toBe(0);
+    expect(JSON.parse(replay.stdout)).toMatchObject({ matches: true, runHash: r.runHash });
+  }, 120_000);
 });
