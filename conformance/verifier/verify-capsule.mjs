@@ -131,7 +131,19 @@ function runDocChecks(files, events, runHash, check) {
   const plan = json("plan.json") ?? null, request = json("request.json") ?? {}, pack = json("pack/reach.json") ?? {};
   const stepStarts = events.filter((e) => e.type === "run.step.started");
   const ran = stepStarts.filter((e) => e.payload.stepType === "tool").map((e) => String(e.payload.stepId));
-  const order = [...ran, ...(plan?.steps ?? []).map((s) => String(s.id)).filter((id) => !ran.includes(id))];
+  // a plan's steps, or seed 001's tasks
+  const planIds = Array.isArray(plan?.steps) ? plan.steps.map((s) => String(s?.id)) : Array.isArray(plan?.tasks) ? plan.tasks.map((t) => String(t?.task_id)) : [];
+  const order = [...ran, ...planIds.filter((id) => !ran.includes(id))];
+  // run.json's evidence is seed 004's: a TASK file's seed 001 fields left out, its status in seed 004's words
+  const evidenceOf = (task) => {
+    if (task === null || typeof task !== "object" || !Object.hasOwn(task, "task_id")) return task;
+    const out = {};
+    for (const [k, v] of Object.entries(task)) {
+      if (["contract_version", "plan_id", "task_id", "started_at_utc", "ended_at_utc"].includes(k)) continue;
+      out[k] = k === "status" ? ({ SUCCESS: "completed", FAILED: "failed", SKIPPED: "skipped" }[v] ?? v) : v;
+    }
+    return out;
+  };
   const artifacts = events.filter((e) => e.type === "run.step.completed").flatMap((e) => e.payload.artifacts ?? []);
   const input = request.input ?? {};
   const ms = (t) => Date.parse(t);
@@ -145,10 +157,10 @@ function runDocChecks(files, events, runHash, check) {
     result: { status: { COMPLETED: "success", ABORTED: "aborted" }[state] ?? "failure", artifacts: artifacts.map((a) => ({ name: a.name, hash: a.sha256, uri: a.path })) },
     phases, statusHistory: phases.flatMap((p) => live[p] ?? (p === "COMPLETED" ? ["verifying", "completed"] : [outcome(p)[0]])),
     requestId: typeof request.requestId === "string" ? request.requestId : uuid(sha256(enc.encode(jcs(["reach-wasm/request", String(started.runId ?? "")])))),
-    status: outcome(state)[0], currentStepIndex: Number(stepStarts.at(-1)?.payload.stepIndex ?? 0), totalSteps: (plan?.steps ?? []).length,
+    status: outcome(state)[0], currentStepIndex: Number(stepStarts.at(-1)?.payload.stepIndex ?? 0), totalSteps: planIds.length,
     replansCount: stepStarts.filter((e) => e.payload.stepType === "replan").length,
     query: typeof input === "string" ? input : typeof input?.query === "string" ? input.query : pack.run?.query ?? "",
-    intent: started.intent ?? null, plan, evidence: order.filter((id) => files.has(`TASK_${id}.json`)).map((id) => json(`TASK_${id}.json`)), artifacts, clock: "virtual",
+    intent: started.intent ?? null, plan, evidence: order.filter((id) => files.has(`TASK_${id}.json`)).map((id) => evidenceOf(json(`TASK_${id}.json`))), artifacts, clock: "virtual",
     virtualTime: { epoch, startedAtOffsetMs: ms(first.timestamp) - ms(epoch), updatedAtOffsetMs: ms(last.timestamp) - ms(epoch), completedAtOffsetMs: ms(last.timestamp) - ms(epoch) },
     ...(last.payload.error === undefined ? {} : { error: String(last.payload.error.message ?? ""), errorCode: code, errorType: outcome(state)[1] }),
   };

@@ -31,6 +31,7 @@ const HANDLERS: Readonly<Record<string, () => Promise<Handler>>> = {
   mcp: async () => (await import("./mcp.ts")).runMcpCommand,
   node: async () => (await import("./node.ts")).runNodeCommand,
   pack: async () => (await import("./pack.ts")).runPackCommand,
+  plan: async () => (await import("./plan.ts")).runPlanCommand,
   replay: async () => (await import("./capsule-commands.ts")).runReplayCommand,
   report: async () => (await import("./report.ts")).runReportCommand,
   revoke: async () => (await import("./delegate.ts")).runRevokeCommand,

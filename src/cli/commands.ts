@@ -8,6 +8,7 @@ import type { CommandSpec } from "./help.ts";
 import { defineArgs } from "./options.ts";
 import { DIFF, REPLAY, REPORT, RUN, RUN_NOTES, SHOW, VERIFY, WASI } from "./specs-run.ts";
 import { APPROVE, KEYGEN, MCP, PACK_SUBCOMMANDS, TRUST_SUBCOMMANDS } from "./specs-pack.ts";
+import { PLAN_SUBCOMMANDS } from "./specs-plan.ts";
 import { RUNS_SUBCOMMANDS, SERVE, SUBMIT, TOKENS_CREATE, WORKER } from "./specs-service.ts";
 import { ATTEST, ATTEST_NOTES } from "./specs-attest.ts";
 import { CONFORMANCE, DELEGATE, DOCTOR, NODE_SUBCOMMANDS, REVOKE } from "./specs-federation.ts";
@@ -108,6 +109,17 @@ export const COMMANDS: readonly CommandSpec[] = [
       "A signed pack whose key is in the trust store (--trust FILE, $REACH_WASM_TRUST_STORE, or",
       "~/.config/reach-wasm/trust.json: {\"version\":1,\"keys\":[{\"publicKey\":\"<hex>\",\"name\":\"…\"}]}) runs unrestricted.",
       "Authoring guide: docs/authoring.md.",
+    ].join("\n"),
+  },
+  {
+    ...group("plan"),
+    summary: "check a plan file against seed 001's rules (the counterpart of its rgpt-plan-validate)",
+    subcommands: PLAN_SUBCOMMANDS,
+    notes: [
+      "A plan lists its work as seed 001's tasks (task_id, description, type, tools, paths) or as steps. A task that",
+      "names exactly one tool and carries \"arguments\" executes like a step; any other task is reported with",
+      "PLAN_TASK_NOT_EXECUTABLE and why. Fields the schema does not name are kept and hashed with the plan.",
+      "`pack validate` checks a pack's static plan the way `run` does (tools declared, scope, return_spec).",
     ].join("\n"),
   },
   {

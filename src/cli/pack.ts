@@ -2,7 +2,8 @@
  * `reach-wasm pack init|validate|build|sign|test`:
  * - `pack init <dir> [--template NAME]` — a new, runnable pack from a template (one tool in that language, its
  *   build script and test cases) in an empty or new directory (`pack-init.ts`);
- * - `pack validate <dir|archive> [--json]` — load and check it exactly as `run` would (exit 0 valid, 2 invalid);
+ * - `pack validate <dir|archive> [--json]` — load and check it exactly as `run` would, its static plan through the plan
+ *   gate included (`static-plan.ts`; exit 0 valid, 2 invalid);
  * - `pack build <dir> [--out FILE]` — a deterministic `.tar.gz` of the pack (default `<id>-<version>.pack.tar.gz`);
  * - `pack sign <dir> --key FILE [--signed-at ISO] [--json]` — sign the pack digest into `<dir>/.reach/signature`;
  * - `pack test [dir] [--trust FILE] [--json]` — run the pack's `tests/*.json` through the engine (`pack-test.ts`).
@@ -13,6 +14,7 @@ import { join } from "node:path";
 import { bytesToHex } from "../engine/host-api.ts";
 import { packTrust } from "../engine/pack.ts";
 import { checkPackSources } from "../engine/source-check.ts";
+import { checkStaticPlan } from "../engine/static-plan.ts";
 import { defaultEnvironment } from "../host/environment.ts";
 import { readPrivateKeyFile } from "../platform/files.ts";
 import { writeFileAtomic } from "../platform/write.ts";
@@ -33,6 +35,7 @@ async function validate(argv: readonly string[], io: CliIO): Promise<number> {
   const dir = positionals[0]!;
   const loaded = await loadHostPack(dir);
   await checkPackSources(defaultEnvironment(), loaded);
+  const plan = await checkStaticPlan(loaded); // refused with the code run would refuse it with
   const trust = packTrust(loaded, await loadTrustStore(values.trust));
   const warnings = [...loaded.warnings, ...(loaded.deprecations ?? []).map((d) => d.message)];
   for (const w of warnings) io.stderr(`reach-wasm: warning: ${w}\n`);
@@ -44,11 +47,12 @@ async function validate(argv: readonly string[], io: CliIO): Promise<number> {
     packDigest: loaded.packDigest,
     tools: [...loaded.tools.values()].map((t) => ({ name: t.name, kind: t.definition.kind, sha256: t.codeHash })),
     entrypoint: loaded.entrypoint.kind,
+    ...(plan === null ? {} : { plan }),
     signed: trust.signed,
     trusted: trust.trusted,
     warnings,
   };
-  io.stderr(`reach-wasm: pack ${summary.id}@${summary.version} is valid: ${summary.tools.length} tool(s), ${summary.entrypoint === "plan" ? "static plan" : "planner module"}, ${trust.signed ? `signed${trust.trusted ? " by a trusted key" : " (key not in the trust store)"}` : "unsigned"}\n`);
+  io.stderr(`reach-wasm: pack ${summary.id}@${summary.version} is valid: ${summary.tools.length} tool(s), ${plan === null ? "planner module" : `static plan ${JSON.stringify(plan.planId)} (${plan.steps} ${plan.work}${plan.approvalRequired ? "; risk 3: run needs --approve or --approval" : ""})`}, ${trust.signed ? `signed${trust.trusted ? " by a trusted key" : " (key not in the trust store)"}` : "unsigned"}\n`);
   if (values.json) io.stdout(JSON.stringify(summary) + "\n");
   return 0;
 }

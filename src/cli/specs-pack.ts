@@ -21,9 +21,9 @@ export const PACK_INIT = defineArgs({
 });
 export const PACK_VALIDATE = defineArgs({
   name: "pack validate",
-  summary: "load and check it exactly as run does (exit 0 valid, 2 invalid)",
+  summary: "load and check it exactly as run does, its static plan included (exit 0 valid, 2 invalid)",
   positionals: ["<dir|archive>"],
-  options: { trust: { ...trustStore, help: `${trustStore.help}: says whether its signer is trusted` }, json: json("{valid, id, version, manifestHash, packDigest, tools, …}") },
+  options: { trust: { ...trustStore, help: `${trustStore.help}: says whether its signer is trusted` }, json: json("{valid, id, version, manifestHash, packDigest, tools, plan?, …}") },
 });
 export const PACK_BUILD = defineArgs({
   name: "pack build",

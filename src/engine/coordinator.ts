@@ -73,7 +73,7 @@ async function planAndStart(run: Run): Promise<void> {
   run.start(run.gated);
   if (planError !== null) throw planError;
   const g = run.gated!;
-  run.request.onProgress?.({ kind: "planned", planId: g.plan.plan_id, steps: g.plan.steps.length, planHash: g.planHash });
+  run.request.onProgress?.({ kind: "planned", planId: g.plan.plan_id, steps: g.steps.length, planHash: g.planHash });
 }
 
 /**
@@ -86,7 +86,7 @@ async function walk(run: Run): Promise<void> {
   let generation = 0;
   const completed: CompletedStep[] = [];
   for (;;) {
-    const gen = run.beginGeneration(run.gated!.plan.steps);
+    const gen = run.beginGeneration(run.gated!.steps);
     const failure = await runGeneration(run, gen, generation, completed);
     if (failure === null) return;
     const { step, error: e } = failure;
@@ -121,5 +121,5 @@ async function replan(run: Run, step: PlanStep, e: { code: string; message: stri
   }
   const g = run.gated;
   run.log.append("run.step.completed", { stepId: replanId, result: { attempt, planId: g.plan.plan_id, planHash: g.planHash, cause: e.code } });
-  run.request.onProgress?.({ kind: "planned", planId: g.plan.plan_id, steps: g.plan.steps.length, planHash: g.planHash });
+  run.request.onProgress?.({ kind: "planned", planId: g.plan.plan_id, steps: g.steps.length, planHash: g.planHash });
 }

@@ -46,7 +46,7 @@ describe("classification (seed 004 examples)", () => {
 });
 
 describe("plan validation for a generation intent", () => {
-  const plan = (...tools: string[]) => ({ steps: tools.map((tool, i) => ({ id: `s${i}`, tool, arguments: {} })) });
+  const plan = (...tools: string[]) => tools.map((tool, i) => ({ id: `s${i}`, tool, arguments: {} }));
   const generates = new Map([["pdf", ["application/pdf"]], ["png", ["image/png"]], ["sum", []]]);
   const reason = (tools: string[], intent: Intent["name"]): unknown => {
     const i = classifyIntent(INTENTS, intent === "image_generate" ? "an image" : "a pdf")!;

@@ -15,7 +15,7 @@
  */
 import { ReachError } from "../protocol/errors.ts";
 import type { Intent, Pack } from "../protocol/pack.ts";
-import type { Blueprint } from "../protocol/plan.ts";
+import type { PlanStep } from "../protocol/plan.ts";
 import type { JsonValue } from "../protocol/json.ts";
 
 /** The intent a run was classified as (recorded in `run.started`). */
@@ -78,15 +78,15 @@ function satisfies(wanted: string, made: string): boolean {
 
 /**
  * Refuse a plan that cannot satisfy a generation intent (seed 004 "Plan Validation").
- * @param plan the plan (already gated otherwise)
+ * @param steps what the plan executes (already gated otherwise)
  * @param intent the run's intent, or null
  * @param generates the MIME types each tool generates, by tool name
  * @throws ReachError `PLANNING_ERROR` (details `intent`, `artifacts`, `reason`, `generators`)
- * @example checkIntentPlan(plan, { name: "chart", artifacts: ["image/svg+xml"] }, new Map([["chart", ["image/svg+xml"]]]))
+ * @example checkIntentPlan(plan.steps, { name: "chart", artifacts: ["image/svg+xml"] }, new Map([["chart", ["image/svg+xml"]]]))
  */
-export function checkIntentPlan(plan: Pick<Blueprint, "steps">, intent: RunIntent | null, generates: ReadonlyMap<string, readonly string[]>): void {
+export function checkIntentPlan(steps: readonly Pick<PlanStep, "tool">[], intent: RunIntent | null, generates: ReadonlyMap<string, readonly string[]>): void {
   if (intent === null || intent.artifacts.length === 0) return;
-  const used = [...new Set(plan.steps.map((s) => s.tool))].filter((t) => (generates.get(t) ?? []).length > 0);
+  const used = [...new Set(steps.map((s) => s.tool))].filter((t) => (generates.get(t) ?? []).length > 0);
   if (used.some((t) => generates.get(t)!.some((m) => intent.artifacts.some((a) => satisfies(a, m))))) return;
   const able = [...generates].filter(([, ms]) => ms.some((m) => intent.artifacts.some((a) => satisfies(a, m)))).map(([t]) => t).sort();
   const reason = used.length === 0 ? "no_generator" : "artifact_mismatch";

@@ -4,8 +4,10 @@
  *
  * 1. the plan parses (`BlueprintSchema`) — `PLAN_INVALID`
  * 2. `status` is `APPROVED` — `PLAN_NOT_APPROVED`
- * 3. at least one step, at most `maxSteps` (default 10; the pack's `run.maxSteps` or the caller may change it) —
- *    `PLAN_INVALID` / `PLAN_TOO_MANY_STEPS`; step ids are unique and `depends_on` names earlier steps — `PLAN_INVALID`
+ * 3. the work is `steps` or seed 001's `tasks`, not both; at least one, at most `maxSteps` (default 10; the pack's
+ *    `run.maxSteps` or the caller may change it) — `PLAN_INVALID` / `PLAN_TOO_MANY_STEPS`; every task names exactly
+ *    one tool and carries `arguments`, so that it executes like a step — `PLAN_TASK_NOT_EXECUTABLE` (details `taskId`,
+ *    `reason`); step (task) ids are unique and `depends_on` names earlier ones — `PLAN_INVALID`
  * 4. `risk.level` > 3 fails — `PLAN_RISK_TOO_HIGH`; `risk.level` == 3 needs `--approve` or an `approval`
  *    record — `PLAN_APPROVAL_REQUIRED`
  * 5. every step's tool is declared with code in the manifest — else `POLICY_VIOLATION` with `violationType`
@@ -18,6 +20,8 @@
  * 8. for a generation intent (seed 004), some step uses a tool that generates one of its artifact types —
  *    `PLANNING_ERROR` (`intent.ts`)
  *
+ * Members the schema does not name are kept (seed 001's extension fields; `plan.ts`), so the plan hash commits to them.
+ *
  * The approved plan's hash (SHA-256 of its canonical JSON) is the lock: `checkPlanLock` refuses a plan whose hash
  * no longer matches (seed 001 §6, `PLAN_HASH_MISMATCH`).
  * @module
@@ -25,8 +29,8 @@
 import { hashCanonical } from "../canonical/jcs.ts";
 import { policyViolation, ReachError } from "../protocol/errors.ts";
 import { parseOrThrow } from "../protocol/parse.ts";
-import { BlueprintSchema } from "../protocol/plan.ts";
-import type { Blueprint } from "../protocol/plan.ts";
+import { BlueprintSchema, planSteps, taskRefusal } from "../protocol/plan.ts";
+import type { Blueprint, PlanStep } from "../protocol/plan.ts";
 import { deepFreeze } from "./pack.ts";
 import { validatedDocument } from "./document-cache.ts";
 import type { DocumentStore } from "./document-cache.ts";
@@ -66,13 +70,15 @@ export type GateOptions = {
 /** A plan that passed the gate, with its lock. */
 export type GatedPlan = {
   readonly plan: Blueprint;
+  /** What executes: the plan's steps, or its tasks as steps (`planSteps`), in plan order. */
+  readonly steps: readonly PlanStep[];
   /** SHA-256 of the canonical plan. */
   readonly planHash: string;
   /** How a risk-3 plan was approved, or null when no approval was needed. */
   readonly approvedBy: "cli" | "record" | null;
 };
 
-function refuse(code: "PLAN_STEP_REFERENCE_INVALID" | "PLAN_INVALID" | "PLAN_NOT_APPROVED" | "PLAN_TOO_MANY_STEPS" | "PLAN_RISK_TOO_HIGH" | "PLAN_APPROVAL_REQUIRED" | "PLAN_SCOPE_VIOLATION" | "PLAN_RETURN_SPEC_MISSING", message: string, details: Record<string, unknown> = {}): ReachError {
+function refuse(code: "PLAN_TASK_NOT_EXECUTABLE" | "PLAN_STEP_REFERENCE_INVALID" | "PLAN_INVALID" | "PLAN_NOT_APPROVED" | "PLAN_TOO_MANY_STEPS" | "PLAN_RISK_TOO_HIGH" | "PLAN_APPROVAL_REQUIRED" | "PLAN_SCOPE_VIOLATION" | "PLAN_RETURN_SPEC_MISSING", message: string, details: Record<string, unknown> = {}): ReachError {
   return new ReachError(code, message, { details });
 }
 
@@ -92,12 +98,49 @@ function parsePlan(document: unknown): Blueprint {
   const plan = parseOrThrow(BlueprintSchema(), document, "PLAN_INVALID", "the plan");
   // The schema's record drops a "__proto__" member of a step's arguments: keep the arguments the schema accepted as
   // written, so the tool gets every member the plan gives it (conformance/HASHING.md "What a tool sees").
-  const steps = (document as { steps: { arguments?: unknown }[] }).steps;
-  plan.steps.forEach((step, i) => {
-    const written = steps[i]?.arguments;
-    if (written !== null && typeof written === "object" && Object.prototype.hasOwnProperty.call(written, "__proto__")) step.arguments = written as typeof step.arguments;
+  const doc = document as { steps?: { arguments?: unknown }[]; tasks?: Record<string, unknown>[] };
+  const hasProto = (v: unknown): boolean => v !== null && typeof v === "object" && Object.prototype.hasOwnProperty.call(v, "__proto__");
+  plan.steps?.forEach((step, i) => {
+    const written = doc.steps?.[i]?.arguments;
+    if (hasProto(written)) step.arguments = written as typeof step.arguments;
   });
+  plan.tasks?.forEach((task, i) => {
+    const written = doc.tasks?.[i]?.["arguments"];
+    if (hasProto(written)) task.arguments = written as typeof task.arguments;
+  });
+  // An extension member named "__proto__" of seed 001's objects is kept too, as an own member (hashed with the plan).
+  const keep = (out: unknown, written: unknown): void => {
+    if (hasProto(written) && out !== null && typeof out === "object") Object.defineProperty(out, "__proto__", { value: (written as Record<string, unknown>)["__proto__"], enumerable: true, writable: true, configurable: true });
+  };
+  const w = document as Record<string, unknown>;
+  keep(plan, w);
+  for (const k of ["risk", "scope", "execution", "approval"] as const) keep(plan[k], w[k]);
+  plan.tasks?.forEach((task, i) => keep(task, doc.tasks?.[i]));
   return plan;
+}
+
+/** Rule 3: the plan's work — steps, or tasks that each execute like a step — and its size. */
+function workOf(plan: Blueprint, maxSteps: number): PlanStep[] {
+  if (plan.steps !== undefined && plan.tasks !== undefined) throw refuse("PLAN_INVALID", "the plan has both steps and tasks; write its work as one or the other (seed 001 names it tasks)");
+  const kind = plan.tasks !== undefined ? "tasks" : "steps";
+  const steps = planSteps(plan);
+  if (steps.length === 0) throw refuse("PLAN_INVALID", `the plan has no ${kind}; a plan needs at least one ${kind === "tasks" ? "task (seed 001 §4)" : "step"}`);
+  if (steps.length > maxSteps) {
+    throw refuse("PLAN_TOO_MANY_STEPS", `the plan has ${steps.length} ${kind}; at most ${maxSteps} are allowed — split the objective or raise run.maxSteps in reach.json`, {
+      steps: steps.length,
+      maxSteps,
+    });
+  }
+  for (const [i, task] of (plan.tasks ?? []).entries()) {
+    const why = taskRefusal(task);
+    if (why !== null) {
+      throw refuse("PLAN_TASK_NOT_EXECUTABLE", `tasks[${i}] ("${task.task_id}") ${why.message}; reach-wasm executes a task that names exactly one tool and carries its "arguments" (seed 001 §3 tasks); nothing was executed`, {
+        taskId: task.task_id,
+        reason: why.reason,
+      });
+    }
+  }
+  return steps;
 }
 
 function gateParsed(parsed: Blueprint, options: GateOptions): GatedPlan {
@@ -105,19 +148,13 @@ function gateParsed(parsed: Blueprint, options: GateOptions): GatedPlan {
   if (plan.status !== "APPROVED") {
     throw refuse("PLAN_NOT_APPROVED", `the plan's status is ${plan.status}; only an APPROVED plan executes (seed 001 §4)`, { status: plan.status });
   }
-  const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS;
-  if (plan.steps.length === 0) throw refuse("PLAN_INVALID", "the plan has no steps; a plan needs at least one step");
-  if (plan.steps.length > maxSteps) {
-    throw refuse("PLAN_TOO_MANY_STEPS", `the plan has ${plan.steps.length} steps; at most ${maxSteps} are allowed — split the objective or raise run.maxSteps in reach.json`, {
-      steps: plan.steps.length,
-      maxSteps,
-    });
-  }
+  const steps = workOf(plan, options.maxSteps ?? DEFAULT_MAX_STEPS);
+  const kind = plan.tasks !== undefined ? "tasks" : "steps";
   const seen = new Set<string>();
-  for (const [i, step] of plan.steps.entries()) {
-    if (seen.has(step.id)) throw refuse("PLAN_INVALID", `steps[${i}]: step id "${step.id}" is used twice; step ids must be unique`, { stepId: step.id });
+  for (const [i, step] of steps.entries()) {
+    if (seen.has(step.id)) throw refuse("PLAN_INVALID", `${kind}[${i}]: ${kind === "tasks" ? "task" : "step"} id "${step.id}" is used twice; ids must be unique`, { stepId: step.id });
     for (const dep of step.depends_on ?? []) {
-      if (!seen.has(dep)) throw refuse("PLAN_INVALID", `steps[${i}] ("${step.id}") depends on "${dep}", which is not an earlier step`, { stepId: step.id, dependsOn: dep });
+      if (!seen.has(dep)) throw refuse("PLAN_INVALID", `${kind}[${i}] ("${step.id}") depends on "${dep}", which is not an earlier ${kind === "tasks" ? "task" : "step"}`, { stepId: step.id, dependsOn: dep });
     }
     seen.add(step.id);
   }
@@ -127,9 +164,9 @@ function gateParsed(parsed: Blueprint, options: GateOptions): GatedPlan {
   let approvedBy: GatedPlan["approvedBy"] = null;
   if (plan.risk.level === MAX_RISK_LEVEL) approvedBy = approval(plan, options);
   const allowed = new Set(plan.scope.allowed);
-  const denied = new Set(plan.scope.denied ?? []);
-  for (const [i, step] of plan.steps.entries()) {
-    const where = `steps[${i}] ("${step.id}")`;
+  const denied = new Set([...(plan.scope.denied ?? []), ...(plan.scope.forbidden ?? [])]);
+  for (const [i, step] of steps.entries()) {
+    const where = `${kind}[${i}] ("${step.id}")`;
     if (!options.tools.has(step.tool)) {
       throw policyViolation("UNDEFINED_TOOL", step.tool, `${where} uses tool "${step.tool}", which the pack's manifest does not declare (or has no code for); nothing was executed — declare it in manifest.capabilities.tools and "tools", or plan without it`, {
         stepId: step.id,
@@ -138,7 +175,7 @@ function gateParsed(parsed: Blueprint, options: GateOptions): GatedPlan {
       });
     }
     if (!allowed.has(step.tool) || denied.has(step.tool)) {
-      throw refuse("PLAN_SCOPE_VIOLATION", `${where} uses tool "${step.tool}", which is outside the plan's scope.allowed; the orchestrator executes only the approved scope`, {
+      throw refuse("PLAN_SCOPE_VIOLATION", `${where} uses tool "${step.tool}", which is ${denied.has(step.tool) ? "in the plan's scope.denied/forbidden" : "outside the plan's scope.allowed"}; the orchestrator executes only the approved scope`, {
         stepId: step.id,
         tool: step.tool,
       });
@@ -152,16 +189,16 @@ function gateParsed(parsed: Blueprint, options: GateOptions): GatedPlan {
       throw refuse("PLAN_INVALID", `${where}: return_spec: ${(err as Error).message}`, { stepId: step.id });
     }
   }
-  checkStepReferences(plan);
-  if (options.intent !== undefined) checkIntentPlan(plan, options.intent.intent, options.intent.generates);
-  return Object.freeze({ plan, planHash: hashCanonical(plan), approvedBy });
+  checkStepReferences(steps);
+  if (options.intent !== undefined) checkIntentPlan(steps, options.intent.intent, options.intent.generates);
+  return Object.freeze({ plan, steps: Object.freeze(steps), planHash: hashCanonical(plan), approvedBy });
 }
 
 /** Rule 7: a step reads only the outputs of steps in its dependency closure. */
-function checkStepReferences(plan: Blueprint): void {
-  const index = new Map(plan.steps.map((s, i) => [s.id, i]));
-  const closures = dependencyClosures(directDependencies(plan.steps));
-  for (const [i, step] of plan.steps.entries()) {
+function checkStepReferences(steps: readonly PlanStep[]): void {
+  const index = new Map(steps.map((s, i) => [s.id, i]));
+  const closures = dependencyClosures(directDependencies(steps));
+  for (const [i, step] of steps.entries()) {
     for (const ref of stepReferences(step.arguments as JsonObject, step.id)) {
       const at = index.get(ref.step);
       const reason = at === undefined ? "unknown" : at === i ? "self" : at > i ? "later" : closures[i]!.includes(at) ? null : "not_a_dependency";
@@ -207,7 +244,8 @@ function approval(plan: Blueprint, options: GateOptions): "cli" | "record" {
  * @returns the gated plan
  */
 export async function gatePlanAsync(document: unknown, options: GateOptions): Promise<GatedPlan> {
-  const steps = (document as { steps?: unknown } | null)?.steps;
+  const d = document as { steps?: unknown; tasks?: unknown } | null;
+  const steps = d?.steps ?? d?.tasks;
   if (Array.isArray(steps) && steps.some((s) => s !== null && typeof s === "object" && typeof (s as { return_spec?: unknown }).return_spec === "object" && (s as { return_spec: unknown }).return_spec !== null && !isLiteSchema((s as { return_spec: Record<string, unknown> }).return_spec))) {
     await loadFullValidator();
   }

@@ -8,7 +8,7 @@
 import { sha256Hex } from "../canonical/sha256.ts";
 import { FEDERATION_ENTRY } from "../capsule/run-capsule-core.ts";
 import type { AnnexEvent } from "./annex.ts";
-import { PLAN_ENTRY, RUN_DOC_ENTRY } from "../capsule/run-capsule-core.ts";
+import { HEADER_ENTRY, PLAN_ENTRY, RUN_DOC_ENTRY } from "../capsule/run-capsule-core.ts";
 import { AFTER_PREFIX, BLOB_PREFIX, capsuleIndexDigest, entriesUnder, EVENTS_ENTRY, PACK_PREFIX, PROOF_ENTRY, REQUEST_ENTRY, RESULT_ENTRY, TAPE_ENTRY } from "../capsule/run-capsule-core.ts";
 import type { RunCapsule } from "../capsule/run-capsule-core.ts";
 import { verifyRunCapsule } from "./verify.ts";
@@ -149,6 +149,16 @@ function recordedHasAudit(capsule: RunCapsule): boolean {
     return result !== null && typeof result === "object" && Object.hasOwn(result, "capabilityAudit");
   } catch {
     return true; // a damaged result.json diverges on its own
+  }
+}
+
+/** Whether the recorded header carries seed 001's execution fields (`state`, `plan_sha256`: `task-files.ts`). */
+function recordedHasExecutionFields(capsule: RunCapsule): boolean {
+  try {
+    const header = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(capsule.entries.get(HEADER_ENTRY) ?? new Uint8Array())) as unknown;
+    return header !== null && typeof header === "object" && Object.hasOwn(header, "state");
+  } catch {
+    return true; // a damaged header diverges on its own
   }
 }
 
@@ -313,7 +323,7 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
   const { recorded, request } = replayInputs(capsule);
   const { prepareComponent: _fromEnv, ...stores } = packLoading(env); // a replay checks components with `options`
   const loaded = await loadPack(entriesUnder(capsule.entries, PACK_PREFIX), { ...stores, ...options });
-  const replay = { ...replayDirectives(recorded), audit: recordedHasAudit(capsule), runDocument: capsule.entries.has(RUN_DOC_ENTRY) };
+  const replay = { ...replayDirectives(recorded), audit: recordedHasAudit(capsule), runDocument: capsule.entries.has(RUN_DOC_ENTRY), executionFields: recordedHasExecutionFields(capsule) };
   const player = new TapePlayer(readTapeJsonl(capsule.entries.get(TAPE_ENTRY) ?? new Uint8Array()), entriesUnder(capsule.entries, BLOB_PREFIX));
   const runRequest: RunRequest = {
     loaded,

@@ -30,6 +30,7 @@ import type { ErrorCode } from "../protocol/errors.ts";
 import { isErrorCode } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { queryOf } from "./intent.ts";
+import { evidenceOfTask } from "./task-files.ts";
 import type { RealTimes, RunPhase, RunStatus } from "./types.ts";
 
 /** Seed 004's run states. */
@@ -91,12 +92,18 @@ function json(entries: ReadonlyMap<string, Uint8Array>, path: string): JsonValue
   }
 }
 
+/** The ids of a plan.json's steps, or of its tasks (seed 001). */
+function planIds(plan: JsonValue | undefined | null): string[] {
+  const p = plan as { steps?: { id?: unknown }[]; tasks?: { task_id?: unknown }[] } | undefined | null;
+  if (Array.isArray(p?.steps)) return p.steps.map((s) => String(s?.id));
+  return Array.isArray(p?.tasks) ? p.tasks.map((t) => String(t?.task_id)) : [];
+}
+
 /** The evidence's step ids in order: tool steps as they ran, then the final plan's steps that never ran. */
 function evidenceOrder(events: readonly Ev[], plan: JsonValue | undefined): string[] {
   const ran = events.filter((e) => e.type === "run.step.started" && e.payload["stepType"] === "tool").map((e) => String(e.payload["stepId"]));
   const seen = new Set(ran);
-  const steps = (plan as { steps?: { id?: unknown }[] } | undefined)?.steps ?? [];
-  return [...ran, ...steps.map((s) => String(s.id)).filter((id) => !seen.has(id))];
+  return [...ran, ...planIds(plan).filter((id) => !seen.has(id))];
 }
 
 /**
@@ -120,7 +127,7 @@ export function runDocument(events: readonly Ev[], runHash: string, entries: Rea
   const pack = (json(entries, "pack/reach.json") ?? {}) as { run?: { query?: string } };
   const evidence = evidenceOrder(events, plan ?? undefined).flatMap((id) => {
     const task = json(entries, `TASK_${id}.json`);
-    return task === undefined ? [] : [task];
+    return task === undefined ? [] : [evidenceOfTask(task)];
   });
   const artifacts = events.filter((e) => e.type === "run.step.completed").flatMap((e) => (e.payload["artifacts"] as JsonObject[] | undefined) ?? []);
   const stepStarts = events.filter((e) => e.type === "run.step.started");
@@ -142,7 +149,7 @@ export function runDocument(events: readonly Ev[], runHash: string, entries: Rea
     requestId: typeof request?.requestId === "string" ? request.requestId : deriveId("reach-wasm/request", String(started["runId"] ?? "")),
     status: outcome.status,
     currentStepIndex: Number(stepStarts[stepStarts.length - 1]?.payload["stepIndex"] ?? 0),
-    totalSteps: ((plan as { steps?: unknown[] } | null)?.steps ?? []).length,
+    totalSteps: planIds(plan).length,
     replansCount: stepStarts.filter((e) => e.payload["stepType"] === "replan").length,
     query: queryOf(request?.input ?? {}, pack as never),
     intent: (started["intent"] ?? null) as JsonValue,

@@ -8,7 +8,7 @@
  * | `plan.json` | the approved plan (canonical JSON), when there was one |
  * | `events.jsonl` | the hash-chained events (seed 003 §3.3) |
  * | `evidence.json` | per-step evidence (seed 004 RunEvidence; real durations, unhashed) |
- * | `TASK_<stepId>.json` | each step's evidence (seed 001 §7), as in `evidence.json` |
+ * | `TASK_<stepId>.json` | each step's evidence (seed 001 §7) as in `evidence.json`, with seed 001's fields and real times (`task-files.ts`) |
  * | `run.json` | the run document (seed 004 ProductionRun + upstream run schema; `run-document.ts`): real times, virtual offsets beside them |
  * | `tape.jsonl`, `blobs/<sha256>` | every host call with its request and response bytes |
  * | `artifacts/<invocationId>/<name>` | committed artifacts |
@@ -24,6 +24,7 @@ import { utf8 } from "../canonical/sha256.ts";
 import { toJsonlBytes } from "../ledger/jsonl.ts";
 import type { RunRecord } from "./types.ts";
 import { liveRunDocument, runDocument } from "./run-document.ts";
+import { taskDocument } from "./task-files.ts";
 
 function json(value: unknown): Uint8Array {
   return utf8(JSON.stringify(value, null, 2) + "\n");
@@ -62,7 +63,9 @@ export function runFiles(record: RunRecord): Map<string, Uint8Array> {
   if (record.plan !== null) files.set("plan.json", utf8(canonicalize(record.plan) + "\n"));
   files.set("events.jsonl", toJsonlBytes(record.events));
   files.set("evidence.json", json(record.evidence));
-  for (const ev of record.evidence) files.set(`TASK_${ev.stepId}.json`, json(ev));
+  const planId = record.plan?.plan_id ?? null;
+  const origin = record.header.state !== undefined; // a replay of a capsule made before seed 001's fields leaves them out
+  for (const ev of record.evidence) files.set(`TASK_${ev.stepId}.json`, json(origin ? taskDocument(ev, planId, record.realTimes.steps?.[ev.stepId] ?? null, ev.durationMs) : ev));
   files.set("run.json", json(liveRunDocument(runDocument(record.events, record.runHash, record.body), record.realTimes, record.evidence)));
   files.set("tape.jsonl", utf8(record.tape.toJsonl()));
   for (const [hash, bytes] of record.tape.blobEntries()) files.set(`blobs/${hash}`, bytes);

@@ -15,6 +15,7 @@ import { Aborted } from "./run.ts";
 import type { Run } from "./run.ts";
 import { memoryDigest } from "./session-chain.ts";
 import { recordPlanViolation, skippedEvidence, terminalReason } from "./step-events.ts";
+import { executionState, planLock, taskDocument } from "./task-files.ts";
 import type { AbortPoint, ExecutionHeader, RunRecord, RunStatus } from "./types.ts";
 
 /**
@@ -47,7 +48,7 @@ export function runBody(run: Run, status: RunStatus, error: ReachError | null): 
   return capsuleBody({
     packFiles: loaded.files,
     request: run.requestDoc,
-    header: runHeader(run),
+    header: runHeader(run, status),
     plan: run.gated?.plan ?? null,
     result,
     tape: utf8(run.tape.toJsonl()),
@@ -59,7 +60,10 @@ export function runBody(run: Run, status: RunStatus, error: ReachError | null): 
   });
 }
 
-/** Each step's evidence with its virtual duration (from its `run.step.started` to its end event): `TASK_<id>.json`. */
+/**
+ * Each step's evidence with its virtual duration (from its `run.step.started` to its end event) and, unless the
+ * replayed capsule predates them, seed 001's fields with its virtual times (`task-files.ts`): `TASK_<id>.json`.
+ */
 function runTasks(run: Run): Map<string, unknown> {
   const span = new Map<string, [number, number]>();
   for (const e of run.log.events) {
@@ -69,16 +73,19 @@ function runTasks(run: Run): Map<string, unknown> {
     else if (e.type === "run.step.completed" || e.type === "run.step.failed") span.set(id, [span.get(id)?.[0] ?? ms, ms]);
   }
   const tasks = new Map<string, unknown>();
+  const planId = run.gated?.plan.plan_id ?? null;
   for (const ev of run.evidence) {
     const s = span.get(ev.stepId);
-    tasks.set(ev.stepId, { ...ev, durationMs: s === undefined ? 0 : s[1] - s[0] });
+    const durationMs = s === undefined ? 0 : s[1] - s[0];
+    tasks.set(ev.stepId, run.request.replay?.executionFields === false ? { ...ev, durationMs } : taskDocument(ev, planId, s === undefined ? null : { startedAt: s[0], endedAt: s[1] }, durationMs));
   }
   return tasks;
 }
 
-/** The execution header (seed 001 §6–§7). */
-function runHeader(run: Run): ExecutionHeader {
+/** The execution header (seed 001 §5–§7): with seed 001's plan lock and state unless the replayed capsule predates them. */
+function runHeader(run: Run, status: RunStatus): ExecutionHeader {
   const { loaded } = run.request;
+  const origin = run.request.replay?.executionFields === false ? {} : { ...planLock(loaded, run.gated?.plan ?? null, run.request.mode === "session"), state: executionState(status) };
   return {
     contract_version: "S2-B-06.v1",
     run_id: run.runId,
@@ -93,6 +100,7 @@ function runHeader(run: Run): ExecutionHeader {
     plan_hash: run.gated?.planHash ?? null,
     approved_by: run.gated?.approvedBy ?? null,
     phases: run.phases,
+    ...origin,
   };
 }
 
@@ -120,7 +128,7 @@ export function runRecord(run: Run, status: RunStatus, error: ReachError | null,
     artifacts: run.artifacts.artifacts,
     plan: run.gated?.plan ?? null,
     planHash: run.gated?.planHash ?? null,
-    header: runHeader(run),
+    header: runHeader(run, status),
     inputHash: run.inputHash,
     input: run.input,
     seed: run.seed,
@@ -174,7 +182,7 @@ function terminate(run: Run, status: RunStatus, error: ReachError | null, at: Ab
   run.phases.push(status);
   run.markEnded();
   const ran = new Set(run.evidence.map((e) => e.stepId));
-  for (const step of run.gated?.plan.steps ?? []) if (!ran.has(step.id)) run.evidence.push(skippedEvidence(step, run.requestId));
+  for (const step of run.gated?.steps ?? []) if (!ran.has(step.id)) run.evidence.push(skippedEvidence(step, run.requestId));
   const body = runBody(run, status, error);
   const committed = { workspaceAfter: run.workspace.digest(), contents: contentsDigest(body), ...stops };
   if (status === "COMPLETED") {

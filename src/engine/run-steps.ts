@@ -135,6 +135,7 @@ export function emitStep(run: Run, gen: Generation, p: PreparedStep, result: Ste
     const error = p.refusal ?? new ReachError("EXEC_TOOL_FAILED", `step "${step.id}" did not run`);
     run.log.append("run.step.failed", { stepId: step.id, result: { status: "error", reason: terminalReason(error) }, error: error.toDetails() });
     run.evidence.push(failedEvidence(step, error, run.requestId));
+    run.markStep(step.id, 0);
     progress({ kind: "step", ...at, status: "failed", durationMs: 0, code: error.code });
     run.stepIndex++;
     gen.emitted(p.index);
@@ -149,6 +150,7 @@ export function emitStep(run: Run, gen: Generation, p: PreparedStep, result: Ste
   run.recordStop(invocationId, exec.stepError);
   recordStep(run.log, step, exec, run.request.loaded.pack.manifest.capabilities.tools.map((t) => t.name));
   run.evidence.push(stepEvidence(step, envelope, exec.toolOutput, exec.stepError, exec.schemaValidation, exec.artifacts, exec.durationMs, run.requestId));
+  run.markStep(step.id, exec.durationMs);
   progress({ kind: "step", ...at, status: exec.stepError === null ? "completed" : "failed", durationMs: exec.durationMs, fuel: exec.fuelUsed.toString(), ...(exec.stepError === null ? {} : { code: exec.stepError.code }) });
   run.stepIndex++;
   gen.emitted(p.index);

@@ -331,9 +331,9 @@ export class Run {
       intent: { intent: this.intent, generates: new Map([...loaded.tools].map(([n, t]) => [n, "generates" in t.definition ? (t.definition.generates ?? []) : []])) },
       ...(this.#request.env.documents === undefined ? {} : { documents: this.#request.env.documents }),
     });
-    const refused = infraRefusal(g.plan.steps, this.#request.infraTools);
+    const refused = infraRefusal(g.steps, this.#request.infraTools);
     if (refused !== null) throw new InfraRefused(refused);
-    for (const s of g.plan.steps) {
+    for (const s of g.steps) {
       if (s.id.startsWith(RESERVED_STEP_PREFIX) || this.usedStepIds.has(s.id)) {
         throw new ReachError("PLAN_INVALID", `step id "${s.id}" is ${this.usedStepIds.has(s.id) ? "already used in this run" : `reserved (ids starting "${RESERVED_STEP_PREFIX}")`}; give the step another id`, {
           details: { stepId: s.id },
@@ -481,6 +481,7 @@ export class Run {
     }
     this.log.append("run.step.failed", { stepId: step.id, result: { status: "error", reason: terminalReason(error) }, error: error.toDetails() });
     this.evidence.push(failedEvidence(step, error, this.requestId));
+    this.markStep(step.id, 0);
     this.stepIndex++;
     gen.emitted(i);
   }
@@ -520,6 +521,16 @@ export class Run {
   /** Note the real time the run ended (run files and live events only; never hashed). */
   markEnded(): void {
     this.#real.completedAt = this.wallClock();
+  }
+
+  /**
+   * Note the real time a step that ran took, ending now (the run files' `TASK_<id>.json`; never hashed).
+   * @param stepId the step
+   * @param durationMs its real duration
+   */
+  markStep(stepId: string, durationMs: number): void {
+    const endedAt = this.wallClock();
+    (this.#real.steps ??= {})[stepId] = { startedAt: endedAt - durationMs, endedAt };
   }
 
   /** The signal an abort came from (recorded; a replay repeats the recorded one). */

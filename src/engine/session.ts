@@ -266,7 +266,7 @@ export class Session {
 
   #finish(err: unknown): RunRecord {
     const plan = deepFreeze(sessionPlan(this.run.runId, this.run.epoch, this.#steps));
-    this.run.gated = Object.freeze({ plan, planHash: hashCanonical(plan), approvedBy: null });
+    this.run.gated = Object.freeze({ plan, steps: plan.steps!, planHash: hashCanonical(plan), approvedBy: null });
     void this.run.closeMcp().catch(() => undefined); // the session is over: its MCP servers stop
     return finishRun(this.run, err);
   }

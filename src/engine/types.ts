@@ -40,10 +40,19 @@ export type ReplayDirectives = {
    * audit existed replay without it, so they keep their run hash. Absent: true.
    */
   audit?: boolean;
+  /**
+   * Whether the recorded `EXECUTION_HEADER.json` and `TASK_<id>.json` carry seed 001's execution fields (`plan_path`,
+   * `plan_sha256`, `state`; `task_id`, `status`, `started_at_utc`, `ended_at_utc`: `task-files.ts`); capsules made
+   * before them replay without them, so they keep their run hash. Absent: true.
+   */
+  executionFields?: boolean;
 };
 
-/** Real times of a run (ms since the Unix epoch, from the platform's wall clock; never hashed). */
-export type RealTimes = { createdAt: number; startedAt: number | null; completedAt: number };
+/**
+ * Real times of a run (ms since the Unix epoch, from the platform's wall clock; never hashed), and of each step that
+ * ran (`steps`, by step id: the run files' `TASK_<id>.json`).
+ */
+export type RealTimes = { createdAt: number; startedAt: number | null; completedAt: number; steps?: Record<string, { startedAt: number; endedAt: number }> };
 
 /** The three terminal states (seed 003 §3.1). */
 export type RunStatus = "COMPLETED" | "FAILED" | "ABORTED";
@@ -176,6 +185,14 @@ export type ExecutionHeader = {
   plan_hash: string | null;
   approved_by: "cli" | "record" | null;
   phases: RunPhase[];
+  /**
+   * Seed 001 §6–§7 (absent in capsules made before them): the plan file the run read — the pack's static plan
+   * (`pack/<entrypoint>`), else the capsule's `plan.json` — and the SHA-256 of its bytes (null when there is none);
+   * `state`, where seed 001 §5's machine ended (`COMPLETED` or `FAILED`; an aborted run is FAILED).
+   */
+  plan_path?: string | null;
+  plan_sha256?: string | null;
+  state?: "COMPLETED" | "FAILED";
 };
 
 /** Everything a finished run produced. */

@@ -68,7 +68,9 @@ export function planDeprecations(plan: unknown): DeprecationNotice[] {
   const where = `plan ${typeof p["plan_id"] === "string" ? JSON.stringify(p["plan_id"].slice(0, 100)) : "(no plan_id)"}`;
   const approval = p["approval"];
   const unsigned = approval !== null && typeof approval === "object" && !Array.isArray(approval) && !Object.hasOwn(approval, "signature");
-  return unsigned ? [deprecationNotice("plan.approval.unsigned", where)] : [];
+  // seed 001's own form ({approved_by, approved_at, required}) is the planner's statement, never an approval here
+  const seed001 = unsigned && Object.hasOwn(approval, "required") && !Object.hasOwn(approval, "method");
+  return unsigned && !seed001 ? [deprecationNotice("plan.approval.unsigned", where)] : [];
 }
 
 /**

@@ -5,7 +5,7 @@
  * few where its seeds need them (`PLAN_*` for seed 001's plan gate, `REPLAY_*` for seed 003 §3.4, and
  * `EXEC_RESOURCE_EXHAUSTED`, `EXEC_ABORTED`, `EXEC_OUTPUT_INVALID`, `EXEC_INSUFFICIENT`, `PROTO_CHAIN_BROKEN`,
  * `PROTO_INVALID_ARGUMENT`, `FED_DELEGATION_REVOKED`, seed 004's `PLANNING_ERROR` (a plan that cannot satisfy the
- * query's intent) and `PLAN_STEP_REFERENCE_INVALID` / `EXEC_STEP_REFERENCE_UNRESOLVED` (step data flow), and for signed federation messages (seed 003 §6.1 "All federation
+ * query's intent), `PLAN_TASK_NOT_EXECUTABLE` (a seed 001 task the engine cannot execute) and `PLAN_STEP_REFERENCE_INVALID` / `EXEC_STEP_REFERENCE_UNRESOLVED` (step data flow), and for signed federation messages (seed 003 §6.1 "All federation
  * messages MUST be signed") `FED_SIGNATURE_MISSING`, `FED_MESSAGE_REPLAYED`, `FED_MESSAGE_STALE`).
  * @module
  */
@@ -75,6 +75,7 @@ export const ERROR_CODES = {
     "PLAN_HASH_MISMATCH",
     "PLAN_PLANNER_FAILED",
     "PLAN_STEP_REFERENCE_INVALID",
+    "PLAN_TASK_NOT_EXECUTABLE",
     "PLANNING_ERROR",
   ],
   REPLAY: [

@@ -215,9 +215,11 @@ function runHashOf(events: readonly RawEvent[], entries: ReadonlyMap<string, Uin
 function planOf(bytes: Uint8Array | undefined, started: Obj | null): RunView["plan"] {
   const plan = obj(parseJsonBytes(bytes));
   if (plan === null) return null;
-  const steps = arr(plan, "steps").map(obj).filter((s): s is Obj => s !== null && str(s, "id") !== null).map((s) => ({
-    id: str(s, "id")!,
-    tool: str(s, "tool") ?? "?",
+  // a plan's steps, or seed 001's tasks (`task_id`, its one tool first in `tools`)
+  const tasks = !Array.isArray(plan["steps"]) && Array.isArray(plan["tasks"]);
+  const steps = arr(plan, tasks ? "tasks" : "steps").map(obj).filter((s): s is Obj => s !== null && str(s, tasks ? "task_id" : "id") !== null).map((s) => ({
+    id: str(s, tasks ? "task_id" : "id")!,
+    tool: (tasks ? strings(s, "tools")[0] : str(s, "tool")) ?? "?",
     description: str(s, "description"),
     dependsOn: strings(s, "depends_on"),
   }));
