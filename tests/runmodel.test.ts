@@ -41,7 +41,7 @@ describe("run model (seed 004)", () => {
     expect((doc["virtualTime"] as Record<string, unknown>)["epoch"]).toBe("1970-01-01T00:00:00.000Z");
     expect(readdirSync(dir).filter((f) => f.startsWith("TASK_")).sort()).toEqual(["TASK_chart.json", "TASK_stats.json"]);
     const task = JSON.parse(readFileSync(join(dir, "TASK_stats.json"), "utf8")) as Record<string, unknown>;
-    expect(task).toMatchObject({ stepId: "stats", requestId: "req-2026-001", status: "completed" });
+    expect(task).toMatchObject({ stepId: "stats", requestId: "req-2026-001", status: "SUCCESS", task_id: "stats" }); // seed 001 §7 (task-files.ts)
     // the capsule's copy: virtual times, verified against the chain
     const inCapsule = JSON.parse(new TextDecoder().decode(readRunCapsule(readFileSync(capsule)).entries.get("run.json"))) as Record<string, unknown>;
     expect(inCapsule).toMatchObject({ clock: "virtual", requestId: "req-2026-001", startedAt: "1970-01-01T00:00:00.000Z" });

@@ -23,7 +23,7 @@ const KINDS: Readonly<Record<string, { ours: string; upstream?: string; required
   event: { ours: "event.schema.json", upstream: "event.schema.json", required: "eventId" },
   "node-identity": { ours: "node-identity.schema.json", required: "publicKey" },
   pack: { ours: "pack.schema.json", upstream: "pack.schema.json", required: "manifest" },
-  plan: { ours: "plan.schema.json", required: "steps" },
+  plan: { ours: "plan.schema.json", required: "scope" },
 };
 
 function validatorOf(io: ConformanceIO, path: string): SchemaValidator {

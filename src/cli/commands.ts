@@ -37,7 +37,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "check a capsule's hash chain and proofs, or a pack's signature, without executing",
     notes: [
       "Capsule checks: files (each entry against capsule.json), events (hash chain, ordering, run hash), outputs,",
-      "tape (hashes, blobs), pack (digest), pack.signature, plan (locked hash), proof (run and step proofs).",
+      "tape (hashes, blobs), pack (digest), pack.signature, plan (locked hash), plan.sha256 (the plan file against",
+      "EXECUTION_HEADER.json's plan_sha256, seed 001 §6), proof (run and step proofs).",
       "Each failed check names where the damage is.",
       "--attestation FILE (reach-wasm attest): attestation.signature (DSSE, by a key in the trust store or --key:",
       "REPLAY_PROOF_INVALID), attestation.signer (trusted, the one the predicate names: FED_TRUST_VIOLATION),",

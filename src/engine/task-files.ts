@@ -99,3 +99,26 @@ export function planLock(loaded: LoadedPack, plan: unknown, session: boolean): {
   if (plan === null || plan === undefined) return { plan_path: null, plan_sha256: null };
   return { plan_path: "plan.json", plan_sha256: sha256Hex(utf8(canonicalize(plan) + "\n")) };
 }
+
+/**
+ * Seed 001 §6 "hash mismatch → execution refused", checked on a capsule: the header's `plan_sha256` is the SHA-256 of
+ * the entry its `plan_path` names (either case of hex is read: seed 001's origin writes upper case).
+ * @param entries the capsule's entries
+ * @returns null when the header has no plan lock (made before it, or no plan file), else the verdict
+ */
+export function headerPlanLock(entries: ReadonlyMap<string, Uint8Array>): { ok: boolean; message: string } | null {
+  let header: unknown;
+  try {
+    header = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(entries.get("EXECUTION_HEADER.json") ?? new Uint8Array()));
+  } catch {
+    return null; // the files check names a damaged header
+  }
+  const h = header as { plan_path?: unknown; plan_sha256?: unknown } | null;
+  if (typeof h?.plan_path !== "string" || typeof h.plan_sha256 !== "string") return null;
+  const bytes = entries.get(h.plan_path);
+  if (bytes === undefined) return { ok: false, message: `EXECUTION_HEADER.json names plan file ${JSON.stringify(h.plan_path)}, which the capsule does not hold` };
+  const actual = sha256Hex(bytes);
+  return actual === h.plan_sha256.toLowerCase()
+    ? { ok: true, message: `${h.plan_path} hashes to the header's plan_sha256` }
+    : { ok: false, message: `${h.plan_path} hashes to ${actual}; EXECUTION_HEADER.json locked ${h.plan_sha256}` };
+}

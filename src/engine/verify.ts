@@ -21,6 +21,7 @@ import { readTapeJsonl } from "../record/tape-jsonl.ts";
 import { firstDifference, TapePlayer } from "../record/player.ts";
 import { canonicalize } from "../canonical/jcs.ts";
 import { runDocument } from "./run-document.ts";
+import { headerPlanLock } from "./task-files.ts";
 import { RESERVED_STEP_PREFIX } from "./types.ts";
 import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignature } from "../trust/pack-signature.ts";
 import { parseProof, verifyProof } from "../trust/proofs.ts";
@@ -79,6 +80,8 @@ export function verifyRunCapsule(capsule: RunCapsule, trustStore?: TrustStore): 
   checks.push(...packChecks(capsule, events, trustStore));
   const plan = planCheck(entries, events);
   if (plan !== null) checks.push(plan);
+  const lock = headerPlanLock(entries); // seed 001 §6: the plan file's bytes against the header's plan_sha256
+  if (lock !== null) checks.push(found("plan.sha256", lock.ok, lock.message, lock.ok ? undefined : { entry: "EXECUTION_HEADER.json" }));
   const proof = proofChecks(capsule, events, trustStore);
   checks.push(...proof.checks);
   return { valid: checks.every((c) => c.ok), runHash: index.runHash, checks, signer: proof.signer };
