@@ -33,6 +33,7 @@ const BAD_INPUT: Record<string, string[]> = {
   diff: ["diff", garbage, garbage],
   wasi: ["wasi", missing],
   pack: ["pack", "validate", missing],
+  plan: ["plan", "validate", missing],
   approve: ["approve", "not-a-hash"],
   attest: ["attest", garbage, "--key", missing],
   keygen: ["keygen", "--out", garbage],

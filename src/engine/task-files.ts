@@ -50,8 +50,8 @@ export function taskDocument(ev: RunEvidence, planId: string | null, times: { st
     contract_version: EXECUTION_CONTRACT_VERSION,
     plan_id: planId,
     task_id: ev.stepId,
-    started_at_utc: times === null ? null : formatIsoMillis(times.startedAt),
-    ended_at_utc: times === null ? null : formatIsoMillis(times.endedAt),
+    started_at_utc: times === null ? null : formatIsoMillis(Math.round(times.startedAt)),
+    ended_at_utc: times === null ? null : formatIsoMillis(Math.round(times.endedAt)),
   };
 }
 
