@@ -31,7 +31,7 @@ describe("runPack: the notes pack (planner, three sandboxes, workspace, memory, 
   it("completes with the §3.2 event sequence, evidence and an artifact, and every event validates upstream", async () => {
     const r = await runFiles(packFromDisk("notes"));
     expect(r.status, r.error?.message).toBe("COMPLETED");
-    expect(r.plan?.steps.map((s) => s.id)).toEqual(["checksum", "stats", "slug", "save", "index"]);
+    expect(r.plan?.steps?.map((s) => s.id)).toEqual(["checksum", "stats", "slug", "save", "index"]);
     expect(types(r)[0]).toBe("run.started");
     expect(types(r).at(-1)).toBe("run.completed");
     expect(types(r).filter((t) => t === "tool.completed")).toHaveLength(5);

@@ -22,7 +22,7 @@ describe("gatePlan", () => {
     const g = gatePlan(planOf([step("a"), step("b", "other")]), { tools });
     expect(g.planHash).toMatch(/^[0-9a-f]{64}$/);
     expect(g.approvedBy).toBeNull();
-    expect(Object.isFrozen(g.plan.steps[0])).toBe(true);
+    expect(Object.isFrozen(g.plan.steps![0])).toBe(true);
   });
 
   const cases: [string, unknown, string, Record<string, unknown>?][] = [
@@ -80,7 +80,7 @@ describe("gatePlan", () => {
   it("the plan hash lock refuses a plan that changed after approval (seed 001 §6)", async () => {
     const g = gatePlan(planOf([step("a")]), { tools });
     expect(() => checkPlanLock(g.plan, g.planHash)).not.toThrow();
-    const changed = { ...g.plan, steps: [{ ...g.plan.steps[0]!, arguments: { evil: true } }] };
+    const changed = { ...g.plan, steps: [{ ...g.plan.steps![0]!, arguments: { evil: true } }] };
     expect(await codeOf(() => checkPlanLock(changed, g.planHash))).toBe("PLAN_HASH_MISMATCH");
   });
 });

@@ -6,4 +6,4 @@
  */
 
 /** 16 hex digits; changes whenever a schema may validate differently. */
-export const SCHEMA_REVISION = "3220a7d6562df55c";
+export const SCHEMA_REVISION = "1368496fca39ad4f";
