@@ -16,6 +16,7 @@ import type { RecordedEvent } from "../ledger/event-log.ts";
 import { chainAnnex } from "./annex.ts";
 import { runDocument } from "./run-document.ts";
 import type { AnnexEvent } from "./annex.ts";
+import type { ForkedFrom, ResumedFrom } from "./branch.ts";
 
 /** What replay needs to ask for the same run again (`request.json`). */
 export type CapsuleRequest = {
@@ -36,6 +37,10 @@ export type CapsuleRequest = {
    * of the run before it, and the memory store it starts from (`[key, canonical value text]`, sorted by key).
    */
   session?: { segment: number; previousRunHash: string | null; memory: [string, string][] };
+  /** A fork's parent, branch step and changes (`branch.ts`; conformance/HASHING.md "Forks and resumed runs"). */
+  forkedFrom?: ForkedFrom;
+  /** A resumed run's parent, how it ended and the steps taken from it. */
+  resumedFrom?: ResumedFrom;
 };
 
 /**

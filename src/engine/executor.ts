@@ -25,7 +25,7 @@ import type { ExecutionEnvelope, ExecutionResult } from "../protocol/envelope.ts
 import { ReachError } from "../protocol/errors.ts";
 import type { ArtifactInfo } from "../protocol/evidence.ts";
 import type { TapePlayer } from "../record/player.ts";
-import type { TapeRecorder } from "../record/tape.ts";
+import type { TapeOutcome, TapeRecorder } from "../record/tape.ts";
 import type { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
 import { FuelMeter, STEP_TIMEOUT_HINT } from "../sandbox/fuel/mod.ts";
 import type { StopPoint } from "../sandbox/fuel/mod.ts";
@@ -68,6 +68,8 @@ export type ExecutorRunState = {
   /** The run's MCP connections (for `mcp` tools; a replay never uses them). */
   readonly mcp?: McpSessions;
   readonly player?: TapePlayer;
+  /** A fork's step: host calls (1-based numbers) answered with these outcomes instead of running. */
+  readonly answers?: ReadonlyMap<number, TapeOutcome>;
   /** The runner for a tool kind, given the step's workspace transaction. */
   readonly runnerFor: (tool: PackTool, step: StepTransaction) => Promise<ToolRunner>;
   /** The run's abort signal (async waits). */
@@ -207,6 +209,7 @@ function hostContext(
     ...(state.fetch === undefined ? {} : { fetch: state.fetch }),
     ...mcpBinding(tool, state),
     ...(state.player === undefined ? {} : { player: state.player }),
+    ...(state.answers === undefined ? {} : { answers: state.answers }),
   };
 }
 

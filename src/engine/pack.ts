@@ -176,6 +176,28 @@ function normalisePath(p: string): string {
   return p.startsWith("./") ? p.slice(2) : p;
 }
 
+/**
+ * Another build of one of a loaded pack's tools (a fork's `--tool`: `branch.ts`): the same declaration, other code,
+ * checked as the pack's own would be.
+ * @param loaded the pack
+ * @param name the tool
+ * @param code the other build
+ * @param options component preparation, as for {@link loadPack}
+ * @returns the tool
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when the pack has no such tool; `PACK_MALFORMED` when the code is not
+ *   a valid module of the tool's kind
+ */
+export async function toolBuild(loaded: LoadedPack, name: string, code: Uint8Array, options: LoadPackOptions = {}): Promise<PackTool> {
+  const tool = loaded.tools.get(name);
+  if (tool === undefined || tool.definition.kind === "infra") {
+    throw new ReachError("PROTO_INVALID_ARGUMENT", `the pack has no tool "${name.slice(0, 64)}" with code to replace; its tools are ${[...loaded.tools.keys()].join(", ")}`, { details: { tool: name.slice(0, 64) } });
+  }
+  const def = tool.definition;
+  const codeHash = checkToolCode(name, def, code);
+  if (def.kind === "component") await prepareComponentTool(name, def, code, options);
+  return Object.freeze({ name, definition: def, code, codeHash });
+}
+
 function checkToolCode(name: string, def: ToolDefinition, code: Uint8Array): string {
   const codeHash = sha256Hex(code);
   if (def.kind === "wasm") {

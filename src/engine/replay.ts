@@ -22,7 +22,8 @@ import { buildRunCapsule } from "./capsule.ts";
 import type { CapsuleRequest } from "./capsule.ts";
 import { runPack } from "./coordinator.ts";
 import { loadPack } from "./pack.ts";
-import type { LoadPackOptions } from "./pack.ts";
+import type { LoadedPack, LoadPackOptions } from "./pack.ts";
+import { branchOfCapsule } from "./branch-capsule.ts";
 import { packLoading, realNow, useHashing } from "./runners.ts";
 import type { EngineEnvironment } from "./runners.ts";
 import type { RunProgress, RunRecord, RunRequest, RunStatus } from "./types.ts";
@@ -117,8 +118,13 @@ export function replayDirectives(events: readonly Pick<Ev, "type" | "payload">[]
   return { stops, abortedAt, signal };
 }
 
-/** A session run again: its recorded calls (`plan.json`, committed by the run hash) as the same session calls. */
-async function replaySession(request: RunRequest, capsule: RunCapsule): Promise<RunRecord> {
+/**
+ * A session run again: its recorded calls (`plan.json`, committed by the run hash) as the same session calls.
+ * @param request the run request (with the tape, in a replay)
+ * @param capsule the capsule
+ * @returns the record
+ */
+export async function replaySession(request: RunRequest, capsule: RunCapsule): Promise<RunRecord> {
   const raw = capsule.entries.get(PLAN_ENTRY);
   let steps: { tool: string; arguments: JsonValue }[];
   try {
@@ -254,6 +260,41 @@ function runRequestOf(
   };
 }
 
+/** A capsule's recorded run, as a replay or a branch (`fork.ts`) reads it. */
+export type RecordedRun = {
+  /** The recorded events. */
+  recorded: Ev[];
+  /** `request.json`. */
+  request: RecordedRequest;
+  /** The capsule's pack, loaded. */
+  loaded: LoadedPack;
+  /** The run request that asks for the same run again (without tape or replay directives). */
+  base: RunRequest;
+};
+
+/**
+ * Read what a capsule's run was asked (`request.json`, its pack, its events), to ask for it again.
+ * @param capsule the capsule
+ * @param env the platform's engines
+ * @param options progress, parallelism and component preparation
+ * @returns the recorded run
+ * @throws ReachError `REPLAY_CAPSULE_INVALID` when the capsule lacks what asking again needs
+ */
+export async function recordedRequest(capsule: RunCapsule, env: EngineEnvironment, options: { onProgress?: (p: RunProgress) => void; parallel?: number } & LoadPackOptions = {}): Promise<RecordedRun> {
+  const { recorded, request } = replayInputs(capsule);
+  const { prepareComponent: _fromEnv, ...stores } = packLoading(env); // a replay checks components with `options`
+  const { onProgress, parallel, ...loadOptions } = options;
+  const loaded = await loadPack(entriesUnder(capsule.entries, PACK_PREFIX), { ...stores, ...loadOptions });
+  const base: RunRequest = {
+    loaded,
+    ...runRequestOf(capsule, request),
+    env,
+    ...(parallel === undefined ? {} : { parallel }),
+    ...(onProgress === undefined ? {} : { onProgress }),
+  };
+  return { recorded, request, loaded, base };
+}
+
 /** The first event where the replay differs from the recording, or null. */
 function eventsDivergence(recorded: readonly Ev[], record: RunRecord): Divergence | null {
   const replayed = record.events as unknown as Ev[];
@@ -320,20 +361,12 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
     const field = String(bad.location?.["field"] ?? bad.location?.["entry"] ?? bad.name);
     return { runHash: "", expectedRunHash: expected, matches: false, status: null, divergence: { eventIndex, stepId: null, field, message: `the capsule is damaged before replay: ${bad.name}: ${bad.message}` }, checks: pre.checks, rebuilt: null, durationMs: now() - started };
   }
-  const { recorded, request } = replayInputs(capsule);
-  const { prepareComponent: _fromEnv, ...stores } = packLoading(env); // a replay checks components with `options`
-  const loaded = await loadPack(entriesUnder(capsule.entries, PACK_PREFIX), { ...stores, ...options });
+  const { recorded, request, loaded, base } = await recordedRequest(capsule, env, options);
   const replay = { ...replayDirectives(recorded), audit: recordedHasAudit(capsule), runDocument: capsule.entries.has(RUN_DOC_ENTRY), executionFields: recordedHasExecutionFields(capsule) };
   const player = new TapePlayer(readTapeJsonl(capsule.entries.get(TAPE_ENTRY) ?? new Uint8Array()), entriesUnder(capsule.entries, BLOB_PREFIX));
-  const runRequest: RunRequest = {
-    loaded,
-    ...runRequestOf(capsule, request),
-    player,
-    replay,
-    env,
-    ...(options.parallel === undefined ? {} : { parallel: options.parallel }),
-    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-  };
+  // A fork's or a resumed run's changes act again from its branch point (`branch.ts`); its own tape answers every step.
+  const branch = await branchOfCapsule(capsule, request, recorded, loaded, options);
+  const runRequest: RunRequest = { ...base, player, replay, ...(branch === null ? {} : { branch }) };
   const record = request.mode === "session" ? await replaySession(runRequest, capsule) : await runPack(runRequest);
   let divergence = eventsDivergence(recorded, record);
   if (divergence === null && player.remaining > 0) {

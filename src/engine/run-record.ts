@@ -14,6 +14,7 @@ import type { ReachError } from "../protocol/errors.ts";
 import { Aborted } from "./run.ts";
 import type { Run } from "./run.ts";
 import { memoryDigest } from "./session-chain.ts";
+import { BRANCH_FILE_PREFIX } from "./branch.ts";
 import { recordPlanViolation, skippedEvidence, terminalReason } from "./step-events.ts";
 import { executionState, planLock, taskDocument } from "./task-files.ts";
 import type { AbortPoint, ExecutionHeader, RunRecord, RunStatus } from "./types.ts";
@@ -45,7 +46,7 @@ export function runBody(run: Run, status: RunStatus, error: ReachError | null): 
     run.capabilityAudit = auditCapabilities(loaded.pack.manifest, run.log.events, run.tape.records, changedPaths(run.workspaceBefore, run.workspace.snapshot()));
     result["capabilityAudit"] = run.capabilityAudit;
   }
-  return capsuleBody({
+  const body = capsuleBody({
     packFiles: loaded.files,
     request: run.requestDoc,
     header: runHeader(run, status),
@@ -58,6 +59,9 @@ export function runBody(run: Run, status: RunStatus, error: ReachError | null): 
     artifacts: new Map(run.artifacts.artifacts.map((a) => [a.info.path, a.bytes])),
     ...(request.replay?.runDocument === false ? {} : { tasks: runTasks(run) }),
   });
+  // A fork's change files (tool builds, host responses), by SHA-256: committed with the body (`branch.ts`).
+  for (const [sha, bytes] of request.branch?.files ?? []) body.set(`${BRANCH_FILE_PREFIX}${sha}`, bytes);
+  return body;
 }
 
 /**

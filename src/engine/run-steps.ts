@@ -16,6 +16,7 @@ import { DEFAULT_MAX_BLOB_BYTES, DEFAULT_MAX_RECORDS } from "../record/tape.ts";
 import { DEFAULT_TIMEOUT_MS } from "../sandbox/types.ts";
 import type { JsonObject } from "../protocol/json.ts";
 import { resolveArguments } from "./arguments.ts";
+import { answersOf, argumentsOf, inPrefix, inputOf, playerOf, seedOf, toolOf } from "./branch.ts";
 import { FUEL_PER_MS, invocationIdOf } from "./executor.ts";
 import type { Generation, LedgerState } from "./generation.ts";
 import { infraTool } from "./infra-tools.ts";
@@ -60,7 +61,7 @@ export function prepareStep(run: Run, gen: Generation, i: number, generation: nu
   const base = { index: i, step, invocationId, view: view.state, clockStartMs: view.clockStartMs };
   let envelope: ExecutionEnvelope;
   try {
-    const resolved = resolveArguments(step.arguments as JsonObject, run.input, step.id, view.outputs);
+    const resolved = argumentsOf(run.request, step.id, resolveArguments(step.arguments as JsonObject, inputOf(run.request, step.id, run.input), step.id, view.outputs));
     const candidate = {
       id: deriveId("reach-wasm/envelope", run.runId, step.id, String(generation)),
       task_id: step.id,
@@ -78,15 +79,17 @@ export function prepareStep(run: Run, gen: Generation, i: number, generation: nu
   }
   if (run.budgetError(step.id, view.state.fuel) !== null) return { ...base, envelope, job: null, refusal: null };
   const maxFuel = BigInt(loaded.pack.manifest.policies.maxExecutionTime) * FUEL_PER_MS;
-  const stop = run.request.replay?.stops.get(invocationId) ?? run.request.resume?.stops.get(invocationId) ?? null;
+  const prefix = inPrefix(run.request, step.id);
+  const stop = run.request.replay?.stops.get(invocationId) ?? run.request.resume?.stops.get(invocationId) ?? (prefix ? run.request.branch?.prefix?.stops.get(invocationId) : undefined) ?? null;
+  const tool = loaded.tools.get(step.tool);
   const job: StepJob = {
     runId: run.runId,
-    seed: run.seed,
+    seed: seedOf(run.request, step.id, run.seed),
     epochMs: run.epochMs,
     manifest: loaded.pack.manifest,
     restricted: run.restricted,
     roots: run.preopenRoots,
-    tool: loaded.tools.get(step.tool) ?? infraTool(step.tool)!,
+    tool: tool === undefined ? infraTool(step.tool)! : toolOf(run.request, step.id, tool),
     envelope,
     returnSpec: step.return_spec!,
     invocationId,
@@ -97,9 +100,10 @@ export function prepareStep(run: Run, gen: Generation, i: number, generation: nu
     runFuelLeft: (maxFuel - view.state.fuel).toString(),
     tapeRoom: { records: DEFAULT_MAX_RECORDS - view.state.tape.records, blobBytes: DEFAULT_MAX_BLOB_BYTES - view.state.tape.blobBytes },
     stopAt: stop === null ? null : { fuel: stop.fuel.toString(), reason: stop.reason },
-    watchdogFactor: run.request.replay === undefined ? 1 : 10,
+    watchdogFactor: run.request.replay === undefined && !prefix ? 1 : 10,
     network: run.request.fetch !== undefined,
-    player: run.request.player?.forInvocation(invocationId).wire() ?? null,
+    player: playerOf(run.request, step.id)?.forInvocation(invocationId).wire() ?? null,
+    answers: answersOf(run.request, step.id),
   };
   return { ...base, envelope, job, refusal: null };
 }
@@ -144,7 +148,7 @@ export function emitStep(run: Run, gen: Generation, p: PreparedStep, result: Ste
   const { envelope, invocationId } = p;
   run.log.append("tool.invoked", { toolName: step.tool, invocationId, arguments: envelope.arguments, timeoutMs: envelope.timeout_ms, stepId: step.id });
   run.tape.append(result.tape.records, result.tape.blobs);
-  run.request.player?.forInvocation(invocationId).advance(result.played);
+  playerOf(run.request, step.id)?.forInvocation(invocationId).advance(result.played);
   const exec = unwireExecution(result.exec, run.tape.invocationDigest(invocationId));
   run.fuelSpent += exec.fuelUsed;
   run.recordStop(invocationId, exec.stepError);

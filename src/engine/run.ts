@@ -48,6 +48,7 @@ import { INFRA_TOOL_NAMES, infraRefusal } from "./infra-tools.ts";
 import { classifyIntent, queryOf } from "./intent.ts";
 import type { RunIntent } from "./intent.ts";
 import { runStepJob } from "./step-job.ts";
+import { inputOf, seedOf } from "./branch.ts";
 import type { StepJob, StepJobResult, StepPool } from "./step-job.ts";
 import { failedEvidence, terminalReason } from "./step-events.ts";
 import { RESERVED_STEP_PREFIX } from "./types.ts";
@@ -209,6 +210,7 @@ export class Run {
       ...(request.mode === "session" ? { mode: "session" as const } : {}),
       ...(chain === undefined ? {} : { session: { segment: chain.segment, previousRunHash: chain.previousRunHash, memory: chain.memory.map(([k, v]) => [k, v] as [string, string]) } }),
       ...(request.approvals === undefined || request.approvals.length === 0 ? {} : { approvals: [...request.approvals] }),
+      ...(request.branch === undefined ? {} : request.branch.lineage),
     };
     const filesystem = this.policy.permissions.has("filesystem");
     this.preopenRoots = filesystem ? this.policy.workspaceRoots.map((r) => r.root) : null;
@@ -304,11 +306,15 @@ export class Run {
     this.#request.onProgress?.({ kind: "planning", attempt });
     const context = plannerContext(loaded, this.maxSteps, replan, loaded.pack.intents === undefined ? undefined : { query: this.query, intent: this.intent });
     const invocationId = plannerInvocationId(loaded, this.seed, attempt);
+    // A replan after a branch point sees the branch's input and seed (`branch.ts`).
+    const replanId = `${RESERVED_STEP_PREFIX}replan.${attempt}`;
+    const objective = attempt === 0 ? this.input : inputOf(this.#request, replanId, this.input);
+    const seed = attempt === 0 ? this.seed : seedOf(this.#request, replanId, this.seed);
     let document: unknown;
     try {
       document = await makePlan({
         loaded,
-        request: { context, objective: this.input, seed: this.seed },
+        request: { context, objective, seed },
         epochMs: this.epochMs,
         quickjs: this.#runners.quickjs,
         fuelPerMs: FUEL_PER_MS,

@@ -18,7 +18,7 @@ import type { ArtifactInfo } from "../protocol/evidence.ts";
 import type { CapabilityPolicy } from "../policy/capabilities.ts";
 import { errorFromDetails, TapePlayer } from "../record/player.ts";
 import { TapeRecorder } from "../record/tape.ts";
-import type { TapeRecord } from "../record/tape.ts";
+import type { TapeOutcome, TapeRecord } from "../record/tape.ts";
 import type { StoredArtifact } from "../sandbox/host/artifact-sink.ts";
 import { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
 import type { FetchLike } from "../protocol/fetch.ts";
@@ -65,6 +65,8 @@ export type StepJob = {
   readonly network: boolean;
   /** Replay: this invocation's part of the tape. */
   readonly player: { readonly records: readonly TapeRecord[]; readonly blobs: readonly (readonly [string, Uint8Array])[] } | null;
+  /** A fork's step: host calls (1-based numbers) answered with these outcomes instead of running (`branch.ts`). */
+  readonly answers?: readonly (readonly [number, TapeOutcome])[] | null;
 };
 
 /** A step execution as it crosses: errors as details, fuel as a decimal. */
@@ -166,6 +168,7 @@ export async function runStepJob(job: StepJob, ctx: StepJobContext): Promise<Ste
     ...(ctx.fetch === undefined ? {} : { fetch: ctx.fetch }),
     ...(ctx.mcp === undefined ? {} : { mcp: ctx.mcp }),
     ...(player === undefined ? {} : { player }),
+    ...(job.answers === undefined || job.answers === null ? {} : { answers: new Map(job.answers) }),
   }, job.invocationId);
   const after = workspace.image().state;
   const viewMemory = new Map(job.memory);

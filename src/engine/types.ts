@@ -18,6 +18,7 @@ import type { EngineEnvironment } from "./runners.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 import type { CapabilityAudit } from "../policy/audit.ts";
 import type { DeprecationNotice } from "../protocol/deprecations.ts";
+import type { Branch } from "./branch.ts";
 
 /** Where an abort was noticed outside any invocation (recorded in `run.aborted` as `abortedAt`). */
 export type AbortPoint = { phase: "planning"; attempt: number } | { phase: "executing"; stepIndex: number };
@@ -120,6 +121,11 @@ export type RunRequest = {
   session?: SessionChain;
   /** Replay: the recorded stops to reproduce (`replay.ts` reads them from the capsule's events). */
   replay?: ReplayDirectives;
+  /**
+   * A fork or a resume of a recorded run (`branch.ts`): its lineage (in `request.json`), the changes from its branch
+   * point on and, while it is made, the parent's tape for the steps before that point.
+   */
+  branch?: Branch;
   /**
    * Stop these invocations at these fuel counts, as aborted by `signal` (a run started again after an earlier attempt
    * of it was stopped there by that signal: `EngineRunRequest.stopAt`). Recorded like any stop, so replay repeats it.

@@ -92,17 +92,42 @@ function hostCallDivergence(sa: StepView | undefined, sb: StepView | undefined):
   return null;
 }
 
-function firstDivergence(ea: readonly Ev[], eb: readonly Ev[], va: RunView, vb: RunView): FirstDivergence | null {
+/** Members of `request.json` that say where a run came from (a fork's, a resumed run's), not what it did. */
+const LINEAGE = ["forkedFrom", "resumedFrom"];
+
+/** Whether two requests differ only in their lineage (a fork or a resumed run against its parent). */
+function lineageOnly(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
+  const strip = (bytes: Uint8Array | undefined) => {
+    const o = obj(parseJsonBytes(bytes));
+    return o === null ? null : Object.fromEntries(Object.entries(o).filter(([k]) => !LINEAGE.includes(k)));
+  };
+  const x = strip(a);
+  const y = strip(b);
+  return x !== null && y !== null && firstDifference(x, y) === null;
+}
+
+/**
+ * The first differing field of two events at index `i`, or null when they are the same. After an earlier difference
+ * every event hash differs (the chain), so events are compared by content; `run.started`'s request hash is left out
+ * when the requests differ only in their lineage (a fork first differs at its step, not at the request naming its
+ * parent; the summary's `inputs` names the lineage).
+ */
+function eventDifference(x: Ev | undefined, y: Ev | undefined, lineage: boolean): string | null {
+  if (x === undefined) return "(A has fewer events)";
+  if (y === undefined) return "(B has fewer events)";
+  if (x.eventHash === y.eventHash) return null;
+  if (x.type !== y.type) return "type";
+  if (x.timestamp !== y.timestamp) return "timestamp";
+  const masked = (e: Ev) => (lineage && e.type === "run.started" ? { ...e.payload, requestHash: null } : e.payload);
+  return firstDifference(masked(x), masked(y), "payload");
+}
+
+function firstDivergence(ea: readonly Ev[], eb: readonly Ev[], va: RunView, vb: RunView, lineage: boolean): FirstDivergence | null {
   for (let i = 0; i < Math.max(ea.length, eb.length); i++) {
     const x = ea[i];
     const y = eb[i];
-    if (x !== undefined && y !== undefined && x.eventHash === y.eventHash) continue;
-    let field: string;
-    if (x === undefined) field = "(A has fewer events)";
-    else if (y === undefined) field = "(B has fewer events)";
-    else if (x.type !== y.type) field = "type";
-    else if (x.timestamp !== y.timestamp) field = "timestamp";
-    else field = firstDifference(x.payload, y.payload, "payload") ?? "eventHash";
+    const field = eventDifference(x, y, lineage);
+    if (field === null) continue;
     const stepId = stepAt(ea, i) ?? stepAt(eb, i);
     const inStep = (v: RunView) => v.steps.find((s) => s.stepId === stepId && s.events.first <= i && i <= s.events.last + 1);
     const hostCall = stepId === null ? null : hostCallDivergence(inStep(va), inStep(vb));
@@ -160,7 +185,7 @@ export function diffRuns(a: RunSource, b: RunSource): RunDiff {
     identical: false,
     a: { runHash: va.runHash, status: va.status, steps: va.steps.length, events: ea.length, damaged: a.damaged?.length ?? 0 },
     b: { runHash: vb.runHash, status: vb.status, steps: vb.steps.length, events: eb.length, damaged: b.damaged?.length ?? 0 },
-    firstDivergence: firstDivergence(ea, eb, va, vb),
+    firstDivergence: firstDivergence(ea, eb, va, vb, lineageOnly(a.entries.get("request.json"), b.entries.get("request.json"))),
     inputs: requestFields(a.entries.get("request.json"), b.entries.get("request.json")),
     packFiles: pathChanges(under(a.entries, "pack/"), under(b.entries, "pack/")),
     modules: moduleChanges(va, vb),

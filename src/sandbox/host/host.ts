@@ -91,6 +91,11 @@ export type HostContext = {
   /** Replay mode: the recorded tape. */
   player?: TapePlayer;
   /**
+   * A fork's step (`src/engine/branch.ts`): these calls (1-based numbers) do not run; each is answered with its
+   * outcome, which the tape records (and a replay of the fork answers the same way).
+   */
+  answers?: ReadonlyMap<number, TapeOutcome>;
+  /**
    * Stops the invocation while it waits (`../stops.ts`): in-flight and later fetches fail with the signal's reason
    * when it is a `ReachError` (a halting one), else as aborted fetches.
    */
@@ -156,7 +161,7 @@ export function createHost(ctx: HostContext): Host {
  * One call in progress. `text` is `canonicalize(request)` once the request has been validated, and `request` then the
  * host's own parse of it: what the op runs on and what the tape keeps (nothing changes it afterwards).
  */
-type Begun = { seq: number; op: unknown; request: unknown; text: string | null; played: PlayedCall | null; error: ReachError | null };
+type Begun = { seq: number; op: unknown; request: unknown; text: string | null; played: PlayedCall | null; error: ReachError | null; answer: TapeOutcome | null };
 
 /**
  * The host of {@link createHost}. A class rather than closures: a host is made for every tool invocation, and its
@@ -211,7 +216,7 @@ class InvocationHost implements Host {
     const calls = ++this.#calls;
     ctx.fuel?.charge(HOST_CALL_FUEL);
     const seq = ctx.tape.reserve();
-    const b: Begun = { seq, op, request, text: null, played: null, error: null };
+    const b: Begun = { seq, op, request, text: null, played: null, error: null, answer: ctx.answers?.get(calls) ?? null };
     try {
       const max = this.#limits.maxCalls;
       if (calls > max) {
@@ -276,9 +281,16 @@ class InvocationHost implements Host {
     return (out as { response: JsonObject }).response;
   }
 
+  /** A call a fork answers in place of running it (`HostContext.answers`). */
+  #answered(b: Begun & { answer: TapeOutcome }): JsonObject {
+    const a = b.answer;
+    return "error" in a ? this.#end(b, true, null, errorFromDetails(a.error)) : this.#end(b, false, keysInOrder(a.response as JsonObject), null);
+  }
+
   #invokeSync(op: HostOp, request: JsonObject): JsonObject {
     const b = this.#begin(op, request);
     if (b.error !== null) return this.#end(b, true, null, b.error);
+    if (b.answer !== null) return this.#answered(b as Begun & { answer: TapeOutcome });
     let response: JsonObject;
     try {
       response = runSyncOp(this.#opCtx, op, b.request);
@@ -354,6 +366,7 @@ class InvocationHost implements Host {
     if (op !== "http.fetch" && op !== "mcp.call") return this.#invokeSync(op, request);
     const b = this.#begin(op, request);
     if (b.error !== null) return this.#end(b, true, null, b.error);
+    if (b.answer !== null) return this.#answered(b as Begun & { answer: TapeOutcome });
     const run = (this.#fetchQueue ?? Promise.resolve()).then(() => (op === "mcp.call" ? this.#mcpOp(b) : this.#fetchOp(b)));
     this.#fetchQueue = run.catch(() => undefined);
     let response: JsonObject;
