@@ -141,6 +141,7 @@ describe("--help names every option a command accepts", () => {
     "_service-args.ts": ["serve", "worker", "submit", "runs", "tokens"],
     "node.ts": ["node"], "node-serve.ts": ["node"], "federation-host.ts": ["node", "delegate", "revoke"],
     "delegate.ts": ["delegate", "revoke"], "doctor.ts": ["doctor"], "conformance.ts": ["conformance"], "export.ts": ["export"],
+    "fork.ts": ["fork", "resume"],
   };
   const dir = "src/cli";
   const optionsOf = (file: string): string[] => [...new Set([...readFileSync(join(dir, file), "utf8").matchAll(/"(--[a-z][a-z0-9-]*)"/g)].map((m) => m[1]!))];

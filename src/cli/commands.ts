@@ -11,6 +11,7 @@ import { APPROVE, KEYGEN, MCP, PACK_SUBCOMMANDS, TRUST_SUBCOMMANDS } from "./spe
 import { PLAN_SUBCOMMANDS } from "./specs-plan.ts";
 import { RUNS_SUBCOMMANDS, SERVE, SUBMIT, TOKENS_CREATE, WORKER } from "./specs-service.ts";
 import { ATTEST, ATTEST_NOTES } from "./specs-attest.ts";
+import { FORK, LINEAGE_NOTES, RESUME } from "./specs-lineage.ts";
 import { CONFORMANCE, DELEGATE, DOCTOR, NODE_SUBCOMMANDS, REVOKE } from "./specs-federation.ts";
 import { EXPORT_SUBCOMMANDS } from "./specs-export.ts";
 
@@ -81,6 +82,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       "Exit 0 identical, 1 the runs differ, 2 either capsule cannot be read.",
     ].join("\n"),
   },
+  { ...FORK, notes: ["Example: reach-wasm fork .reach/<runHash>.capsule.tar.gz --at 2 --args '{\"text\":\"other\"}' --out forks", LINEAGE_NOTES].join("\n") },
+  { ...RESUME, notes: ["Example: reach-wasm resume .reach/<runHash>.capsule.tar.gz --out resumed", LINEAGE_NOTES].join("\n") },
   {
     ...group("export"),
     summary: "a run in a standard format: `export otel` writes its OpenTelemetry traces (OTLP/JSON)",
