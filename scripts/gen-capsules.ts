@@ -19,6 +19,10 @@ import { readQuickJsEngineWasm } from "../src/platform/quickjs-engine.ts";
 import { readPythonWasm } from "../src/platform/python-engine.ts";
 import { generateKeyPair } from "../src/trust/keys.ts";
 import { launchMcpStdio } from "../src/platform/mcp-stdio.ts";
+import { readRunCapsule } from "../src/capsule/run-capsule.ts";
+import { forkCapsule, resumeCapsule } from "../src/engine/fork.ts";
+import type { RunRequest } from "../src/engine/types.ts";
+import { readJsonl } from "../src/ledger/jsonl.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const outRoot = join(root, "conformance/capsules");
@@ -27,21 +31,51 @@ const only = process.argv.slice(2);
 // the MCP servers of packs/mcp_memory are the devDependencies' commands
 process.env["PATH"] = `${join(root, "node_modules/.bin")}:${process.env["PATH"] ?? ""}`;
 
-async function capsule(pack: string, folder: string, options: { input?: JsonValue; restricted?: boolean; key?: Uint8Array; fetch?: typeof fetch } = {}): Promise<void> {
-  if (only.length > 0 && !only.includes(folder)) return;
-  const loaded = await loadPack(await readPackFiles(join(root, "packs", pack)));
-  const req = { restricted: options.restricted ?? false, approve: false };
-  const record = await runPack({ loaded, env: { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm, sha256: nativeSha256Backend, mcpStdio: launchMcpStdio }, ...req, ...(options.input === undefined ? {} : { input: options.input }), ...(options.fetch === undefined ? {} : { fetch: options.fetch }) });
-  const { bytes } = buildRunCapsule(record, loaded, capsuleRequest(record, req), options.key);
+const env = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm, sha256: nativeSha256Backend, mcpStdio: launchMcpStdio };
+
+function save(folder: string, status: string, runHash: string, bytes: Uint8Array): Uint8Array {
   const dir = join(outRoot, folder);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, capsuleFileName(record.runHash)), bytes);
-  console.log(`${folder}: ${record.status} ${record.runHash} (${bytes.length} bytes)`);
+  writeFileSync(join(dir, capsuleFileName(runHash)), bytes);
+  console.log(`${folder}: ${status} ${runHash} (${bytes.length} bytes)`);
+  return bytes;
+}
+
+/** Run a pack and write its capsule (unless `only` leaves the folder out); its bytes either way. */
+async function capsule(pack: string, folder: string, options: { input?: JsonValue; restricted?: boolean; key?: Uint8Array; fetch?: typeof fetch; resume?: RunRequest["resume"]; always?: boolean } = {}): Promise<Uint8Array | null> {
+  if (only.length > 0 && !only.includes(folder) && options.always !== true) return null;
+  const loaded = await loadPack(await readPackFiles(join(root, "packs", pack)));
+  const req = { restricted: options.restricted ?? false, approve: false };
+  const record = await runPack({ loaded, env, ...req, ...(options.input === undefined ? {} : { input: options.input }), ...(options.fetch === undefined ? {} : { fetch: options.fetch }), ...(options.resume === undefined ? {} : { resume: options.resume }) });
+  const { bytes } = buildRunCapsule(record, loaded, capsuleRequest(record, req), options.key);
+  return only.length > 0 && !only.includes(folder) ? bytes : save(folder, record.status, record.runHash, bytes);
+}
+
+/**
+ * Forks and resumed runs (conformance/HASHING.md "Forks and resumed runs"): notes forked at its "save" step with other
+ * arguments, and notes aborted as its "stats" step starts (a signal's stop at fuel 0), then resumed.
+ */
+async function lineage(): Promise<void> {
+  const wanted = (folder: string) => only.length === 0 || only.includes(folder);
+  if (!["notes-fork", "notes-aborted", "notes-resumed"].some(wanted)) return;
+  const notes = readRunCapsule((await capsule("notes", "notes", { always: true }))!);
+  if (wanted("notes-fork")) {
+    const forked = await forkCapsule(notes, env, "save", { arguments: { title: "A forked note", slug: "a-forked-note", text: "Written by a fork of the notes run." } });
+    save("notes-fork", forked.status, forked.runHash, forked.capsule.bytes);
+  }
+  const stats = String(readJsonl(notes.entries.get("events.jsonl")!).events.map((e) => e as { type: string; payload: Record<string, unknown> })
+    .find((e) => e.type === "tool.invoked" && e.payload["stepId"] === "stats")!.payload["invocationId"]);
+  const aborted = readRunCapsule((await capsule("notes", "notes-aborted", { always: true, resume: { stops: new Map([[stats, { fuel: 0n, reason: "abort" }]]), signal: "SIGINT" } }))!);
+  if (wanted("notes-resumed")) {
+    const resumed = await resumeCapsule(aborted, env);
+    save("notes-resumed", resumed.status, resumed.runHash, resumed.capsule.bytes);
+  }
 }
 
 await capsule("hello", "hello", { restricted: true });
 await capsule("notes", "notes");
+await lineage();
 await capsule("notes", "notes-signed", { key: generateKeyPair().privateKey });
 await capsule("return_spec_fail", "return_spec_fail");
 await capsule("path_escape_fail", "path_escape_fail");
