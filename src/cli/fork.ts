@@ -93,7 +93,7 @@ async function branchCommand(name: string, c: Common, io: CliIO, make: (capsule:
   const signals = abortOnSignals();
   let run: BranchedRun;
   try {
-    run = await progress.task(`${name === "fork" ? "forking" : "resuming"} ${parent.index.runHash.slice(0, 12)}…`, () => make(parent, signals.signal, key));
+    run = await progress.task(`${name === "fork" ? "forking" : "resuming"} run ${parent.index.runHash.slice(0, 12)}`, () => make(parent, signals.signal, key));
   } catch (err) {
     progress.done();
     if (!(err instanceof ReachError) || err.code !== "REPLAY_DIVERGENCE") throw err;
