@@ -7,11 +7,11 @@
 import { isSha256Hex } from "../canonical/hex.ts";
 import { sha256Hex } from "../canonical/sha256.ts";
 import type { RunCapsule } from "../capsule/run-capsule-core.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { isErrorCode, ReachError } from "../protocol/errors.ts";
 import type { JsonObject } from "../protocol/json.ts";
 import type { TapeOutcome } from "../record/tape.ts";
 import { BRANCH_FILE_PREFIX } from "./branch.ts";
-import type { Branch, BranchChanges, BranchFileRef, ForkedFrom, ResumedFrom } from "./branch.ts";
+import type { Branch, BranchChanges, BranchFileRef, BranchLayer, ForkedFrom, ResumedFrom } from "./branch.ts";
 import type { CapsuleRequest } from "./capsule.ts";
 import { toolBuild } from "./pack.ts";
 import type { LoadedPack, LoadPackOptions } from "./pack.ts";
@@ -51,7 +51,11 @@ export function answerOf(bytes: Uint8Array, what: string): TapeOutcome {
   }
   if (!isObject(v)) throw new ReachError("PROTO_INVALID_ARGUMENT", `${what} is not a JSON object; give the host call's response as a JSON object`);
   const keys = Object.keys(v);
-  if (keys.length === 1 && keys[0] === "error" && isObject(v["error"]) && typeof v["error"]["code"] === "string") return { error: v["error"] as TapeOutcome extends { error: infer E } ? E : never };
+  if (keys.length === 1 && keys[0] === "error") {
+    const e = v["error"];
+    if (!isObject(e) || !isErrorCode(e["code"]) || typeof e["message"] !== "string" || e["message"] === "") throw new ReachError("PROTO_INVALID_ARGUMENT", `${what}: an {"error": …} response needs a known error code and a message`);
+    return { error: e as TapeOutcome extends { error: infer E } ? E : never };
+  }
   if (keys.length === 1 && keys[0] === "response" && isObject(v["response"])) return { response: v["response"] as JsonObject };
   return { response: v as JsonObject };
 }
@@ -107,11 +111,33 @@ async function forkChanges(capsule: RunCapsule, f: Record<string, unknown>, load
       if (!isObject(r) || !Number.isSafeInteger(r["call"]) || (r["call"] as number) < 1) throw invalid("a forkedFrom.changes.responses entry has no call number");
       const { bytes } = fileOf(capsule, r);
       files.set(r["sha256"] as string, bytes);
-      answers.set(r["call"] as number, answerOf(bytes, `the response for host call ${String(r["call"])}`));
+      try {
+        answers.set(r["call"] as number, answerOf(bytes, `the response for host call ${String(r["call"])}`));
+      } catch (err) {
+        throw invalid(`the change file ${BRANCH_FILE_PREFIX}${String(r["sha256"])}: ${(err as Error).message}`);
+      }
     }
     changes.answers = answers;
   }
   return { changes, files };
+}
+
+/** Most forks of forks a capsule's lineage may nest. */
+const MAX_FORK_DEPTH = 64;
+
+/** The layers of a `forkedFrom` (nested: a fork of a fork), the oldest first, with their change files. */
+async function forkLayers(capsule: RunCapsule, fork: unknown, recorded: readonly Ev[], loaded: LoadedPack, options: LoadPackOptions): Promise<{ layers: BranchLayer[]; files: Map<string, Uint8Array> }> {
+  const layers: BranchLayer[] = [];
+  const files = new Map<string, Uint8Array>();
+  for (let f = fork, depth = 0; f !== undefined; f = (f as Record<string, unknown>)["forkedFrom"], depth++) {
+    if (depth >= MAX_FORK_DEPTH) throw invalid(`forkedFrom nests more than ${MAX_FORK_DEPTH} forks`);
+    if (!isObject(f) || typeof f["runHash"] !== "string" || !isSha256Hex(f["runHash"])) throw invalid("forkedFrom has no parent run hash");
+    if (typeof f["step"] !== "string" || f["step"] === "") throw invalid("forkedFrom.step is not a step id");
+    const layer = await forkChanges(capsule, f, loaded, options);
+    for (const [sha, bytes] of layer.files) files.set(sha, bytes);
+    layers.unshift({ at: f["step"], before: stepsBefore(recorded, f["step"]), changes: layer.changes });
+  }
+  return { layers, files };
 }
 
 /**
@@ -128,15 +154,11 @@ export async function branchOfCapsule(capsule: RunCapsule, request: CapsuleReque
   const fork = request.forkedFrom as unknown;
   const resumed = request.resumedFrom as unknown;
   if (fork === undefined && resumed === undefined) return null;
-  if (fork !== undefined && resumed !== undefined) throw invalid("it has both forkedFrom and resumedFrom");
-  const l = (fork ?? resumed) as unknown;
-  if (!isObject(l) || typeof l["runHash"] !== "string" || !isSha256Hex(l["runHash"])) throw invalid("the lineage has no parent run hash");
   if (resumed !== undefined) {
-    const r = l as ResumedFrom;
-    if ((r.status !== "ABORTED" && r.status !== "FAILED") || !Array.isArray(r.completedSteps) || r.completedSteps.some((s) => typeof s !== "string")) throw invalid("resumedFrom is malformed");
-    return { lineage: { resumedFrom: r }, files: new Map(), before: new Set(r.completedSteps), at: null, changes: {} };
+    const r = resumed as ResumedFrom;
+    if (!isObject(r) || typeof r.runHash !== "string" || !isSha256Hex(r.runHash) || (r.status !== "ABORTED" && r.status !== "FAILED") || !Array.isArray(r.completedSteps) || r.completedSteps.some((x) => typeof x !== "string")) throw invalid("resumedFrom is malformed");
   }
-  if (typeof l["step"] !== "string" || l["step"] === "") throw invalid("forkedFrom.step is not a step id");
-  const { changes, files } = await forkChanges(capsule, l, loaded, options);
-  return { lineage: { forkedFrom: l as ForkedFrom }, files, before: stepsBefore(recorded, l["step"]), at: l["step"], changes };
+  const { layers, files } = fork === undefined ? { layers: [], files: new Map<string, Uint8Array>() } : await forkLayers(capsule, fork, recorded, loaded, options);
+  const lineage = { ...(fork === undefined ? {} : { forkedFrom: fork as ForkedFrom }), ...(resumed === undefined ? {} : { resumedFrom: resumed as ResumedFrom }) };
+  return { lineage, files, layers };
 }

@@ -2,7 +2,8 @@
  * A run branched off a recorded one (conformance/HASHING.md "Forks and resumed runs"): a **fork** re-enacts its
  * parent up to a step and runs on from there with changes (the step's arguments, the run input, a tool's build, a
  * host call's response, the seed); a **resume** continues an aborted or timed-out run after its last completed step.
- * Either keeps its parent's run id (its steps before the branch point are the parent's, invocation for invocation)
+ * A fork of a fork keeps its parent's changes (they act as they did in the parent) and adds its own, which win where
+ * both change the same thing. Either keeps its parent's run id (its steps before the branch point are the parent's, invocation for invocation)
  * and commits its lineage in `request.json` (`forkedFrom` / `resumedFrom`), so its run hash differs from its
  * parent's and names it.
  *
@@ -23,10 +24,14 @@ export const BRANCH_FILE_PREFIX = "fork/";
 /** A file a fork's change names: its SHA-256 and size (its bytes are the body entry `fork/<sha256>`). */
 export type BranchFileRef = { sha256: string; size: number };
 
-/** `request.json`'s `forkedFrom`: the parent, the step the fork starts at, and what changed there. */
+/**
+ * `request.json`'s `forkedFrom`: the parent, the step the fork starts at, and what changed there; when the parent was
+ * itself a fork, its own `forkedFrom` (whose changes still act, as they did in the parent).
+ */
 export type ForkedFrom = {
   runHash: string;
   step: string;
+  forkedFrom?: ForkedFrom;
   changes: {
     arguments?: JsonObject;
     input?: JsonValue;
@@ -53,27 +58,43 @@ export type BranchChanges = {
   answers?: ReadonlyMap<number, TapeOutcome>;
 };
 
-/** A branched run (`RunRequest.branch`). */
-export type Branch = {
-  /** The lineage member of `request.json` (committed by the run hash through `run.started.requestHash`). */
-  readonly lineage: { forkedFrom: ForkedFrom } | { resumedFrom: ResumedFrom };
-  /** The change files by SHA-256 (body entries `fork/<sha256>`). */
-  readonly files: ReadonlyMap<string, Uint8Array>;
-  /** The steps before the branch point (the parent's): no change acts on them. */
+/** The changes of one fork (a fork of a fork has one per fork, the oldest first). */
+export type BranchLayer = {
+  /** The step the changes start at. */
+  readonly at: string;
+  /** The steps before it (the parent's): the layer's changes do not act on them. */
   readonly before: ReadonlySet<string>;
-  /** The step the changes start at (null: a resume, which changes nothing). */
-  readonly at: string | null;
   readonly changes: BranchChanges;
-  /**
-   * When the branch is made (not in its replay): the parent's tape and recorded stops, which the steps before the
-   * branch point are played against.
-   */
-  readonly prefix?: { readonly player: TapePlayer; readonly stops: ReadonlyMap<string, StopPoint> };
 };
 
-/** Whether step `stepId` is at or after the branch point (changes act on it). */
-function changed(branch: Branch | undefined, stepId: string): branch is Branch {
-  return branch !== undefined && !branch.before.has(stepId);
+/** A branched run (`RunRequest.branch`). */
+export type Branch = {
+  /**
+   * The lineage members of `request.json` (committed by the run hash through `run.started.requestHash`): `forkedFrom`,
+   * `resumedFrom`, or both (a resumed fork).
+   */
+  readonly lineage: { forkedFrom?: ForkedFrom; resumedFrom?: ResumedFrom };
+  /** The change files by SHA-256 (body entries `fork/<sha256>`). */
+  readonly files: ReadonlyMap<string, Uint8Array>;
+  /** The forks' changes, the oldest first (none for a resumed run that was not forked). */
+  readonly layers: readonly BranchLayer[];
+  /**
+   * When the branch is made (not in its replay): the steps taken from the parent, which are played against the
+   * parent's tape, with its recorded stops.
+   */
+  readonly prefix?: { readonly before: ReadonlySet<string>; readonly player: TapePlayer; readonly stops: ReadonlyMap<string, StopPoint> };
+};
+
+/** The newest change `pick` finds among the layers that act on step `stepId`. */
+function latest<T>(request: RunRequest, stepId: string, pick: (l: BranchLayer) => T | undefined): T | undefined {
+  const layers = request.branch?.layers ?? [];
+  for (let i = layers.length - 1; i >= 0; i--) {
+    const l = layers[i]!;
+    if (l.before.has(stepId)) continue;
+    const v = pick(l);
+    if (v !== undefined) return v;
+  }
+  return undefined;
 }
 
 /**
@@ -84,8 +105,8 @@ function changed(branch: Branch | undefined, stepId: string): branch is Branch {
  * @returns the input
  */
 export function inputOf(request: RunRequest, stepId: string, input: JsonValue): JsonValue {
-  const b = request.branch;
-  return changed(b, stepId) && b.changes.input !== undefined ? b.changes.input : input;
+  const found = latest<{ v: JsonValue }>(request, stepId, (l) => (Object.hasOwn(l.changes, "input") && l.changes.input !== undefined ? { v: l.changes.input } : undefined));
+  return found === undefined ? input : found.v;
 }
 
 /**
@@ -96,8 +117,7 @@ export function inputOf(request: RunRequest, stepId: string, input: JsonValue): 
  * @returns the seed
  */
 export function seedOf(request: RunRequest, stepId: string, seed: string): string {
-  const b = request.branch;
-  return changed(b, stepId) && b.changes.seed !== undefined ? b.changes.seed : seed;
+  return latest(request, stepId, (l) => l.changes.seed) ?? seed;
 }
 
 /**
@@ -108,8 +128,7 @@ export function seedOf(request: RunRequest, stepId: string, seed: string): strin
  * @returns the tool
  */
 export function toolOf(request: RunRequest, stepId: string, tool: PackTool): PackTool {
-  const b = request.branch;
-  return (changed(b, stepId) ? b.changes.tools?.get(tool.name) : undefined) ?? tool;
+  return latest(request, stepId, (l) => l.changes.tools?.get(tool.name)) ?? tool;
 }
 
 /**
@@ -120,8 +139,7 @@ export function toolOf(request: RunRequest, stepId: string, tool: PackTool): Pac
  * @returns the arguments
  */
 export function argumentsOf(request: RunRequest, stepId: string, resolved: JsonObject): JsonObject {
-  const b = request.branch;
-  return b !== undefined && b.at === stepId && b.changes.arguments !== undefined ? b.changes.arguments : resolved;
+  return latest(request, stepId, (l) => (l.at === stepId ? l.changes.arguments : undefined)) ?? resolved;
 }
 
 /**
@@ -131,8 +149,8 @@ export function argumentsOf(request: RunRequest, stepId: string, resolved: JsonO
  * @returns `[call number, outcome]` pairs, or null
  */
 export function answersOf(request: RunRequest, stepId: string): [number, TapeOutcome][] | null {
-  const b = request.branch;
-  return b !== undefined && b.at === stepId && b.changes.answers !== undefined ? [...b.changes.answers] : null;
+  const answers = latest(request, stepId, (l) => (l.at === stepId ? l.changes.answers : undefined));
+  return answers === undefined ? null : [...answers];
 }
 
 /**
@@ -143,9 +161,9 @@ export function answersOf(request: RunRequest, stepId: string): [number, TapeOut
  * @returns the player, or undefined
  */
 export function playerOf(request: RunRequest, stepId: string): TapePlayer | undefined {
-  const b = request.branch;
-  if (b?.prefix === undefined) return request.player;
-  return b.before.has(stepId) ? b.prefix.player : undefined;
+  const prefix = request.branch?.prefix;
+  if (prefix === undefined) return request.player;
+  return prefix.before.has(stepId) ? prefix.player : undefined;
 }
 
 /**
@@ -156,6 +174,5 @@ export function playerOf(request: RunRequest, stepId: string): TapePlayer | unde
  * @returns whether it is
  */
 export function inPrefix(request: RunRequest, stepId: string): boolean {
-  const b = request.branch;
-  return b?.prefix !== undefined && b.before.has(stepId);
+  return request.branch?.prefix?.before.has(stepId) === true;
 }

@@ -132,6 +132,38 @@ describe("fork", () => {
     await checked(child);
   });
 
+  it("forks a fork: the parent's changes keep acting, the new ones win; a fork before the parent's is refused", async () => {
+    const parent = await run(threeSteps());
+    const first = await forkCapsule(parent.capsule, env, "b", { arguments: { tag: "first" }, seed: "3" });
+    const second = await forkCapsule(readRunCapsule(first.capsule.bytes), env, "c", { arguments: { tag: "second" } });
+    expect(second.status, second.error?.message).toBe("COMPLETED");
+    expect(outputs(second)["b"]).toEqual(outputs(first)["b"]); // the first fork's change, from the first fork's tape
+    expect(outputs(second)["c"]!.tag).toBe("second");
+    expect(outputs(second)["c"]!.seen).toBe("first");
+    expect(outputs(second)["c"]!.r).toBe(outputs(first)["c"]!.r); // the first fork's seed still acts at c
+    const capsule = await checked(second);
+    expect(request(capsule)["forkedFrom"]).toMatchObject({ runHash: first.runHash, step: "c", forkedFrom: { runHash: parent.run.runHash, step: "b" } });
+    const early = await forkCapsule(readRunCapsule(first.capsule.bytes), env, "a", { seed: "1" }).catch((e: unknown) => e);
+    expect((early as ReachError).code).toBe("PROTO_INVALID_ARGUMENT");
+  });
+
+  it("resumes a fork that was aborted after its branch point; its changes keep acting", async () => {
+    const parent = await run(threeSteps());
+    const whole = await forkCapsule(parent.capsule, env, "b", { arguments: { tag: "mine", n: 10 } });
+    const controller = new AbortController();
+    const stopped = await forkCapsule(parent.capsule, env, "b", { arguments: { tag: "mine", n: 10 } }, {
+      signal: controller.signal,
+      onProgress: (p) => { if (p.kind === "step" && p.stepId === "c" && p.status === "started") controller.abort("SIGINT"); },
+    });
+    expect(stopped.status).toBe("ABORTED");
+    await checked(stopped);
+    const resumed = await resumeCapsule(readRunCapsule(stopped.capsule.bytes), env);
+    expect(resumed.status, resumed.error?.message).toBe("COMPLETED");
+    expect(outputs(resumed)).toEqual(outputs(whole));
+    const capsule = await checked(resumed);
+    expect(request(capsule)).toMatchObject({ forkedFrom: { runHash: parent.run.runHash, step: "b" }, resumedFrom: { runHash: stopped.runHash, status: "ABORTED" } });
+  });
+
   it("refuses an unknown step, no change, a malformed change", async () => {
     const parent = await run(threeSteps());
     const code = async (p: Promise<unknown>) => p.then(() => "ok", (e: unknown) => (e instanceof ReachError ? e.code : String(e)));

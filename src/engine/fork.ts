@@ -23,7 +23,7 @@ import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { TapePlayer } from "../record/player.ts";
 import { readTapeJsonl } from "../record/tape-jsonl.ts";
 import type { TapeOutcome } from "../record/tape.ts";
-import { answerOf, stepsBefore } from "./branch-capsule.ts";
+import { answerOf, branchOfCapsule, stepsBefore } from "./branch-capsule.ts";
 import type { Branch, BranchChanges, ForkedFrom } from "./branch.ts";
 import { buildRunCapsule, capsuleFileName } from "./capsule.ts";
 import { runPack } from "./coordinator.ts";
@@ -106,7 +106,8 @@ function forkStep(recorded: readonly Ev[], at: string): { step: string; index: n
   return found;
 }
 
-async function forkBranch(parent: RecordedRun, step: string, changes: ForkChanges, parentRunHash: string, options: LoadPackOptions): Promise<Omit<Branch, "before" | "prefix">> {
+/** A fork's changes as its run takes them, as `request.json` records them, and their files. */
+async function forkChanges(parent: RecordedRun, changes: ForkChanges, options: LoadPackOptions): Promise<{ changes: BranchChanges; record: ForkedFrom["changes"]; files: Map<string, Uint8Array> }> {
   const c: { -readonly [K in keyof BranchChanges]: BranchChanges[K] } = {};
   const record: ForkedFrom["changes"] = {};
   const files = new Map<string, Uint8Array>();
@@ -147,7 +148,7 @@ async function forkBranch(parent: RecordedRun, step: string, changes: ForkChange
     c.answers = answers;
   }
   if (Object.keys(record).length === 0) throw usage("a fork needs at least one change at its step: its arguments, the input, a tool build, a host call's response or the seed");
-  return { lineage: { forkedFrom: { runHash: parentRunHash, step, changes: record } }, files, at: step, changes: c };
+  return { changes: c, record, files };
 }
 
 /**
@@ -172,18 +173,21 @@ function checkPrefix(parent: readonly Ev[], child: readonly Ev[], k: number, pla
   }
 }
 
-async function branchRun(capsule: RunCapsule, env: EngineEnvironment, parent: RecordedRun, branch: Omit<Branch, "prefix">, k: number, options: BranchOptions): Promise<BranchedRun> {
+/** Where a branch leaves its parent: the step (null: after the last), its event, and the steps before it. */
+type Point = { at: string | null; index: number; before: Set<string> };
+
+async function branchRun(capsule: RunCapsule, env: EngineEnvironment, parent: RecordedRun, branch: Omit<Branch, "prefix">, point: Point, options: BranchOptions): Promise<BranchedRun> {
   const player = new TapePlayer(readTapeJsonl(capsule.entries.get(TAPE_ENTRY) ?? new Uint8Array()), entriesUnder(capsule.entries, BLOB_PREFIX));
   const stops = replayDirectives(parent.recorded).stops;
   const request = {
     ...parent.base,
-    branch: { ...branch, prefix: { player, stops } },
+    branch: { ...branch, prefix: { before: point.before, player, stops } },
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   };
   const record: RunRecord = parent.request.mode === "session" ? await replaySession(request, capsule) : await runPack(request);
   try {
-    checkPrefix(parent.recorded, record.events as unknown as Ev[], k, player, branch.at);
+    checkPrefix(parent.recorded, record.events as unknown as Ev[], point.index, player, point.at);
   } catch (err) {
     // Stopped before it reached its branch point, the new run has nothing of its own to keep.
     if (options.signal?.aborted === true) throw new ReachError("EXEC_ABORTED", "the new run was aborted before it reached its branch point; nothing was written", { details: { signal: String(options.signal.reason ?? "abort") } });
@@ -199,9 +203,15 @@ async function branchRun(capsule: RunCapsule, env: EngineEnvironment, parent: Re
     files: runFiles(record),
     result: runResult(record),
     parentRunHash: capsule.index.runHash,
-    at: branch.at,
-    before: [...branch.before],
+    at: point.at,
+    before: [...point.before],
   };
+}
+
+/** The parent's own lineage (a fork's changes keep acting in a fork or a resume of it). */
+async function inheritedOf(capsule: RunCapsule, parent: RecordedRun, options: LoadPackOptions): Promise<Omit<Branch, "prefix">> {
+  const b = await branchOfCapsule(capsule, parent.request, parent.recorded, parent.loaded, options);
+  return b === null ? { lineage: {}, files: new Map(), layers: [] } : b;
 }
 
 /**
@@ -229,8 +239,16 @@ export async function forkCapsule(capsule: RunCapsule, env: EngineEnvironment, a
   const parent = await parentOf(capsule, env, options);
   const { step, index } = forkStep(parent.recorded, at);
   const { fetch: _f, signal: _s, key: _k, onProgress: _p, parallel: _n, ...load } = options;
-  const branch = await forkBranch(parent, step, changes, capsule.index.runHash, load);
-  return await branchRun(capsule, env, parent, { ...branch, before: stepsBefore(parent.recorded, step) }, index, options);
+  const made = await forkChanges(parent, changes, load);
+  const inherited = await inheritedOf(capsule, parent, load);
+  const before = stepsBefore(parent.recorded, step);
+  // The parent's own forks act as they did in it: only from a step at or after theirs is that the parent's run.
+  const later = inherited.layers.find((l) => l.at !== step && !before.has(l.at));
+  if (later !== undefined) throw usage(`the parent is a fork made at step "${later.at}", after "${step}"; fork the run it was forked from (its request.json forkedFrom.runHash) at "${step}" instead`, { at: step });
+  const fork = inherited.lineage.forkedFrom;
+  const forkedFrom: ForkedFrom = { runHash: capsule.index.runHash, step, changes: made.record, ...(fork === undefined ? {} : { forkedFrom: fork }) };
+  const branch = { lineage: { forkedFrom }, files: new Map([...inherited.files, ...made.files]), layers: [...inherited.layers, { at: step, before, changes: made.changes }] };
+  return await branchRun(capsule, env, parent, branch, { at: step, index, before }, options);
 }
 
 /** Where a stopped run can go on: the step the watchdog or the abort stopped (null: between steps), and its event. */
@@ -275,6 +293,9 @@ export async function resumeCapsule(capsule: RunCapsule, env: EngineEnvironment,
   const parent = await parentOf(capsule, env, options);
   const point = resumePoint(parent.recorded);
   const before = stepsBefore(parent.recorded, point.step);
-  const branch = { lineage: { resumedFrom: { runHash: capsule.index.runHash, status: point.status, completedSteps: [...before] } }, files: new Map(), before, at: point.step, changes: {} };
-  return await branchRun(capsule, env, parent, branch, point.index, options);
+  const { fetch: _f, signal: _s, key: _k, onProgress: _p, parallel: _n, ...load } = options;
+  const inherited = await inheritedOf(capsule, parent, load);
+  const resumedFrom = { runHash: capsule.index.runHash, status: point.status, completedSteps: [...before] };
+  const lineage = { ...(inherited.lineage.forkedFrom === undefined ? {} : { forkedFrom: inherited.lineage.forkedFrom }), resumedFrom };
+  return await branchRun(capsule, env, parent, { lineage, files: inherited.files, layers: inherited.layers }, { at: point.step, index: point.index, before }, options);
 }
