@@ -6,4 +6,4 @@
  */
 
 /** 16 hex digits; changes whenever a schema may validate differently. */
-export const SCHEMA_REVISION = "1368496fca39ad4f";
+export const SCHEMA_REVISION = "c2e51e5fb57599d2";

@@ -7,6 +7,7 @@ export * from "./errors.ts";
 export * from "./event-types.ts";
 export * from "./error-details.ts";
 export * from "./pack.ts";
+export * from "./secrets.ts";
 export * from "./plan.ts";
 export * from "./evidence.ts";
 export * from "./envelope.ts";

@@ -23,6 +23,7 @@ import {
   uriWithScheme,
 } from "./_common.ts";
 import { lazySchema } from "./_lazy.ts";
+import { SecretsSchema } from "./secrets.ts";
 
 /** The only manifest version (seed 003 §5.3). */
 export const MANIFEST_VERSION = "1.0.0";
@@ -240,6 +241,8 @@ export const PackSchema = lazySchema(() => strictObject("reach.json", {
   mcpServers: z.record(identifier(), McpServerSchema()).optional(),
   run: RunSettingsSchema().optional(),
   intents: z.array(IntentSchema()).max(64).optional(),
+  /** Secrets the pack's tools need: name → hosts the value may go to (`./secrets.ts`). */
+  secrets: SecretsSchema().optional(),
 })
   .superRefine((pack, ctx) => {
     checkToolSources(pack, ctx);

@@ -40,6 +40,7 @@ import { DEFAULT_OP_LIMITS, runSyncOp } from "./_ops.ts";
 import type { OpContext, OpLimits } from "./_ops.ts";
 import { invalid } from "./_assert.ts";
 import { haltsTool } from "../halting.ts";
+import type { SecretBox } from "./secrets.ts";
 
 /**
  * A copy of a JSON object whose keys, at every depth, are in canonical (RFC 8785) order; built from entries
@@ -95,6 +96,11 @@ export type HostContext = {
    * outcome, which the tape records (and a replay of the fork answers the same way).
    */
   answers?: ReadonlyMap<number, TapeOutcome>;
+  /**
+   * The run's secrets (`./secrets.ts`): `http.fetch` checks every placeholder against the secret's hosts, live and in
+   * replay, and (live) substitutes the values and scrubs them from what comes back.
+   */
+  secrets?: SecretBox;
   /**
    * Stops the invocation while it waits (`../stops.ts`): in-flight and later fetches fail with the signal's reason
    * when it is a `ReachError` (a halting one), else as aborted fetches.
@@ -307,9 +313,14 @@ class InvocationHost implements Host {
     checkOp(ctx.policy, "http.fetch", req.url);
     if (b.played !== null) {
       // Replay: the URL checks still run (a violation must recur), then the tape answers; no network.
-      checkFetchUrl(ctx.policy, req.url, req.method);
+      const url = checkFetchUrl(ctx.policy, req.url, req.method);
+      ctx.secrets?.check({ url, headers: req.headers, body: req.body });
       if ("error" in b.played.outcome) throw errorFromDetails(b.played.outcome.error);
       return keysInOrder(b.played.outcome.response as JsonObject);
+    }
+    // A placeholder bound for a host outside its secret's hosts is refused before anything else, as in replay.
+    if (ctx.secrets !== undefined && (b.text === null || b.text.includes("secret:"))) {
+      ctx.secrets.check({ url: checkFetchUrl(ctx.policy, req.url, req.method), headers: req.headers, body: req.body });
     }
     if (ctx.fetch === undefined) {
       throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", "http.fetch: this host has no fetch; the runner must inject one",
@@ -323,7 +334,7 @@ class InvocationHost implements Host {
     try {
       // The tool sees the response with its keys in canonical order, live and in replay alike (a server's header
       // order must not change what the tool computes, nor its fuel).
-      return keysInOrder(await performFetch(req, ctx.policy, ctx.fetch, limits, ctx.signal));
+      return keysInOrder(await performFetch(req, ctx.policy, ctx.fetch, limits, ctx.signal, ctx.secrets));
     } catch (err) {
       throw stopped() ?? err;
     }

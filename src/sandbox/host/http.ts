@@ -7,6 +7,10 @@
  * body; `authorization` and `cookie` are dropped when a redirect changes origin (as the Fetch standard does for
  * `authorization`). The response body is read with a running byte count and refused over
  * {@link HttpLimits.maxResponseBytes}. Network failures and timeouts are `EXEC_RESOURCE_UNAVAILABLE`.
+ *
+ * With a run's secrets (`./secrets.ts`), every hop is checked and filled from the placeholder form (a redirect's
+ * `Location` has its values put back as placeholders first), and the response's header names and values, its body
+ * and any error are scrubbed before anyone sees them; the URL returned is the placeholder form.
  * @module
  */
 import { bytesToBase64 } from "../../canonical/hex.ts";
@@ -18,6 +22,7 @@ import { body, invalid, shape, str } from "./_assert.ts";
 import type { Req } from "./_assert.ts";
 import type { FetchLike } from "../../protocol/fetch.ts";
 import { concatBytes } from "../../canonical/bytes.ts";
+import type { SecretBox } from "./secrets.ts";
 
 /** Limits of `http.fetch`. */
 export type HttpLimits = {
@@ -128,6 +133,16 @@ function tooLarge(url: string, max: number): ReachError {
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
+/** Put placeholders back in a response's header values and body; a changed body gets its `content-length` fixed. */
+function scrubResponse(secrets: SecretBox, headers: Map<string, string>, data: Uint8Array): Uint8Array {
+  const entries = [...headers];
+  headers.clear();
+  for (const [k, v] of entries) headers.set(secrets.scrubBinary(k), secrets.scrubBinary(v));
+  const out = secrets.scrubBytes(data);
+  if (out !== data && headers.has("content-length")) headers.set("content-length", String(out.length));
+  return out;
+}
+
 /**
  * Perform a validated fetch under the policy.
  * @param req the validated request
@@ -135,6 +150,7 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  * @param fetchFn the injected fetch
  * @param limits limits
  * @param signal aborts the fetch (the runner's stop signal), optional
+ * @param secrets the run's secrets, optional (see the module notes)
  * @returns `{status, url, headers, data}` (headers: lower-case names, values joined with ", ")
  * @throws ReachError `POLICY_VIOLATION` for a refused URL or redirect; `EXEC_RESOURCE_EXHAUSTED` for a body over the
  *   limit; `EXEC_RESOURCE_UNAVAILABLE` for network failures, timeouts and too many redirects
@@ -145,6 +161,25 @@ export async function performFetch(
   fetchFn: FetchLike,
   limits: HttpLimits,
   signal?: AbortSignal,
+  secrets?: SecretBox,
+): Promise<JsonObject> {
+  if (secrets === undefined) return await fetchHops(req, policy, fetchFn, limits, signal, undefined);
+  try {
+    return await fetchHops(req, policy, fetchFn, limits, signal, secrets);
+  } catch (err) {
+    // A fetch implementation's message may quote what it was given (a header value, the URL with a value in it).
+    throw secrets.scrubError(err);
+  }
+}
+
+/** The hops of {@link performFetch}; with `secrets`, each hop is checked and filled from the placeholder form. */
+async function fetchHops(
+  req: FetchRequest,
+  policy: CapabilityPolicy,
+  fetchFn: FetchLike,
+  limits: HttpLimits,
+  signal: AbortSignal | undefined,
+  secrets: SecretBox | undefined,
 ): Promise<JsonObject> {
   let url = checkFetchUrl(policy, req.url, req.method);
   let method = req.method;
@@ -154,10 +189,12 @@ export async function performFetch(
   const abort = signal === undefined ? timeout : AbortSignal.any([timeout, signal]);
   for (let hop = 0; ; hop++) {
     let res: Response;
+    // Secrets go in per hop, from the placeholder form (a value never rides a redirect to another host).
+    const sent = secrets === undefined ? { url, headers, body: payload } : secrets.prepare({ url, headers, body: payload });
     try {
-      const init: RequestInit = { method, headers, redirect: "manual", signal: abort };
-      if (payload !== null) init.body = payload as Uint8Array<ArrayBuffer>;
-      res = await fetchFn(url, init);
+      const init: RequestInit = { method, headers: sent.headers, redirect: "manual", signal: abort };
+      if (sent.body !== null) init.body = sent.body as Uint8Array<ArrayBuffer>;
+      res = await fetchFn(sent.url, init);
     } catch (err) {
       const why = abort.aborted ? (timeout.aborted ? `timed out after ${limits.timeoutMs} ms` : "aborted") : (err as Error)?.message ?? "failed";
       throw unavailable(url, `the request failed: ${why}`, { reason: abort.aborted ? "aborted" : "network" });
@@ -165,7 +202,8 @@ export async function performFetch(
     if (res.type === "opaqueredirect" || res.status === 0) {
       throw unavailable(url, "the fetch implementation hid the redirect (opaque); inject a fetch that honours redirect: manual");
     }
-    const location = REDIRECTS.has(res.status) ? res.headers.get("location") : null;
+    const raw = REDIRECTS.has(res.status) ? res.headers.get("location") : null;
+    const location = raw === null || secrets === undefined ? raw : secrets.scrubBinary(raw);
     if (location === null) {
       let data: Uint8Array;
       try {
@@ -180,6 +218,7 @@ export async function performFetch(
         const before = seen.get(k);
         seen.set(k, before === undefined ? value : `${before}, ${value}`);
       });
+      if (secrets?.live === true) data = scrubResponse(secrets, seen, data);
       // From entries (CreateDataProperty): a header named "__proto__" is a member like any other.
       return { status: res.status, url, headers: Object.fromEntries(seen), data: bytesToBase64(data) };
     }

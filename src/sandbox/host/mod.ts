@@ -24,3 +24,5 @@ export { ArtifactSink, ArtifactStage, artifactType, DEFAULT_MAX_ARTIFACT_BYTES, 
 export type { StoredArtifact } from "./artifact-sink.ts";
 export { DEFAULT_MAX_LOG_CHARS, DEFAULT_MAX_LOG_ENTRIES, LogSink } from "./log-sink.ts";
 export type { LogEntry, LogLevel } from "./log-sink.ts";
+export { binaryToBytes, bytesToBinary, checkSecretValues, isSecretName, MAX_SECRET_BYTES, MIN_SECRET_BYTES, placeholderNames, secretPlaceholder, SecretBox, substituteSecrets } from "./secrets.ts";
+export type { HopRequest, SecretSpec, SecretValues } from "./secrets.ts";
