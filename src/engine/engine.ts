@@ -21,6 +21,8 @@ import { packLoading, turnLoop, useHashing } from "./runners.ts";
 import type { EngineEnvironment } from "./runners.ts";
 import type { RunProgress, RunRecord, RunRequest, RunStatus, SessionChain } from "./types.ts";
 import { Session } from "./session.ts";
+import { checkSecretValues } from "../sandbox/host/secrets.ts";
+import type { SecretValues } from "../sandbox/host/secrets.ts";
 import { checkSessionChain } from "./session-chain.ts";
 import type { SessionBudget, SessionCall, SessionScope, SessionTool, WorkspaceFile } from "./session.ts";
 
@@ -68,6 +70,13 @@ export type EngineRunRequest = {
   fetch?: FetchLike;
   /** The value of a declared secret by name, for `{{secret:NAME}}` in an MCP server's `env` (`RunRequest.secretValue`). */
   secretValue?: (name: string) => string | undefined;
+  /**
+   * Values of the secrets the pack declares (`reach.json` `secrets`), by name: every declared secret needs one (at
+   * least 8 bytes), else the call throws `PROTO_INVALID_ARGUMENT` before anything runs. Tools see only the
+   * placeholder `{{secret:NAME}}`; the host substitutes the value for requests to the secret's hosts and scrubs it from
+   * what comes back. Held in memory for this run only: never in `request.json`, the capsule or any record.
+   */
+  secrets?: SecretValues;
   /** Progress reports (never part of the hashed record). */
   onProgress?: (p: RunProgress) => void;
   /** The caller's correlation id (seed 004 `requestId`; 1–128 of A–Z a–z 0–9 . _ : -); default: derived from the run id. */
@@ -188,8 +197,10 @@ export async function runEngine(env: EngineEnvironment, request: EngineRunReques
 }
 
 /** Load the pack, check its signature and decide the executor (restricted unless trusted or `unrestricted`). */
-async function prepareRun(env: EngineEnvironment, request: Pick<EngineRunRequest, "pack" | "trust" | "onProgress">): Promise<{ loaded: LoadedPack; trust: PackTrust; restricted: boolean }> {
+async function prepareRun(env: EngineEnvironment, request: Pick<EngineRunRequest, "pack" | "trust" | "onProgress" | "secrets">): Promise<{ loaded: LoadedPack; trust: PackTrust; restricted: boolean }> {
   const loaded = await loadPackFrom(env, request.pack);
+  // Every declared secret has a value before anything runs (no run, no capsule otherwise).
+  checkSecretValues(loaded.pack.secrets ?? {}, request.secrets);
   const trust = packTrust(loaded, request.trust?.store ?? null);
   const restricted = !trust.trusted && request.trust?.unrestricted !== true;
   for (const message of loaded.warnings) request.onProgress?.({ kind: "warning", message });
@@ -224,6 +235,7 @@ function runOptions(request: EngineRunRequest): Omit<RunRequest, "loaded" | "env
     ...(request.interrupted === undefined ? {} : { interrupted: request.interrupted }),
     ...(request.fetch === undefined ? {} : { fetch: request.fetch }),
     ...(request.secretValue === undefined ? {} : { secretValue: request.secretValue }),
+    ...(request.secrets === undefined ? {} : { secrets: request.secrets }),
     ...(request.onProgress === undefined ? {} : { onProgress: request.onProgress }),
     ...(request.stopAt === undefined ? {} : { resume: resumeOf(request.stopAt) }),
     ...(request.infraTools === undefined ? {} : { infraTools: infraToolsOf(request.infraTools) }),

@@ -41,6 +41,7 @@ import type { PackTool } from "./pack.ts";
 import type { McpSessions } from "../sandbox/mcp/runner.ts";
 import { compileSchema } from "./schema-check.ts";
 import { monotonicMs } from "../determinism/real-clock.ts";
+import type { SecretBox } from "../sandbox/host/secrets.ts";
 
 /**
  * Fuel units granted per millisecond of `timeout_ms`. Measured on the 2-core CI machine: a tight WASI loop burns
@@ -70,6 +71,8 @@ export type ExecutorRunState = {
   readonly player?: TapePlayer;
   /** A fork's step: host calls (1-based numbers) answered with these outcomes instead of running. */
   readonly answers?: ReadonlyMap<number, TapeOutcome>;
+  /** The run's secrets: placeholders checked against their hosts, values substituted and scrubbed (live). */
+  readonly secrets?: SecretBox;
   /** The runner for a tool kind, given the step's workspace transaction. */
   readonly runnerFor: (tool: PackTool, step: StepTransaction) => Promise<ToolRunner>;
   /** The run's abort signal (async waits). */
@@ -210,6 +213,7 @@ function hostContext(
     ...mcpBinding(tool, state),
     ...(state.player === undefined ? {} : { player: state.player }),
     ...(state.answers === undefined ? {} : { answers: state.answers }),
+    ...(state.secrets === undefined || tool.definition.kind === "infra" ? {} : { secrets: state.secrets }),
   };
 }
 

@@ -43,7 +43,7 @@ export function runBody(run: Run, status: RunStatus, error: ReachError | null): 
   if (request.session !== undefined) result["session"] = { segment: request.session.segment, previousRunHash: request.session.previousRunHash, memoryAfter: memoryDigest(run.memoryEntries()) };
   // seed 003 §4.2 post-execution audit, before the terminal event: hashed with the run through `contents`
   if (request.replay?.audit !== false) {
-    run.capabilityAudit = auditCapabilities(loaded.pack.manifest, run.log.events, run.tape.records, changedPaths(run.workspaceBefore, run.workspace.snapshot()));
+    run.capabilityAudit = auditCapabilities(loaded.pack.manifest, run.log.events, run.tape.records, changedPaths(run.workspaceBefore, run.workspace.snapshot()), Object.keys(loaded.pack.secrets ?? {}));
     result["capabilityAudit"] = run.capabilityAudit;
   }
   const body = capsuleBody({

@@ -104,6 +104,7 @@ export function prepareStep(run: Run, gen: Generation, i: number, generation: nu
     network: run.request.fetch !== undefined,
     player: playerOf(run.request, step.id)?.forInvocation(invocationId).wire() ?? null,
     answers: answersOf(run.request, step.id),
+    secrets: run.secrets,
   };
   return { ...base, envelope, job, refusal: null };
 }

@@ -21,6 +21,8 @@ import { EventLog } from "../ledger/event-log.ts";
 import type { RecordedEvent } from "../ledger/event-log.ts";
 import { capabilityPolicy, workspaceResources } from "../policy/capabilities.ts";
 import type { CapabilityPolicy } from "../policy/capabilities.ts";
+import { SecretBox } from "../sandbox/host/secrets.ts";
+import type { SecretSpec } from "../sandbox/host/secrets.ts";
 import type { CapabilityAudit } from "../policy/audit.ts";
 import { planDeprecations } from "../protocol/deprecations.ts";
 import type { DeprecationNotice } from "../protocol/deprecations.ts";
@@ -111,6 +113,8 @@ export class Run {
   readonly intent: RunIntent | null;
   readonly log: EventLog;
   readonly policy: CapabilityPolicy;
+  /** The pack's secrets and (live) the caller's values, for the step jobs (in memory only, never recorded). */
+  readonly secrets: SecretSpec;
   readonly workspaceBefore: SnapshotEntry[];
   /** `request.json`: what the run was asked (replay asks it again); its hash is in `run.started`. */
   readonly requestDoc: CapsuleRequest;
@@ -186,6 +190,8 @@ export class Run {
       : {};
     this.log = new EventLog({ runId: this.runId, clock: this.#clock, ...live });
     this.policy = capabilityPolicy(loaded.pack.manifest, { restricted: this.restricted });
+    // A replay needs no values: the tape answers, and the placeholder checks need only the declarations.
+    this.secrets = new SecretBox(loaded.pack.secrets, request.player === undefined ? (request.secrets ?? {}) : null).spec();
     // WASI tools reach the workspace through preopens, not through the host API's checks, so the workspace itself
     // enforces what the policy allows: without the filesystem permission nothing is preopened (runRunners), and in
     // the restricted executor or with sandbox.filesystem "readonly" every declared root is read-only (temp/ stays

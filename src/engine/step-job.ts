@@ -23,6 +23,8 @@ import type { StoredArtifact } from "../sandbox/host/artifact-sink.ts";
 import { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
 import type { FetchLike } from "../protocol/fetch.ts";
 import { MemoryStore } from "../sandbox/host/memory-store.ts";
+import { SecretBox } from "../sandbox/host/secrets.ts";
+import type { SecretSpec } from "../sandbox/host/secrets.ts";
 import type { StopReason } from "../sandbox/fuel/mod.ts";
 import type { ModuleIdentity, ToolRunner } from "../sandbox/types.ts";
 import type { JsonObject } from "../protocol/json.ts";
@@ -63,6 +65,11 @@ export type StepJob = {
   readonly watchdogFactor: number;
   /** Whether the run gives tools the network (on another thread: the runtime's fetch; the policy still decides). */
   readonly network: boolean;
+  /**
+   * The run's secrets: the pack's declarations and, live, the caller's values (in memory only: a job is never
+   * written anywhere; `../sandbox/host/secrets.ts`).
+   */
+  readonly secrets: SecretSpec;
   /** Replay: this invocation's part of the tape. */
   readonly player: { readonly records: readonly TapeRecord[]; readonly blobs: readonly (readonly [string, Uint8Array])[] } | null;
   /** A fork's step: host calls (1-based numbers) answered with these outcomes instead of running (`branch.ts`). */
@@ -169,6 +176,7 @@ export async function runStepJob(job: StepJob, ctx: StepJobContext): Promise<Ste
     ...(ctx.mcp === undefined ? {} : { mcp: ctx.mcp }),
     ...(player === undefined ? {} : { player }),
     ...(job.answers === undefined || job.answers === null ? {} : { answers: new Map(job.answers) }),
+    secrets: SecretBox.from(job.secrets),
   }, job.invocationId);
   const after = workspace.image().state;
   const viewMemory = new Map(job.memory);

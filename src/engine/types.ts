@@ -4,6 +4,7 @@
  */
 import type { StopPoint } from "../sandbox/fuel/mod.ts";
 import type { FetchLike } from "../protocol/fetch.ts";
+import type { SecretValues } from "../sandbox/host/secrets.ts";
 import type { StoredArtifact } from "../sandbox/host/artifact-sink.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import type { SnapshotEntry } from "../sandbox/workspace/workspace.ts";
@@ -138,6 +139,11 @@ export type RunRequest = {
    * server starts; scrubbed back to the placeholder from everything it answers). Default: none.
    */
   secretValue?: (name: string) => string | undefined;
+  /**
+   * The values of the pack's declared secrets, by name (`EngineRunRequest.secrets`): held in memory for this run
+   * only, never recorded. Ignored in a replay (`player`), which needs none.
+   */
+  secrets?: SecretValues;
   /** Replay: answer from this tape instead of the network (issue 5). */
   player?: TapePlayer;
   /** Progress callback. */

@@ -13,6 +13,8 @@
  *   went under it.
  * - hosts: the allowed host patterns and the hosts successfully fetched from.
  * - undeclared: every `policy.violation` of the run (its type, the capability attempted, the step), in order.
+ * - secrets (only when the pack declares any): the declared names, and those a successful `http.fetch` carried as a
+ *   `{{secret:NAME}}` placeholder (URL, header value or body); names only, never a value.
  * @module
  */
 import type { Manifest } from "../protocol/pack.ts";
@@ -29,6 +31,8 @@ export type CapabilityAudit = {
   resources: UsageAudit;
   hosts: { allowed: string[]; contacted: string[] };
   undeclared: { violationType: string; attemptedCapability: string; stepId?: string }[];
+  /** Declared secrets and those a request carried (by name; present only when the pack declares secrets). */
+  secrets?: UsageAudit;
 };
 
 /** What the audit reads of an event. */
@@ -82,10 +86,11 @@ function hostOf(url: string | null): string | null {
  * @param events the run's events, in order
  * @param calls the run's host calls (its tape), in order
  * @param changedPaths workspace paths (`root/…`) whose content differs after the run
+ * @param secrets the names of the pack's declared secrets (`reach.json` `secrets`), when it declares any
  * @returns the audit, every list sorted except `undeclared` (event order)
  * @example auditCapabilities(loaded.pack.manifest, log.events, tape.records, ["out/report.txt"])
  */
-export function auditCapabilities(manifest: Manifest, events: readonly AuditEvent[], calls: readonly AuditCall[], changedPaths: readonly string[]): CapabilityAudit {
+export function auditCapabilities(manifest: Manifest, events: readonly AuditEvent[], calls: readonly AuditCall[], changedPaths: readonly string[], secrets?: readonly string[]): CapabilityAudit {
   const caps = manifest.capabilities;
   const uris = caps.resources.map((r) => r.uri);
   const ok = calls.filter((c) => c.error === undefined);
@@ -119,7 +124,28 @@ export function auditCapabilities(manifest: Manifest, events: readonly AuditEven
     resources: usage(uris, resources),
     hosts: { allowed: sorted(manifest.policies.allowedHosts), contacted: sorted(contacted) },
     undeclared,
+    ...(secrets === undefined || secrets.length === 0 ? {} : { secrets: usage(secrets, ok.filter((c) => c.op === "http.fetch").flatMap((c) => secretsIn(c.request))) }),
   };
+}
+
+const SECRET_PLACEHOLDER = /(?:\{\{|%7[Bb]%7[Bb])secret:([A-Za-z_][A-Za-z0-9_]{0,63})(?:\}\}|%7[Dd]%7[Dd])/g;
+
+/** The secret names an `http.fetch` request carries as placeholders (URL, header values, body text or bytes). */
+function secretsIn(request: unknown): string[] {
+  if (request === null || typeof request !== "object") return [];
+  const r = request as Record<string, unknown>;
+  const texts: string[] = [];
+  for (const k of ["url", "text"]) if (typeof r[k] === "string") texts.push(r[k] as string);
+  if (typeof r["data"] === "string") {
+    try {
+      texts.push(atob(r["data"] as string));
+    } catch {
+      // not base64: the call failed validation and is not counted anyway
+    }
+  }
+  const h = r["headers"];
+  if (h !== null && typeof h === "object") for (const v of Object.values(h as Record<string, unknown>)) if (typeof v === "string") texts.push(v);
+  return texts.flatMap((t) => [...t.matchAll(SECRET_PLACEHOLDER)].map((m) => m[1]!));
 }
 
 /**
