@@ -5,6 +5,7 @@
 import { allowedOf } from "./_http-args.ts";
 import { parseCommand, usageError } from "./options.ts";
 import { MCP, tokenOf } from "./specs-pack.ts";
+import type { SecretSource } from "./secret-args.ts";
 
 /** Parsed `mcp` arguments. */
 export type McpArgs = {
@@ -30,6 +31,8 @@ export type McpArgs = {
   quiet: boolean;
   /** Where each session run's trace goes (`--otlp-endpoint URL`, OTLP/HTTP), live; undefined: nowhere. */
   otlpEndpoint: string | undefined;
+  /** Where the declared secrets' values come from (`--secret`). */
+  secrets: SecretSource[];
 };
 
 const HTTP_ONLY = ["allowed-host", "allowed-origin", "max-sessions", "max-sessions-per-client", "idle-timeout"] as const;
@@ -58,7 +61,7 @@ export function parseMcpArgs(argv: readonly string[], envToken: string | undefin
   const out: McpArgs = {
     pack: positionals[0]!, out: v.out ?? ".reach", key: v.key, trust: v.trust, unrestricted: v.unrestricted, http: v.http ?? null, token: null,
     stepTimeoutMs: v["step-timeout"], allowedHosts: [], allowedOrigins: [], maxSessions: v["max-sessions"], maxSessionsPerClient: v["max-sessions-per-client"],
-    idleTimeoutMs: v["idle-timeout"] === undefined ? undefined : v["idle-timeout"] * 1000, quiet: v.quiet, otlpEndpoint: v["otlp-endpoint"],
+    idleTimeoutMs: v["idle-timeout"] === undefined ? undefined : v["idle-timeout"] * 1000, quiet: v.quiet, otlpEndpoint: v["otlp-endpoint"], secrets: v.secret,
   };
   if (out.http === null) {
     if (v.token !== undefined) throw usageError(MCP, "--token applies to --http only (stdio is private to the process that started the server)");

@@ -36,6 +36,7 @@ import { isLoopback, parseMcpArgs } from "./mcp-args.ts";
 import type { McpArgs } from "./mcp-args.ts";
 import { VERSION } from "./version.ts";
 import type { ReachError } from "../protocol/errors.ts";
+import { readSecrets } from "./secret-args.ts";
 
 const INFO = { name: "reach-wasm", version: VERSION };
 /** How long one call may hold this thread before its session moves to an engine thread (a hop costs each call ~0.2 ms). */
@@ -78,7 +79,9 @@ async function wireRequest(args: McpArgs): Promise<WireRequest> {
   const files = await readPackFiles(args.pack);
   const storeText = await readTrustStoreText(args.trust);
   const keyFileText = args.key === undefined ? undefined : new TextDecoder().decode(await readPrivateKeyFile(args.key));
-  return { pack: { files }, trust: { storeText, unrestricted: args.unrestricted }, ...(keyFileText === undefined ? {} : { keyFileText }), ...(args.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: args.stepTimeoutMs }), network: true };
+  const secrets = readSecrets(args.secrets, "mcp");
+  // The values stay in this process for every session run (in memory; never in a record).
+  return { pack: { files }, trust: { storeText, unrestricted: args.unrestricted }, ...(keyFileText === undefined ? {} : { keyFileText }), ...(args.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: args.stepTimeoutMs }), ...(Object.keys(secrets).length === 0 ? {} : { secrets }), network: true };
 }
 
 function untilAborted(signal: AbortSignal): Promise<void> {

@@ -8,6 +8,7 @@ import { ReachError } from "../protocol/errors.ts";
 import { parseJsonText } from "../protocol/json-text.ts";
 import { parseCommand, usageError } from "./options.ts";
 import { RUN } from "./specs-run.ts";
+import type { SecretSource } from "./secret-args.ts";
 
 /** A JSON value. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -37,6 +38,8 @@ export type RunArgs = {
   heartbeatMs: number;
   /** Where each run's trace goes (`--otlp-endpoint URL`, OTLP/HTTP), live; undefined: nowhere. */
   otlpEndpoint: string | undefined;
+  /** Where the declared secrets' values come from (`--secret`; read just before the run). */
+  secrets: SecretSource[];
 };
 
 /** Where a delegated run goes (`--on`, `--delegation`, `--dir`, `--ca`); null for a local run. */
@@ -53,6 +56,7 @@ export function parseRunArgs(argv: readonly string[]): RunArgs & { delegated: De
   const { values: v, positionals } = parseCommand(RUN, argv);
   if (v.events === "-" && v.json) throw usageError(RUN, "--events - and --json both want stdout; write the events to a file (--events FILE) or drop --json");
   const given = (["on", "delegation", "dir", "ca"] as const).filter((k) => v[k] !== undefined);
+  if (v.on !== undefined && v.secret.length > 0) throw usageError(RUN, "a delegated run (--on) cannot carry --secret: values never leave this machine; run the pack here");
   if (given.length > 0 && (v.on === undefined || v.delegation === undefined || v.dir === undefined)) {
     throw usageError(RUN, `a delegated run needs --on NODE_ID|URL, --delegation FILE and --dir NODE_DIR together (got ${given.map((k) => `--${k}`).join(", ")})`);
   }
@@ -60,7 +64,7 @@ export function parseRunArgs(argv: readonly string[]): RunArgs & { delegated: De
   return {
     pack: positionals[0]!, input: v.input ?? null, seed: v.seed, out: v.out ?? ".reach", approve: v.approve, unrestricted: v.unrestricted,
     trust: v.trust, key: v.key, approvals: v.approval, json: v.json, quiet: v.quiet, maxSteps: v["max-steps"], stepTimeoutMs: v["step-timeout"],
-    parallel: v.parallel, requestId: v["request-id"], events: v.events, heartbeatMs: v.heartbeat ?? 5000, otlpEndpoint: v["otlp-endpoint"],
+    parallel: v.parallel, requestId: v["request-id"], events: v.events, heartbeatMs: v.heartbeat ?? 5000, otlpEndpoint: v["otlp-endpoint"], secrets: v.secret,
     delegated: v.on === undefined || v.delegation === undefined || v.dir === undefined ? null : { on: v.on, delegation: v.delegation, dir: v.dir, ca: v.ca },
   };
 }

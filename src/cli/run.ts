@@ -28,6 +28,7 @@ import { progressSignals } from "../host/signal-points.ts";
 import { abortOnSignals } from "../platform/write.ts";
 import { stoppedAtEnd } from "../host/engine-inline.ts";
 import type { WireRequest } from "../host/engine-wire.ts";
+import { readSecrets } from "./secret-args.ts";
 import { writeRunResults } from "./run-results.ts";
 import { ReachError } from "../protocol/errors.ts";
 import type { CliIO } from "./io.ts";
@@ -53,6 +54,7 @@ export async function runRunCommand(argv: readonly string[], io: CliIO): Promise
   const storeText = await readTrustStoreText(args.trust);
   const keyFileText = args.key === undefined ? undefined : new TextDecoder().decode(await readPrivateKeyFile(args.key));
   const approvals = await Promise.all(args.approvals.map(readApproval));
+  const secrets = readSecrets(args.secrets, "run");
   // The handlers go on right before the run: a signal before then ends the process (nothing is written); from then on
   // it ends the run ABORTED, until the results are in place (`writeRunResults`); a second one exits at once,
   // removing any temporary file.
@@ -63,7 +65,7 @@ export async function runRunCommand(argv: readonly string[], io: CliIO): Promise
   signalAt("run");
   let code: number | undefined;
   try {
-    code = await runAndWrite(args, { files, input, storeText, keyFileText, approvals, outRoot, signal: signals.signal, events, otel }, io, say, progress);
+    code = await runAndWrite(args, { files, input, storeText, keyFileText, approvals, secrets, outRoot, signal: signals.signal, events, otel }, io, say, progress);
   } finally {
     if (code === undefined) signals.dispose();
     // The results are written and reported: a signal while the process winds down has nothing left to stop.
@@ -83,7 +85,7 @@ const turn = (): Promise<void> => loopTurn()(true);
  */
 const INLINE_FIRST_MS = 150;
 
-type Prepared = { files: Map<string, Uint8Array>; input: Awaited<ReturnType<typeof readInput>>; storeText: string | null; keyFileText: string | undefined; approvals: unknown[]; outRoot: string; signal: AbortSignal; events: ReturnType<typeof openEventStream> | null; otel: LiveOtel | null };
+type Prepared = { files: Map<string, Uint8Array>; input: Awaited<ReturnType<typeof readInput>>; storeText: string | null; keyFileText: string | undefined; approvals: unknown[]; secrets: Record<string, string>; outRoot: string; signal: AbortSignal; events: ReturnType<typeof openEventStream> | null; otel: LiveOtel | null };
 
 /** An approval record file (`--approval`): JSON, checked by the plan gate (signature, plan hash, trusted key). */
 async function readApproval(path: string): Promise<unknown> {
@@ -110,6 +112,8 @@ function wireRequestOf(args: ReturnType<typeof parseRunArgs>, p: Prepared): Wire
     ...(p.events === null && p.otel === null ? {} : { liveEvents: true }),
     trust: { storeText: p.storeText, unrestricted: args.unrestricted },
     ...(p.keyFileText === undefined ? {} : { keyFileText: p.keyFileText }),
+    // in memory only: crosses to the engine thread by structured clone, never into request.json or any record
+    ...(Object.keys(p.secrets).length === 0 ? {} : { secrets: p.secrets }),
     network: true,
   };
 }

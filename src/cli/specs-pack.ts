@@ -5,6 +5,7 @@
  */
 import { ArgError, defineArgs, integer } from "./options.ts";
 import { OTLP_ENDPOINT } from "./specs-export.ts";
+import { SECRET_OPTION } from "./secret-args.ts";
 
 const json = (shape: string) => ({ type: "boolean", help: `print one JSON object on stdout: ${shape}` }) as const;
 const trustStore = { type: "string", value: "FILE", help: "the trust store (default $REACH_WASM_TRUST_STORE or ~/.config/reach-wasm/trust.json)" } as const;
@@ -118,6 +119,7 @@ export const MCP = defineArgs({
     trust: { ...trustStore, help: `${trustStore.help};\na pack signed by one of its keys runs unrestricted` },
     unrestricted: { type: "boolean", help: "grant an unsigned or untrusted pack its declared capabilities" },
     ...OTLP_ENDPOINT,
+    secret: SECRET_OPTION,
     http: { type: "string", value: "HOST:PORT", parse: listenOf, help: "Streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0 picks one); each MCP\nsession is its own chain of runs, ended by the client's DELETE or when the server stops" },
     token: { type: "string", value: "TOKEN", parse: tokenOf, help: "require Authorization: Bearer TOKEN on every HTTP request (default $REACH_WASM_MCP_TOKEN);\nwithout a token only a loopback address is served" },
     ...HTTP_GUARD,

@@ -5,6 +5,7 @@
  */
 import { ArgError, defineArgs, integer, seed } from "./options.ts";
 import { OTLP_ENDPOINT } from "./specs-export.ts";
+import { SECRET_OPTION } from "./secret-args.ts";
 
 function requestId(text: string): string {
   if (!/^[A-Za-z0-9._:-]{1,128}$/.test(text)) throw new ArgError("expects 1-128 characters from A-Z a-z 0-9 . _ : -");
@@ -27,6 +28,7 @@ export const RUN = defineArgs({
     approve: { type: "boolean", help: "explicitly approve a risk-3 plan (seed 001 §4); risk 4 and 5 never run" },
     approval: { type: "string", value: "FILE", multiple: true, help: "a signed approval record of the plan (reach-wasm approve); counts when its key is trusted" },
     unrestricted: { type: "boolean", help: "grant an unsigned or untrusted pack its declared capabilities (default: restricted\nexecutor: no network, no writes outside temp/, no memory writes)" },
+    secret: SECRET_OPTION,
     trust: { ...trust, help: `${trust.help};\na pack signed by one of its keys runs unrestricted; a bad signature is refused (exit 2)` },
     "max-steps": { type: "string", value: "N", help: "the plan gate's step limit (default: the pack's run.maxSteps, else 10)", parse: integer(1, 100) },
     "step-timeout": { type: "string", value: "MS", help: "the step timeout when the plan sets none (its execution.step_timeout_ms; default 30000):\neach step's fuel budget and wall-clock watchdog, restarted with each step", parse: integer(1, 3_600_000) },

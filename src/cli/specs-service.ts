@@ -6,6 +6,7 @@
 import { defineArgs, integer, seed } from "./options.ts";
 import { HTTP_GUARD, listenOf } from "./specs-pack.ts";
 import { OTLP_ENDPOINT } from "./specs-export.ts";
+import { SECRET_OPTION } from "./secret-args.ts";
 
 const json = (shape: string) => ({ type: "boolean", help: `print one JSON object on stdout: ${shape}` }) as const;
 
@@ -71,6 +72,7 @@ export const SUBMIT = defineArgs({
     approve: { type: "boolean", help: "approve a risk-3 plan, as for run" },
     "max-steps": { type: "string", value: "N", parse: integer(1, 100), help: "the plan gate's step limit, as for run" },
     "step-timeout": { type: "string", value: "MS", parse: integer(1, 3_600_000), help: "the step timeout, as for run" },
+    secret: { ...SECRET_OPTION, help: `${SECRET_OPTION.help};\nsent to the service once with the submission, held in its memory for this run only` },
     wait: { type: "boolean", help: "follow the run's events on stderr until it ends; exit 0 COMPLETED, 1 FAILED or ABORTED" },
     out: { type: "string", value: "DIR", help: "with --wait: save the capsule as DIR/<runHash>.capsule.tar.gz" },
     json: json("{runId, status} (with --wait: the run record, with runHash)"),

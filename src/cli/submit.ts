@@ -19,6 +19,7 @@ import { parseCommand, usageError } from "./options.ts";
 import type { Values } from "./options.ts";
 import { SUBMIT } from "./specs-service.ts";
 import { capsulePathIn } from "./_capsule-download.ts";
+import { readSecrets } from "./secret-args.ts";
 
 async function readInput(spec: string | undefined): Promise<unknown> {
   if (spec === undefined) return undefined;
@@ -105,7 +106,8 @@ export async function runSubmitCommand(argv: readonly string[], io: CliIO): Prom
   const files = await readPackFiles(path);
   const digest = packDigest(files);
   const archive = writeArchive([...files].map(([p, bytes]) => ({ path: p, bytes })));
-  const accepted = await client.submit(digest, archive, await options(args));
+  const secrets = readSecrets(args.secret, "submit");
+  const accepted = await client.submit(digest, archive, await options(args), Object.keys(secrets).length === 0 ? undefined : secrets);
   io.stderr(`reach-wasm: submitted run ${accepted.runId} (${accepted.status})\n`);
   if (!args.wait) {
     if (args.json) io.stdout(JSON.stringify(accepted) + "\n");
