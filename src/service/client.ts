@@ -112,11 +112,13 @@ export class ServiceClient {
    * @param digest the pack digest
    * @param archive the pack archive (uploaded only when needed)
    * @param options input, seed, requestId, …
+   * @param secrets the values of the pack's secrets (sent once; the service never stores them)
    * @returns the run id and status
    * @example const { runId } = await client.submit(digest, bytes, { seed: "1" });
    */
-  async submit(digest: string, archive: Uint8Array, options: RunOptions): Promise<{ runId: string; status: string }> {
-    const body = JSON.stringify({ pack: digest, ...options });
+  async submit(digest: string, archive: Uint8Array, options: RunOptions, secrets?: Readonly<Record<string, string>>): Promise<{ runId: string; status: string }> {
+    // the secrets' values ride this request body only: the service holds them in memory for the run, never stores them
+    const body = JSON.stringify({ pack: digest, ...options, ...(secrets === undefined ? {} : { secrets }) });
     try {
       return await this.#json("POST", "/runs", { body, type: "application/json" });
     } catch (err) {

@@ -9,6 +9,7 @@ import type { Authenticator } from "./http-auth.ts";
 import type { ClientSlots, WatchLimits } from "./http-limits.ts";
 import type { RunHub } from "./run-hub.ts";
 import type { RunPack } from "./store-runs.ts";
+import type { SecretVault } from "./secret-vault.ts";
 
 /** The API's dependencies. */
 export type ServiceContext = {
@@ -30,4 +31,6 @@ export type ServiceContext = {
   limits?: Partial<WatchLimits>;
   /** The watch slots held, per client (made by the API when absent). */
   watchers?: ClientSlots;
+  /** Submitted runs' secret values until this process's worker takes them (memory only). */
+  secrets: SecretVault;
 };

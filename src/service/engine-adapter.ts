@@ -16,6 +16,7 @@ import type { FetchLike } from "../protocol/fetch.ts";
 import type { JsonValue } from "../protocol/json.ts";
 import type { TrustStore } from "../trust/trust-store.ts";
 import type { RunOptions } from "./schemas.ts";
+import type { SecretValues } from "../sandbox/host/secrets.ts";
 
 /**
  * The trust store of a service that runs for a long time: fixed, or (`watchTrustStore` of `reach-wasm/node`) a
@@ -45,6 +46,8 @@ export type EngineJob = {
   key?: Uint8Array;
   /** The network for trusted packs that declare hosts (default: none). */
   fetch?: FetchLike;
+  /** The values of the pack's secrets, from the submission (memory only; `secret-vault.ts`). */
+  secrets?: SecretValues;
 };
 
 /** What came out of a run. */
@@ -92,6 +95,7 @@ export function jobRequest(job: EngineJob): Omit<EngineRunRequest, "trust" | "fe
     ...(o.maxSteps === undefined ? {} : { maxSteps: o.maxSteps }),
     ...(o.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: o.stepTimeoutMs }),
     ...(job.key === undefined ? {} : { key: job.key }),
+    ...(job.secrets === undefined ? {} : { secrets: job.secrets }),
   };
 }
 

@@ -102,8 +102,12 @@ export function createServiceApp(ctx: ServiceContext, version: string): Hono<Env
   }
   const submit = async (c: Context<Env>) => {
     const tenant = c.get("tenant");
-    const { pack, options } = await readSubmission(ctx, tenant, c.req.raw);
-    const r = await batcher.submit({ id: randomRunId(), tenant, pack, options });
+    const { pack, options, secrets } = await readSubmission(ctx, tenant, c.req.raw);
+    const id = randomRunId();
+    // held before the run is queued (a worker may claim it at once), dropped when the submission named an existing run
+    if (secrets !== null) ctx.secrets.put(id, secrets);
+    const r = await batcher.submit({ id, tenant, pack, options });
+    if (secrets !== null && r.runId !== id) ctx.secrets.take(id);
     return c.json({ runId: r.runId, status: r.status, requestId: options.requestId ?? null }, r.existed ? 200 : 202, { location: `/runs/${r.runId}` });
   };
   app.post("/runs", submit);

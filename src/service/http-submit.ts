@@ -12,7 +12,7 @@ import type { ServiceContext } from "./context.ts";
 import { inspectPack, trustNow } from "./engine-adapter.ts";
 import type { PackInspection } from "./engine-adapter.ts";
 import { refuse } from "./http-errors.ts";
-import { PackDigestSchema, RunOptionsSchema, SubmitRunSchema } from "./schemas.ts";
+import { PackDigestSchema, SubmitRunPartSchema, SubmitRunSchema } from "./schemas.ts";
 import type { RunOptions } from "./schemas.ts";
 import { findPack, registerPack } from "./store-packs.ts";
 import type { RunPack } from "./store-runs.ts";
@@ -129,27 +129,29 @@ export async function registerUpload(ctx: ServiceContext, tenant: string, bytes:
  * @param ctx the service
  * @param tenant the tenant submitting
  * @param req the request (its body already bounded)
- * @returns the pack to run and the options
+ * @returns the pack to run, the options (what is stored) and the secrets' values (held in memory only), if any
  * @throws HttpRefusal 400 / 404 `PACK_NOT_FOUND` / 415 / 422
  * @example const { pack, options } = await readSubmission(ctx, tenant, c.req.raw);
  */
-export async function readSubmission(ctx: ServiceContext, tenant: string, req: Request): Promise<{ pack: RunPack; options: RunOptions }> {
+export async function readSubmission(ctx: ServiceContext, tenant: string, req: Request): Promise<{ pack: RunPack; options: RunOptions; secrets: Record<string, string> | null }> {
   const type = (req.headers.get("content-type") ?? "").toLowerCase();
   if (type.startsWith("application/json")) {
     const body = await jsonBody(req);
-    const { pack: digest, ...parsed } = parseOrRefuse(SubmitRunSchema, body, "the run request");
+    // the secrets' values leave the options here: the options are stored, the values never are
+    const { pack: digest, secrets, ...parsed } = parseOrRefuse(SubmitRunSchema, body, "the run request");
     const options = withInput(parsed, body, "the run request");
     const pack = await registeredPack(ctx, tenant, digest);
     if (pack === null) throw refuse(404, "PACK_NOT_FOUND", `no pack with digest ${digest} is registered for this tenant; register it with POST /packs (or upload it with the run as multipart)`, { digest });
-    return { pack, options };
+    return { pack, options, secrets: secrets ?? null };
   }
   if (type.startsWith("multipart/form-data")) {
     const form = await formOf(req);
     const text = form.get("request");
     const raw: unknown = typeof text === "string" && text.trim() !== "" ? requestJson(text, 'the "request" part') : {};
-    const options = withInput(parseOrRefuse(RunOptionsSchema, raw, 'the "request" part'), raw, 'the "request" part');
+    const { secrets, ...parsed } = parseOrRefuse(SubmitRunPartSchema, raw, 'the "request" part');
+    const options = withInput(parsed, raw, 'the "request" part');
     const { pack } = await registerUpload(ctx, tenant, await packPart(form));
-    return { pack, options };
+    return { pack, options, secrets: secrets ?? null };
   }
   throw refuse(415, "PROTO_INVALID_MESSAGE", `a run is submitted as application/json (a registered pack's digest) or multipart/form-data (a pack archive), not ${JSON.stringify(type || "(none)")}`);
 }

@@ -33,8 +33,16 @@ export const RunOptionsSchema = z.strictObject({
 /** Run options. */
 export type RunOptions = z.infer<typeof RunOptionsSchema>;
 
-/** `POST /runs` with a JSON body: a registered pack by digest plus the options. */
-export const SubmitRunSchema = RunOptionsSchema.extend({ pack: PackDigestSchema.describe("digest of a pack registered with POST /packs") });
+/**
+ * The values of the pack's declared secrets, by name: held in the service's memory for this run only (never stored,
+ * never in the run record), so a run with secrets is executed by a worker of the service that accepted it.
+ */
+export const SecretValuesSchema = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/), z.string().min(1).max(65536)).describe("secret values by name (never stored)");
+
+/** `POST /runs` with a JSON body: a registered pack by digest plus the options (and the secrets' values). */
+export const SubmitRunSchema = RunOptionsSchema.extend({ pack: PackDigestSchema.describe("digest of a pack registered with POST /packs"), secrets: SecretValuesSchema.optional() });
+/** The `request` part of a multipart submission: the options and the secrets' values. */
+export const SubmitRunPartSchema = RunOptionsSchema.extend({ secrets: SecretValuesSchema.optional() });
 /** A JSON run submission. */
 export type SubmitRun = z.infer<typeof SubmitRunSchema>;
 

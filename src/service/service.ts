@@ -15,6 +15,7 @@ import type { WatchLimits } from "./http-limits.ts";
 import { RunHub } from "./run-hub.ts";
 import { migrate } from "./schema.ts";
 import { startWorker } from "./worker.ts";
+import { SecretVault } from "./secret-vault.ts";
 import type { RunWorker, WorkerOptions } from "./worker.ts";
 
 /** The default largest request body: 64 MiB. */
@@ -86,7 +87,8 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   await migrate(o.db);
   const hub = await RunHub.open(o.db);
   const auth = new Authenticator(o.db, o.requireToken);
-  const app = createServiceApp({ db: o.db, queue: o.queue, env: o.env, trust: o.trust, auth, hub, maxBodyBytes: o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, log: o.log, packs: new Map(), ...(o.limits === undefined ? {} : { limits: o.limits }) }, o.version);
+  const secrets = new SecretVault();
+  const app = createServiceApp({ db: o.db, queue: o.queue, env: o.env, trust: o.trust, auth, hub, maxBodyBytes: o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, log: o.log, packs: new Map(), secrets, ...(o.limits === undefined ? {} : { limits: o.limits }) }, o.version);
   let worker: RunWorker | null = null;
   let server: { url: string; close(): Promise<void> };
   try {
@@ -101,6 +103,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
         ...(o.worker ?? {}),
         ...(o.key === undefined ? {} : { key: o.key }),
         ...(o.fetch === undefined ? {} : { fetch: o.fetch }),
+        secrets,
         log: o.log,
       });
     }

@@ -21,6 +21,7 @@ import type { PackCache } from "./pack-cache.ts";
 import { isStoreUnavailable } from "./store-errors.ts";
 import { finishRun, flushEvents, numberEvents } from "./store-worker.ts";
 import type { ClaimedRun, NumberedEvent, RunEnd } from "./store-worker.ts";
+import type { SecretVault } from "./secret-vault.ts";
 
 /** How a worker runs (`startWorker`, `worker.ts`). */
 export type WorkerOptions = {
@@ -51,6 +52,8 @@ export type WorkerOptions = {
   maxAttempts?: number;
   /** One line per noteworthy event (incidents, re-queues, database errors), for stderr. */
   log?: (line: string) => void;
+  /** Submitted runs' secret values (the service's, when the worker runs in its process): taken once per run. */
+  secrets?: SecretVault;
   /** The engine call (default `runOnEngine`, the service's one way into the engine; tests put a stand-in here). */
   engine?: typeof runOnEngine;
 };
@@ -108,9 +111,10 @@ export async function executeRun(ctx: RunContext, run: ClaimedRun): Promise<bool
   let end: RunEnd;
   try {
     const files = await whileUnavailable(() => ctx.cache.files(run.archiveSha256), ctx.stopped);
+    const secrets = o.secrets?.take(run.runId);
     const out = await (o.engine ?? runOnEngine)(
       o.env,
-      { pack: { files }, options: run.options, trust: await trustNow(o.trust), ...(o.key === undefined ? {} : { key: o.key }), ...(o.fetch === undefined ? {} : { fetch: o.fetch }) },
+      { pack: { files }, options: run.options, trust: await trustNow(o.trust), ...(o.key === undefined ? {} : { key: o.key }), ...(o.fetch === undefined ? {} : { fetch: o.fetch }), ...(secrets === undefined ? {} : { secrets }) },
       { signal: ctx.signal, onProgress: stream.progress },
     );
     const error = out.error === null ? null : { code: out.error.code, message: out.error.message };
