@@ -18,7 +18,7 @@ export type SecretSource = { name: string; from: { env: string } | { file: strin
  * Parse one `--secret` value (its syntax only; nothing is read yet).
  * @param text `NAME`, `NAME=env:VAR` or `NAME=file:PATH`
  * @returns the source
- * @throws ArgError for a bad name, or a value written on the command line
+ * @throws ArgError for a bad name; ReachError for a value written on the command line (never quoted back)
  */
 function parseSecretSource(text: string): SecretSource {
   const eq = text.indexOf("=");
@@ -28,8 +28,8 @@ function parseSecretSource(text: string): SecretSource {
   const where = text.slice(eq + 1);
   if (where.startsWith("env:") && SECRET_NAME_RE.test(where.slice(4))) return { name, from: { env: where.slice(4) } };
   if (where.startsWith("file:") && where.length > 5) return { name, from: { file: where.slice(5) } };
-  // never echo what follows "=": it may be the value itself
-  throw new ArgError(`expects ${name}, ${name}=env:VAR or ${name}=file:PATH; a value never goes on the command line (others can read it there)`);
+  // a ReachError, not an ArgError: the parser would quote the argument, and what follows "=" may be the value itself
+  throw new ReachError("PROTO_INVALID_ARGUMENT", `expects ${name}, ${name}=env:VAR or ${name}=file:PATH; a value never goes on the command line (others can read it there)`);
 }
 
 /** The `--secret` option, as `run`, `mcp` and `submit` declare it. */
