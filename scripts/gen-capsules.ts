@@ -3,6 +3,8 @@
  * (issue 5 "Compatibility over time"). CI replays them (conformance suite `capsules`) so that a change that breaks
  * old capsules fails loudly. Regenerate only for an intentional format change, and say so in the CHANGELOG.
  * The signed capsule is signed with a key generated here and thrown away (its public key is in the capsule).
+ * `npm run capsules -- NAME…` writes only those folders (the others keep their bytes: a signed capsule, or one made
+ * against a local server on a random port, never comes out the same twice).
  * @module
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -23,6 +25,7 @@ import { readRunCapsule } from "../src/capsule/run-capsule.ts";
 import { forkCapsule, resumeCapsule } from "../src/engine/fork.ts";
 import type { RunRequest } from "../src/engine/types.ts";
 import { readJsonl } from "../src/ledger/jsonl.ts";
+import { startEchoServer } from "../tests/support/secret-server.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const outRoot = join(root, "conformance/capsules");
@@ -43,11 +46,11 @@ function save(folder: string, status: string, runHash: string, bytes: Uint8Array
 }
 
 /** Run a pack and write its capsule (unless `only` leaves the folder out); its bytes either way. */
-async function capsule(pack: string, folder: string, options: { input?: JsonValue; restricted?: boolean; key?: Uint8Array; fetch?: typeof fetch; resume?: RunRequest["resume"]; always?: boolean } = {}): Promise<Uint8Array | null> {
+async function capsule(pack: string, folder: string, options: { input?: JsonValue; restricted?: boolean; key?: Uint8Array; fetch?: typeof fetch; resume?: RunRequest["resume"]; always?: boolean; secrets?: Record<string, string> } = {}): Promise<Uint8Array | null> {
   if (only.length > 0 && !only.includes(folder) && options.always !== true) return null;
   const loaded = await loadPack(await readPackFiles(join(root, "packs", pack)));
   const req = { restricted: options.restricted ?? false, approve: false };
-  const record = await runPack({ loaded, env, ...req, ...(options.input === undefined ? {} : { input: options.input }), ...(options.fetch === undefined ? {} : { fetch: options.fetch }), ...(options.resume === undefined ? {} : { resume: options.resume }) });
+  const record = await runPack({ loaded, env, ...req, ...(options.input === undefined ? {} : { input: options.input }), ...(options.fetch === undefined ? {} : { fetch: options.fetch }), ...(options.resume === undefined ? {} : { resume: options.resume }), ...(options.secrets === undefined ? {} : { secrets: options.secrets }) });
   const { bytes } = buildRunCapsule(record, loaded, capsuleRequest(record, req), options.key);
   return only.length > 0 && !only.includes(folder) ? bytes : save(folder, record.status, record.runHash, bytes);
 }
@@ -93,4 +96,12 @@ try {
   await capsule("http", "http", { input: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/doc.json` }, fetch: (u, i) => fetch(u, i) });
 } finally {
   server.close();
+}
+// a run with a secret (packs/secret-api against a local API that echoes its bearer token): the capsule holds only
+// {{secret:API_TOKEN}}, and replays offline without the value
+const api = await startEchoServer(["committed-capsule-token-0123456789"]);
+try {
+  await capsule("secret-api", "secret-api", { input: { url: `http://127.0.0.1:${api.port}/bounce` }, fetch: (u, i) => fetch(u, i), secrets: { API_TOKEN: "committed-capsule-token-0123456789" } });
+} finally {
+  await api.close();
 }
