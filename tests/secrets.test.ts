@@ -78,6 +78,24 @@ describe("secrets through the engine call (the library face)", () => {
     expectNoLeak(everything(again.run, again.events), T2);
   }, 60_000);
 
+  it("reach.secret() is the placeholder in js and python; neither tool can read the value", async () => {
+    const files = jsPack({
+      tools: { js: `export default (input, reach) => ({ p: reach.secret("API_TOKEN") });\n` },
+      plan: planOf([{ id: "js", tool: "js" }, { id: "py", tool: "py" }]),
+      manifest: { capabilities: { tools: [{ name: "js" }, { name: "py" }] } },
+    });
+    files.set("tools/py.py", new TextEncoder().encode('def main(input, reach):\n    return {"p": reach.secret("API_TOKEN")}\n'));
+    const doc = JSON.parse(new TextDecoder().decode(files.get("reach.json")));
+    doc.tools.py = { kind: "python", module: "tools/py.py" };
+    doc.secrets = { API_TOKEN: { hosts: ["127.0.0.1"] } };
+    files.set("reach.json", new TextEncoder().encode(JSON.stringify(doc)));
+    const { run: r, events } = await run(files, { secrets: { API_TOKEN: T1 } });
+    expect(r.status, JSON.stringify(r.error?.toDetails())).toBe("COMPLETED");
+    expect(r.result["outputs"]).toEqual({ js: { p: "{{secret:API_TOKEN}}" }, py: { p: "{{secret:API_TOKEN}}" } });
+    expect((r.result["capabilityAudit"] as { secrets: unknown }).secrets).toEqual({ declared: ["API_TOKEN"], used: [], unused: ["API_TOKEN"] });
+    expectNoLeak(everything(r, events), T1);
+  }, 60_000);
+
   it("a missing, undeclared or short value is a clear error before anything runs", async () => {
     const url = `http://127.0.0.1:${server.port}/echo`;
     const before = server.seen.length;
