@@ -68,6 +68,13 @@ describe("SecretBox", () => {
     expect(JSON.stringify(err.toDetails())).not.toMatch(/s3cr3t|päss/);
   });
 
+  it("scrubbing is linear: a long run of base64 characters is searched once, not once per position", () => {
+    const text = "A".repeat(4 * 1024 * 1024);
+    expect(box.scrubBinary(text)).toBe(text);
+    const around = `${"A".repeat(100_000)}${b64(TOKEN)}`; // one base64 word: all of it goes
+    expect(box.scrubText(`x ${around} y`)).toBe("x {{secret:TOKEN}} y");
+  }, 60_000);
+
   it("refuses missing, undeclared, short and long values without printing them", () => {
     expect(thrown(() => checkSecretValues(declared, { TOKEN })).message).toMatch(/needs secret KEY/);
     expect(thrown(() => checkSecretValues(declared, { TOKEN, KEY, X: "12345678" })).details["reason"]).toBe("undeclared");

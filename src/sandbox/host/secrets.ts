@@ -101,20 +101,41 @@ function base64Cores(bin: string): string[] {
   return out;
 }
 
-/** Characters around a base64 core: a whole base64 word goes (its edge characters carry bits of the value). */
-const B64_STD = "[A-Za-z0-9+/]*";
-const B64_URL = "[A-Za-z0-9_-]*";
-const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
+/** A base64 core and the alphabet of the word around it (its edge characters carry bits of the value). */
+type Base64Word = { core: string; alphabet: RegExp };
+const STD = /[A-Za-z0-9+/]/;
+const URL_SAFE = /[A-Za-z0-9_-]/;
 
 /** The base64 words holding a value (standard and URL-safe alphabets, each alignment). */
-function base64WordsOf(value: string): RegExp[] {
-  const out: RegExp[] = [];
+function base64WordsOf(value: string): Base64Word[] {
+  const out: Base64Word[] = [];
   for (const core of base64Cores(bytesToBinary(utf8.encode(value)))) {
-    out.push(new RegExp(`${B64_STD}${escapeRe(core)}${B64_STD}=*`, "g"));
-    const url = core.replace(/\+/g, "-").replace(/\//g, "_");
-    out.push(new RegExp(`${B64_URL}${escapeRe(url)}${B64_URL}=*`, "g"));
+    out.push({ core, alphabet: STD });
+    out.push({ core: core.replace(/\+/g, "-").replace(/\//g, "_"), alphabet: URL_SAFE });
   }
   return out;
+}
+
+/**
+ * Replace every whole base64 word holding `core` (the core found literally, then widened over the word's alphabet
+ * and its `=` padding): linear in the text, whatever it holds.
+ */
+function replaceWords(text: string, word: Base64Word, placeholder: string): string {
+  let at = text.indexOf(word.core);
+  if (at < 0) return text;
+  let out = "";
+  let done = 0;
+  while (at >= 0) {
+    let start = at;
+    while (start > done && word.alphabet.test(text[start - 1]!)) start--;
+    let end = at + word.core.length;
+    while (end < text.length && word.alphabet.test(text[end]!)) end++;
+    while (end < text.length && text[end] === "=") end++;
+    out += text.slice(done, start) + placeholder;
+    done = end;
+    at = text.indexOf(word.core, end);
+  }
+  return out + text.slice(done);
 }
 
 /** Every literal form of a value the box replaces (binary strings), longest first. */
@@ -187,7 +208,7 @@ export class SecretBox {
   readonly #declared: SecretDeclarations;
   readonly #values: ReadonlyMap<string, string> | null;
   #forms: { form: string; placeholder: string }[] | null = null;
-  #words: { re: RegExp; placeholder: string }[] | null = null;
+  #words: { word: Base64Word; placeholder: string }[] | null = null;
 
   /**
    * @param declared the pack's `secrets` (absent: none)
@@ -317,8 +338,8 @@ export class SecretBox {
    */
   scrubBinary(text: string): string {
     let out = text;
-    this.#words ??= [...(this.#values ?? [])].flatMap(([name, value]) => base64WordsOf(value).map((re) => ({ re, placeholder: secretPlaceholder(name) })));
-    for (const { re, placeholder } of this.#words) out = out.replace(re, placeholder);
+    this.#words ??= [...(this.#values ?? [])].flatMap(([name, value]) => base64WordsOf(value).map((word) => ({ word, placeholder: secretPlaceholder(name) })));
+    for (const { word, placeholder } of this.#words) out = replaceWords(out, word, placeholder);
     for (const { form, placeholder } of this.#allForms()) if (out.includes(form)) out = out.split(form).join(placeholder);
     return out;
   }
