@@ -126,6 +126,14 @@ describe("server-everything", () => {
     expect(Object.keys(seen).sort()).toEqual(["API_TOKEN", "GREETING", "PATH", "WORK"]);
     expect(seen).toMatchObject({ GREETING: "hello", WORK: "{{scratch}}/work", API_TOKEN: "{{secret:API_TOKEN}}" });
     expect(text).not.toContain(secret);
+    // the same value through the run's `secrets` (what `--secret` gives), the pack declaring it
+    const doc = JSON.parse(new TextDecoder().decode(files.get("reach.json")!)) as Record<string, unknown>;
+    doc["secrets"] = { API_TOKEN: { hosts: ["localhost"], description: "the server's token" } };
+    const declared = new Map(files).set("reach.json", new TextEncoder().encode(JSON.stringify(doc)));
+    const via = await runAndReplay(env, { pack: { files: declared }, secrets: { API_TOKEN: secret } });
+    expect(via.run.status, via.run.error?.message).toBe("COMPLETED");
+    expect(JSON.parse(((via.tape[0]!.response!["content"] as { text: string }[])[0]!).text)).toMatchObject({ API_TOKEN: "{{secret:API_TOKEN}}" });
+    expect(via.text).not.toContain(secret);
     // no secret given: the server is not started, the step fails with a clear message
     const missing = await runEngine(env, { pack: { files }, trust: { unrestricted: true } });
     expect(missing.status).toBe("FAILED");

@@ -222,7 +222,7 @@ export class Run {
     this.preopenRoots = filesystem ? this.policy.workspaceRoots.map((r) => r.root) : null;
     this.#runners = runRunners(request.env, this.preopenRoots, {
       ...(loaded.pack.mcpServers === undefined ? {} : { servers: loaded.pack.mcpServers }),
-      ...(request.secretValue === undefined ? {} : { secret: request.secretValue }),
+      ...secretLookup(request),
     });
     this.maxSteps = request.maxSteps ?? loaded.pack.run?.maxSteps ?? DEFAULT_MAX_STEPS;
     this.parallel = request.parallel ?? 1;
@@ -556,4 +556,15 @@ export class Run {
   }
 
 
+}
+
+/**
+ * The value of a declared secret for `{{secret:NAME}}` in an MCP server's `env`: the caller's function, else the
+ * run's `secrets` (live runs; a replay starts no server).
+ */
+function secretLookup(request: RunRequest): { secret?: (name: string) => string | undefined } {
+  if (request.secretValue !== undefined) return { secret: request.secretValue };
+  const values = request.secrets;
+  if (values === undefined || request.player !== undefined) return {};
+  return { secret: (name) => (Object.hasOwn(values, name) ? values[name] : undefined) };
 }
