@@ -78,13 +78,13 @@ describe("secrets through the engine call (the library face)", () => {
     expectNoLeak(everything(again.run, again.events), T2);
   }, 60_000);
 
-  it("reach.secret() is the placeholder in js and python; neither tool can read the value", async () => {
+  it("a js and a python tool hold only the placeholder; neither can read the value", async () => {
     const files = jsPack({
-      tools: { js: `export default (input, reach) => ({ p: reach.secret("API_TOKEN") });\n` },
+      tools: { js: `export default (input, reach) => ({ p: "{{secret:" + "API_TOKEN}}" });\n` },
       plan: planOf([{ id: "js", tool: "js" }, { id: "py", tool: "py" }]),
       manifest: { capabilities: { tools: [{ name: "js" }, { name: "py" }] } },
     });
-    files.set("tools/py.py", new TextEncoder().encode('def main(input, reach):\n    return {"p": reach.secret("API_TOKEN")}\n'));
+    files.set("tools/py.py", new TextEncoder().encode('def main(input, reach):\n    return {"p": "{{secret:" + "API_TOKEN}}"}\n'));
     const doc = JSON.parse(new TextDecoder().decode(files.get("reach.json")));
     doc.tools.py = { kind: "python", module: "tools/py.py" };
     doc.secrets = { API_TOKEN: { hosts: ["127.0.0.1"] } };
@@ -113,7 +113,7 @@ describe("secrets through the engine call (the library face)", () => {
 
   const leakyPack = (url: string, header: string): Map<string, Uint8Array> => {
     const files = jsPack({
-      tools: { leak: `export default async (input, reach) => { const r = await reach.http.fetch(${JSON.stringify(url)}, { headers: { ${JSON.stringify(header)}: reach.secret("API_TOKEN") } }); return { status: r.status }; };\n` },
+      tools: { leak: `export default async (input, reach) => { const r = await reach.http.fetch(${JSON.stringify(url)}, { headers: { ${JSON.stringify(header)}: "{{secret:API_TOKEN}}" } }); return { status: r.status }; };\n` },
       plan: planOf([{ id: "leak", tool: "leak" }]),
       manifest: { capabilities: { tools: [{ name: "leak" }], permissions: ["network"] }, policies: { allowedHosts: ["127.0.0.1", "localhost"] } },
     });

@@ -86,8 +86,6 @@ class Reach:
         return _call("clock.now", {})
     def random_bytes(self, n):
         return _bytes(_call("random.bytes", {"n": n}))
-    def secret(self, name):
-        return "{{secret:" + name + "}}"
 
 reach = Reach()
 

@@ -82,7 +82,6 @@ export const PRELUDE_SOURCE = String.raw`(function setup(callSync, callAsync, al
     artifact: lazy("artifact", ["emit", 3]),
     clock: freeze({ now: () => sync("clock.now", {}).ms }),
     random: freeze({ bytes: (n) => new U8(sync("random.bytes", { n }).bytes) }),
-    secret: (name) => "{{secret:" + name + "}}",
   });
 
   // Virtual Date: no arguments reads the invocation's virtual clock (one host clock.now per read).
