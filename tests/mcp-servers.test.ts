@@ -4,9 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gunzipSync } from "node:zlib";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { cliRuntimes } from "./support/service.ts";
 import { runEngine } from "../src/engine/engine.ts";
 import type { EngineRunRequest } from "../src/engine/engine.ts";
@@ -206,11 +206,14 @@ describe("on Deno (the CLI from the bundle)", () => {
   it("runs packs/mcp_memory (server-memory over stdio) to the committed capsule's run hash, stops the server, and replays it", async () => {
     const [, deno] = cli.runtimes.find(([name]) => name === "deno")!;
     const committed = readdirSync(join(root, "conformance/capsules/mcp_memory")).find((f) => f.endsWith(".capsule.tar.gz"))!;
-    const run = spawnSync(deno[0]!, [...deno.slice(1), "run", join(root, "packs/mcp_memory"), "--unrestricted", "--json", "--out", join(scratch, "out")], { cwd: scratch, encoding: "utf8", env: { ...process.env } });
+    // the run's own temporary folder (other tests make reach-mcp-* folders in the shared one meanwhile)
+    const tmp = join(scratch, "tmp");
+    mkdirSync(tmp);
+    const run = spawnSync(deno[0]!, [...deno.slice(1), "run", join(root, "packs/mcp_memory"), "--unrestricted", "--json", "--out", join(scratch, "out")], { cwd: scratch, encoding: "utf8", env: { ...process.env, TMPDIR: tmp } });
     expect(run.status, run.stderr).toBe(0);
     const r = JSON.parse(run.stdout) as { runHash: string; capsule: string };
     expect(`${r.runHash}.capsule.tar.gz`).toBe(committed);
-    expect(readdirSync(tmpdir()).filter((n) => n.startsWith("reach-mcp-") && n !== basename(scratch))).toEqual([]);
+    expect(readdirSync(tmp).filter((n) => n.startsWith("reach-mcp-"))).toEqual([]);
     // replay where no server can be found (PATH without node_modules/.bin): served from the tape
     const replay = spawnSync(deno[0]!, [...deno.slice(1), "replay", r.capsule, "--json"], { cwd: scratch, encoding: "utf8", env: { ...process.env, PATH: "/usr/bin:/bin" } });
     expect(replay.status, replay.stderr).toBe(0);
