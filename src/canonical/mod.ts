@@ -9,3 +9,5 @@ export { getSha256Backend, nobleBackend, setSha256Backend, sha256, sha256Hex, ut
 export type { Sha256Backend } from "./sha256.ts";
 export { canonicalBytes, canonicalize, hashCanonical, MAX_DEPTH } from "./jcs.ts";
 export { deriveId, uuidFromDigest } from "./ids.ts";
+export { uuidFromHex } from "./ids.ts";
+export { sortKeys } from "./jcs.ts";

@@ -7,8 +7,8 @@
  * - both: a limit exceeded (entry count, entry size, inflated or compressed size) is `REPLAY_CAPSULE_TOO_LARGE`.
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
-import type { ErrorCode, ErrorDetailsData } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
+import type { ErrorCode, ErrorDetailsData } from "../protocol/mod.ts";
 import type { InflationBudget } from "./limits.ts";
 
 /** Why an archive was refused (`details.reason` of the error). */

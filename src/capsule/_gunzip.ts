@@ -26,7 +26,7 @@
  * @module
  */
 import { Gunzip } from "fflate";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { crc32Update } from "./_crc32.ts";
 import { invalid, overBudget, tooLarge } from "./_errors.ts";
 import type { InflationBudget } from "./limits.ts";

@@ -26,7 +26,7 @@ import { byPath, normaliseRead, pathProblem, PathSet } from "./_path.ts";
 import { BLOCK, decodeHeader } from "./_ustar.ts";
 import type { RawHeader } from "./_ustar.ts";
 import type { ArchiveLimits, InflationBudget } from "./limits.ts";
-import { concatBytes } from "../canonical/bytes.ts";
+import { concatBytes } from "../canonical/mod.ts";
 
 /** Parser states. */
 const Mode = { Header: 0, Data: 1, Padding: 2, SecondEnd: 3, Done: 4 } as const;

@@ -34,7 +34,7 @@
  * matching tar-stream's bytes, and the tests check our tar against tar-stream's `pack` and `extract`.
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { tooLarge } from "./_errors.ts";
 import type { RefusalReason } from "./_errors.ts";
 import { gunzipCapsule } from "./_gunzip.ts";

@@ -29,3 +29,6 @@ export {
   writeRunCapsule,
 } from "./run-capsule.ts";
 export type { CapsuleSigner, RunCapsule, RunCapsuleContents } from "./run-capsule.ts";
+export { archiveIsCanonical } from "./archive.ts";
+export { FEDERATION_ENTRY, LINKS_ENTRY, RUN_DOC_ENTRY, TASK_PREFIX, capsuleBody, contentsDigest } from "./run-capsule-core.ts";
+export { runCapsuleFromEntries } from "./run-capsule.ts";

@@ -30,14 +30,14 @@
  * from the chain and the body and compares every field) — so a changed byte anywhere changes a hash the chain covers.
  * @module
  */
-import { hashCanonical } from "../canonical/jcs.ts";
-import { canonicalize } from "../canonical/jcs.ts";
-import { sha256Hex, utf8 } from "../canonical/sha256.ts";
-import { deriveId } from "../canonical/ids.ts";
-import { CAPSULE_FORMAT, capsuleSchemas } from "../protocol/capsule.ts";
-import type { CapsuleContent, CapsuleIndex } from "../protocol/capsule.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { parseOrThrow } from "../protocol/parse.ts";
+import { hashCanonical } from "../canonical/mod.ts";
+import { canonicalize } from "../canonical/mod.ts";
+import { sha256Hex, utf8 } from "../canonical/mod.ts";
+import { deriveId } from "../canonical/mod.ts";
+import { CAPSULE_FORMAT, capsuleSchemas } from "../protocol/mod.ts";
+import type { CapsuleContent, CapsuleIndex } from "../protocol/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { parseOrThrow } from "../protocol/mod.ts";
 import { byPath } from "./_path.ts";
 import { writeArchive } from "./archive-write.ts";
 

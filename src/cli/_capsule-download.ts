@@ -4,7 +4,7 @@
  * @module
  */
 import { join } from "node:path";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 
 /**
  * Where a capsule fetched from a service is saved in `dir`: `<runHash>.capsule.tar.gz`. The run hash comes from the

@@ -6,10 +6,10 @@
  * offset on the virtual clock. Outside every hashed path; a failed export is one warning on stderr, never a failed run.
  * @module
  */
-import type { EngineRun } from "../engine/engine.ts";
-import { readRunCapsule } from "../engine/host-api.ts";
-import type { EventClock } from "../report/otel.ts";
-import { otelTrace, virtualClock } from "../report/otel.ts";
+import type { EngineRun } from "../engine/mod.ts";
+import { readRunCapsule } from "../engine/mod.ts";
+import type { EventClock } from "../report/mod.ts";
+import { otelTrace, virtualClock } from "../report/mod.ts";
 import type { CliIO } from "./io.ts";
 import { VERSION } from "./version.ts";
 

@@ -6,8 +6,8 @@
  */
 import { readPrivateKeyFile } from "../platform/files.ts";
 import { writeFileAtomic } from "../platform/write.ts";
-import { signApproval } from "../engine/host-api.ts";
-import { parsePrivateKeyFile } from "../engine/host-api.ts";
+import { signApproval } from "../engine/mod.ts";
+import { parsePrivateKeyFile } from "../engine/mod.ts";
 import type { CliIO } from "./io.ts";
 import { parseCommand } from "./options.ts";
 import { APPROVE } from "./specs-pack.ts";

@@ -6,12 +6,12 @@
  * @module
  */
 import { resolve } from "node:path";
-import { archiveIsCanonical, DEFAULT_ARCHIVE_LIMITS, parsePrivateKeyFile, readArchive, runCapsuleFromEntries } from "../engine/host-api.ts";
-import { attestCapsule, RUN_PREDICATE_TYPE } from "../engine/attestation.ts";
-import { verifyRunCapsule } from "../engine/verify.ts";
+import { archiveIsCanonical, DEFAULT_ARCHIVE_LIMITS, parsePrivateKeyFile, readArchive, runCapsuleFromEntries } from "../engine/mod.ts";
+import { attestCapsule, RUN_PREDICATE_TYPE } from "../engine/mod.ts";
+import { verifyRunCapsule } from "../engine/mod.ts";
 import { readHostFile, readPrivateKeyFile } from "../platform/files.ts";
 import { writeFileAtomic } from "../platform/write.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import type { CliIO } from "./io.ts";
 import { parseCommand } from "./options.ts";
 import { ATTEST } from "./specs-attest.ts";

@@ -5,23 +5,23 @@
  * @module
  */
 import { stat } from "node:fs/promises";
-import { archiveIsCanonical, readArchive, readRunCapsule, runCapsuleFromEntries } from "../engine/host-api.ts";
-import { verifyRunCapsule } from "../engine/verify.ts";
-import type { VerifyCheck } from "../engine/verify.ts";
-import { DEFAULT_ARCHIVE_LIMITS } from "../engine/host-api.ts";
-import { replayCapsule } from "../engine/replay.ts";
-import { packTrust } from "../engine/pack.ts";
+import { archiveIsCanonical, readArchive, readRunCapsule, runCapsuleFromEntries } from "../engine/mod.ts";
+import { verifyRunCapsule } from "../engine/mod.ts";
+import type { VerifyCheck } from "../engine/mod.ts";
+import { DEFAULT_ARCHIVE_LIMITS } from "../engine/mod.ts";
+import { replayCapsule } from "../engine/mod.ts";
+import { packTrust } from "../engine/mod.ts";
 import { readHostFile } from "../platform/files.ts";
-import { defaultEnvironment } from "../host/environment.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { defaultEnvironment } from "../host/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
 import type { CliIO } from "./io.ts";
 import { parseCommand } from "./options.ts";
 import { REPLAY, VERIFY } from "./specs-run.ts";
-import { verifyAttestation } from "../engine/attestation.ts";
-import type { AttestationVerification } from "../engine/attestation.ts";
-import { hexToBytes, parsePublicKeyFile, publicKeyProblem, MAX_ENVELOPE_CHARS } from "../engine/host-api.ts";
-import type { RunCapsule, TrustStore } from "../engine/host-api.ts";
-import { loadHostPack } from "../host/host-pack.ts";
+import { verifyAttestation } from "../engine/mod.ts";
+import type { AttestationVerification } from "../engine/mod.ts";
+import { hexToBytes, parsePublicKeyFile, publicKeyProblem, MAX_ENVELOPE_CHARS } from "../engine/mod.ts";
+import type { RunCapsule, TrustStore } from "../engine/mod.ts";
+import { loadHostPack } from "../host/mod.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
 import { createProgress } from "./progress.ts";
 import { isLargeRun } from "./run-source.ts";

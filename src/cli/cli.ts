@@ -4,7 +4,7 @@
  * Human-readable output goes to stderr except `--help` and `--version`; `--json` prints one object on stdout.
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { COMMANDS, findCommand } from "./commands.ts";
 import { helpText as commandHelp } from "./help.ts";
 import { VERSION } from "./version.ts";

@@ -16,9 +16,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import type { ConformanceHost, ExecResult, ServedProcess } from "../conformance/types.ts";
-import type { NeutralSuite } from "../conformance/in-process.ts";
-import { ReachError } from "../protocol/errors.ts";
+import type { ConformanceHost, ExecResult, ServedProcess } from "../conformance/mod.ts";
+import type { NeutralSuite } from "../conformance/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { writeFileAtomic } from "../platform/write.ts";
 
 /** Most bytes kept of one process's stdout or stderr. */

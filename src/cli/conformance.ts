@@ -7,14 +7,14 @@
  * @module
  */
 import { inProcessCases, junitXml, runConformance } from "../conformance/mod.ts";
-import { CATEGORIES } from "../conformance/types.ts";
-import type { Category, ConformanceReport } from "../conformance/types.ts";
+import { CATEGORIES } from "../conformance/mod.ts";
+import type { Category, ConformanceReport } from "../conformance/mod.ts";
 import { conformanceHost, neutralSuites, packageRoot, parseCommand, selfCommand } from "./conformance-host.ts";
 import { writeFileAtomic } from "../platform/write.ts";
 import { parseCommand as parseArgsOf, usageError } from "./options.ts";
 import { CONFORMANCE } from "./specs-federation.ts";
 import type { CliIO } from "./io.ts";
-import type { ConformanceCase } from "../conformance/case.ts";
+import type { ConformanceCase } from "../conformance/mod.ts";
 
 /** The implementation this installation reports itself as. */
 export const SELF = "reach-wasm (this installation)";

@@ -5,15 +5,15 @@
  * @module
  */
 import { resolve } from "node:path";
-import { entitledRevokers } from "../federation/chain.ts";
-import { expiryFrom, signDelegation, verifyDelegation } from "../federation/delegation.ts";
-import { signRevocation } from "../federation/revocation.ts";
-import { assertScope, scopeExcess } from "../federation/scope.ts";
-import type { NodeState } from "../federation/state.ts";
-import { pushRevocations } from "../federation/sync.ts";
+import { entitledRevokers } from "../federation/mod.ts";
+import { expiryFrom, signDelegation, verifyDelegation } from "../federation/mod.ts";
+import { signRevocation } from "../federation/mod.ts";
+import { assertScope, scopeExcess } from "../federation/mod.ts";
+import type { NodeState } from "../federation/mod.ts";
+import { pushRevocations } from "../federation/mod.ts";
 import { writeFileAtomic } from "../platform/write.ts";
-import type { Delegation } from "../protocol/delegation.ts";
-import { ReachError } from "../protocol/errors.ts";
+import type { Delegation } from "../protocol/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
 import type { CliIO } from "./io.ts";
 import { chainOf, nodeState, peerFetch, readDelegationFile, wallClock } from "./federation-host.ts";
 import { parseCommand, usageError } from "./options.ts";

@@ -8,14 +8,14 @@
  * @module
  */
 import { join, resolve } from "node:path";
-import { writeArchive } from "../engine/host-api.ts";
-import { requestDelegatedRun } from "../federation/delegated-client.ts";
-import { normalizeEndpoint } from "../federation/identity.ts";
-import { readPackFiles } from "../host/pack-files.ts";
+import { writeArchive } from "../engine/mod.ts";
+import { requestDelegatedRun } from "../federation/mod.ts";
+import { normalizeEndpoint } from "../federation/mod.ts";
+import { readPackFiles } from "../host/mod.ts";
 import { writeDirAtomic, writeFileAtomic } from "../platform/write.ts";
-import type { NodeIdentity } from "../protocol/delegation.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { PACK_SIGNATURE_PATH, verifyPackSignature } from "../engine/host-api.ts";
+import type { NodeIdentity } from "../protocol/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { PACK_SIGNATURE_PATH, verifyPackSignature } from "../engine/mod.ts";
 import type { CliIO } from "./io.ts";
 import { chainOf, nodeState, peerFetch, readDelegationFile, wallClock } from "./federation-host.ts";
 import { parseRunArgs, readInput } from "./run-args.ts";

@@ -3,9 +3,9 @@
  * (`src/report/diff.ts`). Exit 0 identical, 1 they differ, 2 either cannot be read.
  * @module
  */
-import { diffRuns } from "../report/diff.ts";
-import { renderDiff } from "../report/diff-text.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { diffRuns } from "../report/mod.ts";
+import { renderDiff } from "../report/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { parseCommand } from "./options.ts";
 import { DIFF } from "./specs-run.ts";
 import { rawIO } from "./io.ts";

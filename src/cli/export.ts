@@ -6,10 +6,10 @@
  * @module
  */
 import { resolve } from "node:path";
-import { encodeOtlpJson } from "../report/otlp-json.ts";
-import { otelTrace } from "../report/otel.ts";
+import { encodeOtlpJson } from "../report/mod.ts";
+import { otelTrace } from "../report/mod.ts";
 import { writeFileAtomic } from "../platform/write.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import type { CliIO } from "./io.ts";
 import { findCommand } from "./commands.ts";
 import { parseCommand, subcommandOf } from "./options.ts";

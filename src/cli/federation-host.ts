@@ -12,13 +12,13 @@ import process from "node:process";
 import { Readable } from "node:stream";
 import { rootCertificates } from "node:tls";
 import type { NodeFiles, PeerFetch } from "../federation/mod.ts";
-import { NodeState } from "../federation/state.ts";
-import { resolveChain } from "../federation/delegated-client.ts";
-import { parseDelegation } from "../federation/delegation.ts";
-import type { Delegation } from "../protocol/delegation.ts";
+import { NodeState } from "../federation/mod.ts";
+import { resolveChain } from "../federation/mod.ts";
+import { parseDelegation } from "../federation/mod.ts";
+import type { Delegation } from "../protocol/mod.ts";
 import { readHostFile } from "../platform/files.ts";
 import { lstatOrNull, privateDir, safeSegments, writeFileAtomic } from "../platform/write.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 
 /** Most `.json` files read beside a delegation file to find its parents. */
 const MAX_BESIDE = 1000;

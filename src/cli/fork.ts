@@ -8,17 +8,17 @@
  * @module
  */
 import { join } from "node:path";
-import { readRunCapsule } from "../engine/host-api.ts";
-import { DEFAULT_ARCHIVE_LIMITS, parsePrivateKeyFile } from "../engine/host-api.ts";
-import { forkCapsule, resumeCapsule } from "../engine/fork.ts";
-import type { BranchedRun, ForkChanges } from "../engine/fork.ts";
-import { defaultEnvironment } from "../host/environment.ts";
+import { readRunCapsule } from "../engine/mod.ts";
+import { DEFAULT_ARCHIVE_LIMITS, parsePrivateKeyFile } from "../engine/mod.ts";
+import { forkCapsule, resumeCapsule } from "../engine/mod.ts";
+import type { BranchedRun, ForkChanges } from "../engine/mod.ts";
+import { defaultEnvironment } from "../host/mod.ts";
 import { readHostFile, readPrivateKeyFile } from "../platform/files.ts";
 import { prepareOutDir } from "../platform/out-dir.ts";
 import { abortOnSignals, stageDir, stageFile } from "../platform/write.ts";
-import { parseJsonText } from "../protocol/json-text.ts";
-import type { JsonObject, JsonValue } from "../protocol/json.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { parseJsonText } from "../protocol/mod.ts";
+import type { JsonObject, JsonValue } from "../protocol/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
 import type { CliIO } from "./io.ts";
 import { parseCommand } from "./options.ts";
 import { createProgress } from "./progress.ts";

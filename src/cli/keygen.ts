@@ -8,9 +8,9 @@
  */
 import { stat } from "node:fs/promises";
 import { writeFileAtomic } from "../platform/write.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { formatKeyFiles, generateKeyPair } from "../engine/host-api.ts";
-import { bytesToHex } from "../engine/host-api.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { formatKeyFiles, generateKeyPair } from "../engine/mod.ts";
+import { bytesToHex } from "../engine/mod.ts";
 import type { CliIO } from "./io.ts";
 import { parseCommand } from "./options.ts";
 import { KEYGEN } from "./specs-pack.ts";

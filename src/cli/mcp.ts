@@ -19,23 +19,23 @@
  */
 import { join } from "node:path";
 import process from "node:process";
-import type { EngineRun } from "../engine/engine.ts";
-import { SESSION_START } from "../engine/session-chain.ts";
+import type { EngineRun } from "../engine/mod.ts";
+import { SESSION_START } from "../engine/mod.ts";
 import { BoundedStdioTransport, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, McpHttpHandler, McpSessionRun, MCP_PATH, answerMalformed, createMcpServer } from "../mcp/mod.ts";
 import type { McpEnded, McpEngine, McpRunSink, McpSegment } from "../mcp/mod.ts";
-import { openIsolatedSession } from "../host/engine-thread.ts";
-import type { IsolatedSession, WireRequest } from "../host/engine-thread.ts";
+import { openIsolatedSession } from "../host/mod.ts";
+import type { IsolatedSession, WireRequest } from "../host/mod.ts";
 import { readPrivateKeyFile } from "../platform/files.ts";
 import { serveHttp } from "../platform/http-server.ts";
 import { prepareOutDir } from "../platform/out-dir.ts";
-import { readPackFiles } from "../host/pack-files.ts";
+import { readPackFiles } from "../host/mod.ts";
 import { readTrustStoreText } from "../platform/trust-file.ts";
 import { abortOnSignals, writeDirAtomic, writeFileAtomic } from "../platform/write.ts";
 import type { CliIO } from "./io.ts";
 import { isLoopback, parseMcpArgs } from "./mcp-args.ts";
 import type { McpArgs } from "./mcp-args.ts";
 import { VERSION } from "./version.ts";
-import type { ReachError } from "../protocol/errors.ts";
+import type { ReachError } from "../protocol/mod.ts";
 import { readSecrets } from "./secret-args.ts";
 
 const INFO = { name: "reach-wasm", version: VERSION };

@@ -6,19 +6,19 @@
  * @module
  */
 import { resolve } from "node:path";
-import { createNodeApp } from "../federation/server.ts";
-import type { ClientContext } from "../federation/client.ts";
-import { isLoopbackHost } from "../federation/identity.ts";
-import type { NodeSelf } from "../federation/identity.ts";
-import { NonceBook } from "../federation/nonces.ts";
-import { DEFAULT_PULL_INTERVAL_MS, MAX_PULL_INTERVAL_MS } from "../federation/revocation.ts";
-import type { NodeState } from "../federation/state.ts";
-import { pullRevocations, startRevocationSync } from "../federation/sync.ts";
+import { createNodeApp } from "../federation/mod.ts";
+import type { ClientContext } from "../federation/mod.ts";
+import { isLoopbackHost } from "../federation/mod.ts";
+import type { NodeSelf } from "../federation/mod.ts";
+import { NonceBook } from "../federation/mod.ts";
+import { DEFAULT_PULL_INTERVAL_MS, MAX_PULL_INTERVAL_MS } from "../federation/mod.ts";
+import type { NodeState } from "../federation/mod.ts";
+import { pullRevocations, startRevocationSync } from "../federation/mod.ts";
 import { readHostFile } from "../platform/files.ts";
 import { serveHttp } from "../platform/http-server.ts";
-import { defaultEnvironment } from "../host/environment.ts";
+import { defaultEnvironment } from "../host/mod.ts";
 import { abortOnSignals } from "../platform/write.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import type { CliIO } from "./io.ts";
 import { nodeState, peerFetch, wallClock } from "./federation-host.ts";
 import { allowedOf } from "./_http-args.ts";

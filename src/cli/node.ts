@@ -5,10 +5,10 @@
  */
 import { readdir } from "node:fs/promises";
 import { resolve } from "node:path";
-import { createNode, parseNodeIdentity } from "../federation/identity.ts";
+import { createNode, parseNodeIdentity } from "../federation/mod.ts";
 import type { CliIO } from "./io.ts";
 import { nodeState, readJsonFile } from "./federation-host.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { findCommand } from "./commands.ts";
 import { parseCommand, subcommandOf } from "./options.ts";
 import { NODE_FORGET, NODE_INIT, NODE_LIST, NODE_SUBCOMMANDS, NODE_TRUST } from "./specs-federation.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 
 /** One option: `--name VALUE` (`type: "string"`) or the switch `--name` (`type: "boolean"`). */
 export type OptionSpec = {

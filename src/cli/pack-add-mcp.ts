@@ -9,12 +9,12 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
-import { describeMcpServer } from "../engine/mcp-catalogue.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { parseJsonText } from "../protocol/json-text.ts";
-import { McpServerSchema, PackSchema } from "../protocol/pack.ts";
-import type { McpServer } from "../protocol/pack.ts";
-import { parseOrThrow } from "../protocol/parse.ts";
+import { describeMcpServer } from "../engine/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { parseJsonText } from "../protocol/mod.ts";
+import { McpServerSchema, PackSchema } from "../protocol/mod.ts";
+import type { McpServer } from "../protocol/mod.ts";
+import { parseOrThrow } from "../protocol/mod.ts";
 import { launchMcpStdio } from "../platform/mcp-stdio.ts";
 import { writeFileAtomic } from "../platform/write.ts";
 import type { CliIO } from "./io.ts";

@@ -6,20 +6,20 @@
  * Nothing is written: the runs' capsules and files are dropped.
  * @module
  */
-import { canonicalize } from "../engine/host-api.ts";
-import { loadPackFrom, runEngine } from "../engine/engine.ts";
-import { packTrust } from "../engine/pack.ts";
-import { defaultEnvironment } from "../host/environment.ts";
-import { readPackFiles } from "../host/pack-files.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { packTestFiles, parsePackTestCase } from "../protocol/pack-test.ts";
-import type { PackTestCase } from "../protocol/pack-test.ts";
-import type { JsonValue } from "../protocol/json.ts";
+import { canonicalize } from "../engine/mod.ts";
+import { loadPackFrom, runEngine } from "../engine/mod.ts";
+import { packTrust } from "../engine/mod.ts";
+import { defaultEnvironment } from "../host/mod.ts";
+import { readPackFiles } from "../host/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { packTestFiles, parsePackTestCase } from "../protocol/mod.ts";
+import type { PackTestCase } from "../protocol/mod.ts";
+import type { JsonValue } from "../protocol/mod.ts";
 import type { CliIO } from "./io.ts";
 import { parseCommand, usageError } from "./options.ts";
 import { PACK_TEST } from "./specs-pack.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
-import { progressSignals } from "../host/signal-points.ts";
+import { progressSignals } from "../host/mod.ts";
 
 /** One case's result. */
 export type PackTestResult = { name: string; passed: boolean; durationMs: number; status: string; detail: string };

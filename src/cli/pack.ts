@@ -11,20 +11,20 @@
  */
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import { bytesToHex } from "../engine/host-api.ts";
-import { packTrust } from "../engine/pack.ts";
-import { checkPackSources } from "../engine/source-check.ts";
-import { checkStaticPlan } from "../engine/static-plan.ts";
-import { defaultEnvironment } from "../host/environment.ts";
+import { bytesToHex } from "../engine/mod.ts";
+import { packTrust } from "../engine/mod.ts";
+import { checkPackSources } from "../engine/mod.ts";
+import { checkStaticPlan } from "../engine/mod.ts";
+import { defaultEnvironment } from "../host/mod.ts";
 import { readPrivateKeyFile } from "../platform/files.ts";
 import { writeFileAtomic } from "../platform/write.ts";
-import { parsePrivateKeyFile } from "../engine/host-api.ts";
-import { formatPackSignature, PACK_SIGNATURE_PATH, signPack } from "../engine/host-api.ts";
+import { parsePrivateKeyFile } from "../engine/mod.ts";
+import { formatPackSignature, PACK_SIGNATURE_PATH, signPack } from "../engine/mod.ts";
 import type { CliIO } from "./io.ts";
 import { findCommand } from "./commands.ts";
 import { parseCommand, subcommandOf, usageError } from "./options.ts";
 import { PACK_BUILD, PACK_SIGN, PACK_SUBCOMMANDS, PACK_VALIDATE } from "./specs-pack.ts";
-import { loadHostPack } from "../host/host-pack.ts";
+import { loadHostPack } from "../host/mod.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
 import { createProgress } from "./progress.ts";
 

@@ -6,7 +6,7 @@
  * execute), 2 the file cannot be read as JSON.
  * @module
  */
-import { validatePlanFile } from "../engine/plan-rules.ts";
+import { validatePlanFile } from "../engine/mod.ts";
 import { readHostFile } from "../platform/files.ts";
 import type { CliIO } from "./io.ts";
 import { findCommand } from "./commands.ts";

@@ -6,7 +6,7 @@
  * every command through `CliIO.terminal` (tests pass none: not a TTY).
  * @module
  */
-import type { RunProgress } from "../engine/types.ts";
+import type { RunProgress } from "../engine/mod.ts";
 import { terminalInfo } from "../platform/terminal.ts";
 import type { TerminalInfo } from "../platform/terminal.ts";
 import { rawIO } from "./io.ts";

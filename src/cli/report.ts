@@ -7,9 +7,9 @@
  * @module
  */
 import { resolve } from "node:path";
-import { renderReport } from "../report/html.ts";
-import { buildRunView } from "../report/model.ts";
-import { verifyForReport } from "../report/verification.ts";
+import { renderReport } from "../report/mod.ts";
+import { buildRunView } from "../report/mod.ts";
+import { verifyForReport } from "../report/mod.ts";
 import { writeFileAtomic } from "../platform/write.ts";
 import { parseCommand } from "./options.ts";
 import { REPORT } from "./specs-run.ts";

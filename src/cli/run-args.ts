@@ -4,8 +4,8 @@
  */
 import { readHostFile } from "../platform/files.ts";
 import { readStdin } from "../platform/write.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { parseJsonText } from "../protocol/json-text.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { parseJsonText } from "../protocol/mod.ts";
 import { parseCommand, usageError } from "./options.ts";
 import { RUN } from "./specs-run.ts";
 import type { SecretSource } from "./secret-args.ts";

@@ -6,10 +6,10 @@
  */
 import { closeSync, constants, fchmodSync, fstatSync, openSync, writeSync } from "node:fs";
 import process from "node:process";
-import { heartbeat, liveEventMapper } from "../engine/live-events.ts";
-import type { LiveRunEvent } from "../engine/live-events.ts";
-import type { RunProgress } from "../engine/types.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { heartbeat, liveEventMapper } from "../engine/mod.ts";
+import type { LiveRunEvent } from "../engine/mod.ts";
+import type { RunProgress } from "../engine/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
 import type { CliIO } from "./io.ts";
 
 /** A live event stream: feed it progress, close it when the run ended. */

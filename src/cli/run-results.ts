@@ -6,11 +6,11 @@
  * @module
  */
 import { join } from "node:path";
-import type { EngineRun } from "../engine/engine.ts";
+import type { EngineRun } from "../engine/mod.ts";
 import { loopTurn } from "../platform/loop-turn.ts";
 import { stageDir, stageFile } from "../platform/write.ts";
 import type { StagedWrite } from "../platform/write.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 
 /** Where the results went (null where they could not be written, with the error). */
 export type Written = { capsulePath: string | null; outDir: string | null; error: ReachError | null };

@@ -8,12 +8,12 @@
  */
 import { lstat, readdir } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { DEFAULT_ARCHIVE_LIMITS } from "../engine/host-api.ts";
-import { readRunCapsule } from "../engine/host-api.ts";
-import type { RunCapsule } from "../engine/host-api.ts";
+import { DEFAULT_ARCHIVE_LIMITS } from "../engine/mod.ts";
+import { readRunCapsule } from "../engine/mod.ts";
+import type { RunCapsule } from "../engine/mod.ts";
 import { readHostFile } from "../platform/files.ts";
-import { ReachError } from "../protocol/errors.ts";
-import type { RunSource } from "../report/model.ts";
+import { ReachError } from "../protocol/mod.ts";
+import type { RunSource } from "../report/mod.ts";
 
 /** Bounds of a run directory read into memory. */
 const DIR_LIMITS = { entries: 100_000, bytes: 1024 * 1024 * 1024, depth: 64 };

@@ -15,22 +15,22 @@
  * A second signal exits at once (130 / 143), leaving no partial file.
  * @module
  */
-import type { EngineRun } from "../engine/engine.ts";
-import { runIsolated } from "../host/engine-thread.ts";
+import type { EngineRun } from "../engine/mod.ts";
+import { runIsolated } from "../host/mod.ts";
 import { coreCount } from "../platform/threads.ts";
 import { readHostFile, readPrivateKeyFile } from "../platform/files.ts";
 import { prepareOutDir } from "../platform/out-dir.ts";
-import { readPackFiles } from "../host/pack-files.ts";
+import { readPackFiles } from "../host/mod.ts";
 import { readTrustStoreText } from "../platform/trust-file.ts";
 import { loopTurn } from "../platform/loop-turn.ts";
 import { signalAt } from "../platform/signal-hook.ts";
-import { progressSignals } from "../host/signal-points.ts";
+import { progressSignals } from "../host/mod.ts";
 import { abortOnSignals } from "../platform/write.ts";
-import { stoppedAtEnd } from "../host/engine-inline.ts";
+import { stoppedAtEnd } from "../host/mod.ts";
 import type { WireRequest } from "../host/engine-wire.ts";
 import { readSecrets } from "./secret-args.ts";
 import { writeRunResults } from "./run-results.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import type { CliIO } from "./io.ts";
 import { createProgress } from "./progress.ts";
 import { parseRunArgs, readInput } from "./run-args.ts";

@@ -4,7 +4,7 @@
  */
 import { stat } from "node:fs/promises";
 import { writeFileAtomic } from "../platform/write.ts";
-import type { RunRecord } from "../service/schemas.ts";
+import type { RunRecord } from "../service/mod.ts";
 import type { CliIO } from "./io.ts";
 import { clientOf } from "./_service-args.ts";
 import { findCommand } from "./commands.ts";

@@ -7,8 +7,8 @@
  */
 import process from "node:process";
 import { readSecretFile } from "../platform/secret-file.ts";
-import { SECRET_NAME_RE } from "../protocol/secrets.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { SECRET_NAME_RE } from "../protocol/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { ArgError } from "./options.ts";
 
 /** Where one secret's value comes from. */

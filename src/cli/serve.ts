@@ -5,10 +5,10 @@
  */
 import { serveHttp } from "../platform/http-server.ts";
 import { openRunQueue } from "../platform/job-queue.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { DEFAULT_MAX_BODY_BYTES, startService, startingGate, tokensRequired } from "../service/service.ts";
-import type { RunningService } from "../service/service.ts";
-import { WORKER_DEFAULTS } from "../service/worker.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { DEFAULT_MAX_BODY_BYTES, startService, startingGate, tokensRequired } from "../service/mod.ts";
+import type { RunningService } from "../service/mod.ts";
+import { WORKER_DEFAULTS } from "../service/mod.ts";
 import type { CliIO } from "./io.ts";
 import { DEFAULT_LISTEN, dbWaitMs, engineEnvironment, pooledEngine, openStore, signingKey, untilAvailable, untilSignal, workerId } from "./_service-args.ts";
 import type { StoreArgs } from "./_service-args.ts";

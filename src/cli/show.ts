@@ -4,9 +4,9 @@
  * Exit 0 shown; 2 the path is neither a capsule nor a run directory, or cannot be read.
  * @module
  */
-import { buildRunView } from "../report/model.ts";
-import { renderShow } from "../report/show.ts";
-import { showJson } from "../report/show-json.ts";
+import { buildRunView } from "../report/mod.ts";
+import { renderShow } from "../report/mod.ts";
+import { showJson } from "../report/mod.ts";
 import { parseCommand } from "./options.ts";
 import { SHOW } from "./specs-run.ts";
 import { rawIO } from "./io.ts";

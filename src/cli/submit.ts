@@ -4,15 +4,15 @@
  * goes to stderr and the exit code is the run's, as for `run`: 0 COMPLETED, 1 FAILED or ABORTED, 2 refused.
  * @module
  */
-import { writeArchive } from "../engine/host-api.ts";
+import { writeArchive } from "../engine/mod.ts";
 import { readHostFile } from "../platform/files.ts";
-import { readPackFiles } from "../host/pack-files.ts";
+import { readPackFiles } from "../host/mod.ts";
 import { readStdin, writeFileAtomic } from "../platform/write.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { parseJsonText } from "../protocol/json-text.ts";
-import type { ServiceClient } from "../service/client.ts";
-import type { RunOptions, RunRecord, ServiceEvent } from "../service/schemas.ts";
-import { packDigest } from "../engine/host-api.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { parseJsonText } from "../protocol/mod.ts";
+import type { ServiceClient } from "../service/mod.ts";
+import type { RunOptions, RunRecord, ServiceEvent } from "../service/mod.ts";
+import { packDigest } from "../engine/mod.ts";
 import type { CliIO } from "./io.ts";
 import { clientOf } from "./_service-args.ts";
 import { parseCommand, usageError } from "./options.ts";

@@ -3,7 +3,7 @@
  * run service. The token is printed once on stdout (only its SHA-256 is stored).
  * @module
  */
-import { createToken } from "../service/tokens.ts";
+import { createToken } from "../service/mod.ts";
 import type { CliIO } from "./io.ts";
 import { openStore } from "./_service-args.ts";
 import { findCommand } from "./commands.ts";

@@ -4,8 +4,8 @@
  * by a key in the store runs unrestricted; an approval signed by one approves a risk-3 plan. Writes are atomic.
  * @module
  */
-import { bytesToHex, formatTrustStore, parsePublicKeyFile, parseTrustStore, TrustStore } from "../engine/host-api.ts";
-import type { TrustedKey } from "../engine/host-api.ts";
+import { bytesToHex, formatTrustStore, parsePublicKeyFile, parseTrustStore, TrustStore } from "../engine/mod.ts";
+import type { TrustedKey } from "../engine/mod.ts";
 import { defaultTrustStorePath } from "../platform/config.ts";
 import { readHostFile } from "../platform/files.ts";
 import { readTrustStoreText } from "../platform/trust-file.ts";

@@ -9,7 +9,7 @@
  * guest and a note on stderr. No fuel metering here: the guest runs until it ends (stop it with Ctrl-C).
  * @module
  */
-import { runWasi } from "../engine/wasi-command.ts";
+import { runWasi } from "../engine/mod.ts";
 import { readDirTree, readHostFile } from "../platform/files.ts";
 import { parseCommand } from "./options.ts";
 import { WASI } from "./specs-run.ts";

@@ -4,8 +4,8 @@
  * @module
  */
 import { openRunQueue } from "../platform/job-queue.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { WORKER_DEFAULTS, startWorker } from "../service/worker.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { WORKER_DEFAULTS, startWorker } from "../service/mod.ts";
 import type { CliIO } from "./io.ts";
 import { dbWaitMs, engineEnvironment, pooledEngine, openStore, signingKey, untilAvailable, untilSignal, workerId } from "./_service-args.ts";
 import { parseCommand } from "./options.ts";

@@ -5,8 +5,8 @@
  * `runHash = SHA256(eventHash₁ + … + eventHashₙ)`.
  * @module
  */
-import { canonicalize } from "../canonical/jcs.ts";
-import { sha256Hex, utf8 } from "../canonical/sha256.ts";
+import { canonicalize } from "../canonical/mod.ts";
+import { sha256Hex, utf8 } from "../canonical/mod.ts";
 import type { CapsuleEvent } from "./context.ts";
 
 const GENESIS = "0".repeat(64);

@@ -4,7 +4,7 @@
  * chain of the implementation's capsule is recomputed here, independently, from its events.
  * @module
  */
-import { sha256Hex } from "../canonical/sha256.ts";
+import { sha256Hex } from "../canonical/mod.ts";
 import { chainProblem, runHashOf, timestampProblem } from "./_chain.ts";
 import { capsuleEvents, entryText } from "./context.ts";
 import type { SuiteContext } from "./context.ts";

@@ -4,7 +4,7 @@
  * their run hash and verify; a capsule whose recorded outputs or tape were changed neither verifies nor replays.
  * @module
  */
-import { writeArchive } from "../capsule/archive.ts";
+import { writeArchive } from "../capsule/mod.ts";
 import { entryText } from "./context.ts";
 import type { SuiteContext } from "./context.ts";
 import { helloRun, notesRun, tail } from "./fixtures.ts";

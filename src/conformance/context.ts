@@ -5,7 +5,7 @@
  * runs its CLI (ARCHITECTURE.md "Contracts") and reads the files it writes.
  * @module
  */
-import { readArchive } from "../capsule/archive.ts";
+import { readArchive } from "../capsule/mod.ts";
 import type { ConformanceHost, ExecResult, ServedProcess } from "./types.ts";
 
 /** The default bound of one implementation command (generous: verdicts never depend on speed). */

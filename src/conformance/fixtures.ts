@@ -4,8 +4,8 @@
  * Schemas the schema cases validate against.
  * @module
  */
-import { compileSchema, loadFullValidator } from "../engine/schema-check.ts";
-import type { SchemaValidator } from "../engine/schema-check.ts";
+import { compileSchema, loadFullValidator } from "../engine/mod.ts";
+import type { SchemaValidator } from "../engine/mod.ts";
 import type { CliOutcome, SuiteContext } from "./context.ts";
 
 /** The input of the suite's runs of `packs/hello`. */

@@ -24,3 +24,5 @@ export {
   RandomStream,
   streamKey,
 } from "./prng.ts";
+export { epochMs, monotonicMs } from "./real-clock.ts";
+export type { RealClock } from "./real-clock.ts";

@@ -21,7 +21,7 @@
  * other invocations drew, or in which order they ran.
  * @module
  */
-import { sha256, sha256Hex, utf8 } from "../canonical/sha256.ts";
+import { sha256, sha256Hex, utf8 } from "../canonical/mod.ts";
 
 /** The domain-separation prefix of every stream key; changing the algorithm means changing this. */
 export const PRNG_DOMAIN = "reach-wasm/prng/v1";

@@ -7,10 +7,10 @@
  * digest) covers it.
  * @module
  */
-import { uuidFromHex } from "../canonical/ids.ts";
-import { eventHash, payloadHash } from "../ledger/hash-chain.ts";
-import type { RecordedEvent } from "../ledger/event-log.ts";
-import type { EventType } from "../protocol/event-types.ts";
+import { uuidFromHex } from "../canonical/mod.ts";
+import { eventHash, payloadHash } from "../ledger/mod.ts";
+import type { RecordedEvent } from "../ledger/mod.ts";
+import type { EventType } from "../protocol/mod.ts";
 
 /** One annex event as a face supplies it. */
 export type AnnexEvent = { type: Extract<EventType, "federation.delegation" | "capsule.sync">; payload: Record<string, unknown> };

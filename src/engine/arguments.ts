@@ -11,9 +11,9 @@
  * lacks fails the step with `EXEC_STEP_REFERENCE_UNRESOLVED`.
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
-import { jsonDepth, MAX_JSON_DEPTH } from "../protocol/json-text.ts";
-import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { jsonDepth, MAX_JSON_DEPTH } from "../protocol/mod.ts";
+import type { JsonObject, JsonValue } from "../protocol/mod.ts";
 
 /** A `{"$step", "pointer"}` reference found in a step's arguments. */
 export type StepReference = { step: string; pointer: string; where: string };

@@ -15,17 +15,17 @@
  * `REPLAY_HASH_MISMATCH`).
  * @module
  */
-import { bytesToHex, hexToBytes } from "../canonical/hex.ts";
-import { canonicalize } from "../canonical/jcs.ts";
-import { sha256Hex, utf8 } from "../canonical/sha256.ts";
-import { readJsonl } from "../ledger/jsonl.ts";
-import { EVENTS_ENTRY, RESULT_ENTRY } from "../capsule/run-capsule-core.ts";
-import type { RunCapsule } from "../capsule/run-capsule-core.ts";
-import { ReachError } from "../protocol/errors.ts";
-import type { ErrorCode } from "../protocol/errors.ts";
-import { IN_TOTO_PAYLOAD_TYPE, parseEnvelope, signEnvelope, verifyEnvelope } from "../trust/dsse.ts";
-import { publicKeyFromPrivateKey } from "../trust/verify.ts";
-import type { TrustStore } from "../trust/trust-store.ts";
+import { bytesToHex, hexToBytes } from "../canonical/mod.ts";
+import { canonicalize } from "../canonical/mod.ts";
+import { sha256Hex, utf8 } from "../canonical/mod.ts";
+import { readJsonl } from "../ledger/mod.ts";
+import { EVENTS_ENTRY, RESULT_ENTRY } from "../capsule/mod.ts";
+import type { RunCapsule } from "../capsule/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import type { ErrorCode } from "../protocol/mod.ts";
+import { IN_TOTO_PAYLOAD_TYPE, parseEnvelope, signEnvelope, verifyEnvelope } from "../trust/mod.ts";
+import { publicKeyFromPrivateKey } from "../trust/mod.ts";
+import type { TrustStore } from "../trust/mod.ts";
 import type { VerifyCheck } from "./verify.ts";
 
 /** `_type` of an in-toto Statement v1. */

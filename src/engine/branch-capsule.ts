@@ -4,18 +4,18 @@
  * hostile input).
  * @module
  */
-import { isSha256Hex } from "../canonical/hex.ts";
-import { sha256Hex } from "../canonical/sha256.ts";
-import type { RunCapsule } from "../capsule/run-capsule-core.ts";
-import { isErrorCode, ReachError } from "../protocol/errors.ts";
-import type { JsonObject } from "../protocol/json.ts";
-import type { TapeOutcome } from "../record/tape.ts";
+import { isSha256Hex } from "../canonical/mod.ts";
+import { sha256Hex } from "../canonical/mod.ts";
+import type { RunCapsule } from "../capsule/mod.ts";
+import { isErrorCode, ReachError } from "../protocol/mod.ts";
+import type { JsonObject } from "../protocol/mod.ts";
+import type { TapeOutcome } from "../record/mod.ts";
 import { BRANCH_FILE_PREFIX } from "./branch.ts";
 import type { Branch, BranchChanges, BranchFileRef, BranchLayer, ForkedFrom, ResumedFrom } from "./branch.ts";
 import type { CapsuleRequest } from "./capsule.ts";
 import { toolBuild } from "./pack.ts";
 import type { LoadedPack, LoadPackOptions } from "./pack.ts";
-import { parseSeed } from "../determinism/prng.ts";
+import { parseSeed } from "../determinism/mod.ts";
 
 type Ev = { type: string; payload: Record<string, unknown> };
 

@@ -11,10 +11,10 @@
  * before it are, when the branch is made, played against the parent's tape (`prefix`), like a replay.
  * @module
  */
-import type { JsonObject, JsonValue } from "../protocol/json.ts";
-import type { TapePlayer } from "../record/player.ts";
-import type { TapeOutcome } from "../record/tape.ts";
-import type { StopPoint } from "../sandbox/fuel/mod.ts";
+import type { JsonObject, JsonValue } from "../protocol/mod.ts";
+import type { TapePlayer } from "../record/mod.ts";
+import type { TapeOutcome } from "../record/mod.ts";
+import type { StopPoint } from "../sandbox/mod.ts";
 import type { PackTool } from "./pack.ts";
 import type { RunRequest } from "./types.ts";
 

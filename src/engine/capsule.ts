@@ -4,15 +4,15 @@
  * digest, one step proof per step over its event range).
  * @module
  */
-import { toJsonlBytes } from "../ledger/jsonl.ts";
-import { writeRunCapsule } from "../capsule/run-capsule-core.ts";
-import type { CapsuleSigner, RunCapsuleContents } from "../capsule/run-capsule-core.ts";
-import type { CapsuleIndex } from "../protocol/capsule.ts";
-import { formatProof, signProof } from "../trust/proofs.ts";
-import type { StepProofStatement } from "../trust/proofs.ts";
+import { toJsonlBytes } from "../ledger/mod.ts";
+import { writeRunCapsule } from "../capsule/mod.ts";
+import type { CapsuleSigner, RunCapsuleContents } from "../capsule/mod.ts";
+import type { CapsuleIndex } from "../protocol/mod.ts";
+import { formatProof, signProof } from "../trust/mod.ts";
+import type { StepProofStatement } from "../trust/mod.ts";
 import type { LoadedPack } from "./pack.ts";
 import type { RunRecord, RunRequest } from "./types.ts";
-import type { RecordedEvent } from "../ledger/event-log.ts";
+import type { RecordedEvent } from "../ledger/mod.ts";
 import { chainAnnex } from "./annex.ts";
 import { runDocument } from "./run-document.ts";
 import type { AnnexEvent } from "./annex.ts";

@@ -9,8 +9,8 @@
  * ABORTED (`run.completed` with the output hash | `run.failed` | `run.aborted`). The phases live in `run.ts`.
  * @module
  */
-import { toReachError } from "../protocol/errors.ts";
-import type { PlanStep } from "../protocol/plan.ts";
+import { toReachError } from "../protocol/mod.ts";
+import type { PlanStep } from "../protocol/mod.ts";
 import type { ReplanContext } from "./planner.ts";
 import { Aborted, InfraRefused, Run, RESERVED_STEP_PREFIX } from "./run.ts";
 import { finishRun } from "./run-record.ts";

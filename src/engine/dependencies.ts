@@ -9,11 +9,11 @@
  * one becomes a warning. A resolved dependency is locked by its digest; its tools are not merged into this pack.
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
-import { upgradePackDocument } from "../protocol/deprecations.ts";
-import { PackSchema } from "../protocol/pack.ts";
-import type { Dependency } from "../protocol/pack.ts";
-import { packDigest } from "../trust/pack-signature.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { upgradePackDocument } from "../protocol/mod.ts";
+import { PackSchema } from "../protocol/mod.ts";
+import type { Dependency } from "../protocol/mod.ts";
+import { packDigest } from "../trust/mod.ts";
 
 /** Where vendored dependencies live inside a pack. */
 export const DEPS_DIR = "deps/";

@@ -14,8 +14,8 @@
  *   Any failure of the store is a miss.
  * @module
  */
-import { sha256Hex } from "../canonical/sha256.ts";
-import { SCHEMA_REVISION } from "../protocol/_schema-revision.ts";
+import { sha256Hex } from "../canonical/mod.ts";
+import { SCHEMA_REVISION } from "../protocol/mod.ts";
 
 /** Where validated documents are kept: any failure is a miss. */
 export type DocumentStore = {

@@ -4,10 +4,10 @@
  * through {@link runEngine} and nothing else; none of them plans, gates, executes or hashes by itself.
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
-import type { FetchLike } from "../protocol/fetch.ts";
-import type { JsonValue } from "../protocol/json.ts";
-import type { TrustStore } from "../trust/trust-store.ts";
+import { ReachError } from "../protocol/mod.ts";
+import type { FetchLike } from "../protocol/mod.ts";
+import type { JsonValue } from "../protocol/mod.ts";
+import type { TrustStore } from "../trust/mod.ts";
 import type { AnnexEvent } from "./annex.ts";
 import { buildRunCapsule, capsuleFileName } from "./capsule.ts";
 import { INFRA_TOOL_NAMES, isInfraTool } from "./infra-tools.ts";
@@ -15,14 +15,14 @@ import { runPack } from "./coordinator.ts";
 import { loadPack, packTrust, readPackDocument } from "./pack.ts";
 import { packArchiveFiles } from "./pack-archive.ts";
 import type { LoadedPack, PackTrust } from "./pack.ts";
-import type { Pack } from "../protocol/pack.ts";
+import type { Pack } from "../protocol/mod.ts";
 import { runFiles, runResult } from "./run-files.ts";
 import { packLoading, turnLoop, useHashing } from "./runners.ts";
 import type { EngineEnvironment } from "./runners.ts";
 import type { RunProgress, RunRecord, RunRequest, RunStatus, SessionChain } from "./types.ts";
 import { Session } from "./session.ts";
-import { checkSecretValues } from "../sandbox/host/secrets.ts";
-import type { SecretValues } from "../sandbox/host/secrets.ts";
+import { checkSecretValues } from "../sandbox/mod.ts";
+import type { SecretValues } from "../sandbox/mod.ts";
 import { checkSessionChain } from "./session-chain.ts";
 import type { SessionBudget, SessionCall, SessionScope, SessionTool, WorkspaceFile } from "./session.ts";
 

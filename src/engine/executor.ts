@@ -16,32 +16,32 @@
  * the step's `return_spec` (else `EXEC_OUTPUT_INVALID`, `schemaValidation: "fail"`).
  * @module
  */
-import { deriveId } from "../canonical/ids.ts";
-import type { VirtualClock } from "../determinism/clock.ts";
-import { deriveStream } from "../determinism/prng.ts";
-import type { CapabilityPolicy } from "../policy/capabilities.ts";
+import { deriveId } from "../canonical/mod.ts";
+import type { VirtualClock } from "../determinism/mod.ts";
+import { deriveStream } from "../determinism/mod.ts";
+import type { CapabilityPolicy } from "../policy/mod.ts";
 type Permission = CapabilityPolicy["permissions"] extends ReadonlySet<infer P> ? P : never;
-import type { ExecutionEnvelope, ExecutionResult } from "../protocol/envelope.ts";
-import { ReachError } from "../protocol/errors.ts";
-import type { ArtifactInfo } from "../protocol/evidence.ts";
-import type { TapePlayer } from "../record/player.ts";
-import type { TapeOutcome, TapeRecorder } from "../record/tape.ts";
-import type { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
-import { FuelMeter, STEP_TIMEOUT_HINT } from "../sandbox/fuel/mod.ts";
-import type { StopPoint } from "../sandbox/fuel/mod.ts";
-import { createHost } from "../sandbox/host/host.ts";
-import type { HostContext } from "../sandbox/host/host.ts";
-import { invocationStops } from "../sandbox/stops.ts";
-import type { FetchLike } from "../protocol/fetch.ts";
-import type { MemoryStore } from "../sandbox/host/memory-store.ts";
-import type { ModuleIdentity, ToolRunner } from "../sandbox/types.ts";
-import type { JsonObject, JsonValue } from "../protocol/json.ts";
-import type { StepTransaction, Workspace } from "../sandbox/workspace/workspace.ts";
+import type { ExecutionEnvelope, ExecutionResult } from "../protocol/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import type { ArtifactInfo } from "../protocol/mod.ts";
+import type { TapePlayer } from "../record/mod.ts";
+import type { TapeOutcome, TapeRecorder } from "../record/mod.ts";
+import type { ArtifactSink } from "../sandbox/mod.ts";
+import { FuelMeter, STEP_TIMEOUT_HINT } from "../sandbox/mod.ts";
+import type { StopPoint } from "../sandbox/mod.ts";
+import { createHost } from "../sandbox/mod.ts";
+import type { HostContext } from "../sandbox/mod.ts";
+import { invocationStops } from "../sandbox/mod.ts";
+import type { FetchLike } from "../protocol/mod.ts";
+import type { MemoryStore } from "../sandbox/mod.ts";
+import type { ModuleIdentity, ToolRunner } from "../sandbox/mod.ts";
+import type { JsonObject, JsonValue } from "../protocol/mod.ts";
+import type { StepTransaction, Workspace } from "../sandbox/mod.ts";
 import type { PackTool } from "./pack.ts";
-import type { McpSessions } from "../sandbox/mcp/runner.ts";
+import type { McpSessions } from "../sandbox/mod.ts";
 import { compileSchema } from "./schema-check.ts";
-import { monotonicMs } from "../determinism/real-clock.ts";
-import type { SecretBox } from "../sandbox/host/secrets.ts";
+import { monotonicMs } from "../determinism/mod.ts";
+import type { SecretBox } from "../sandbox/mod.ts";
 
 /**
  * Fuel units granted per millisecond of `timeout_ms`. Measured on the 2-core CI machine: a tight WASI loop burns

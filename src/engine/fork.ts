@@ -11,18 +11,18 @@
  *   its last completed step.
  * @module
  */
-import { canonicalize } from "../canonical/jcs.ts";
-import { sha256Hex } from "../canonical/sha256.ts";
-import type { RunCapsule } from "../capsule/run-capsule-core.ts";
-import { BLOB_PREFIX, entriesUnder, TAPE_ENTRY } from "../capsule/run-capsule-core.ts";
-import { parseSeed } from "../determinism/prng.ts";
-import { ReachError } from "../protocol/errors.ts";
-import type { FetchLike } from "../protocol/fetch.ts";
-import { acceptJsonValue } from "../protocol/json-text.ts";
-import type { JsonObject, JsonValue } from "../protocol/json.ts";
-import { TapePlayer } from "../record/player.ts";
-import { readTapeJsonl } from "../record/tape-jsonl.ts";
-import type { TapeOutcome } from "../record/tape.ts";
+import { canonicalize } from "../canonical/mod.ts";
+import { sha256Hex } from "../canonical/mod.ts";
+import type { RunCapsule } from "../capsule/mod.ts";
+import { BLOB_PREFIX, entriesUnder, TAPE_ENTRY } from "../capsule/mod.ts";
+import { parseSeed } from "../determinism/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import type { FetchLike } from "../protocol/mod.ts";
+import { acceptJsonValue } from "../protocol/mod.ts";
+import type { JsonObject, JsonValue } from "../protocol/mod.ts";
+import { TapePlayer } from "../record/mod.ts";
+import { readTapeJsonl } from "../record/mod.ts";
+import type { TapeOutcome } from "../record/mod.ts";
 import { answerOf, branchOfCapsule, stepsBefore } from "./branch-capsule.ts";
 import type { Branch, BranchChanges, ForkedFrom } from "./branch.ts";
 import { buildRunCapsule, capsuleFileName } from "./capsule.ts";

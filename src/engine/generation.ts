@@ -15,11 +15,11 @@
  *   root), so the times a tool reads do not depend on how many events were written before it ran.
  * @module
  */
-import type { PlanStep } from "../protocol/plan.ts";
-import type { StoredArtifact } from "../sandbox/host/artifact-sink.ts";
-import type { JsonObject } from "../protocol/json.ts";
-import { applyWorkspaceDelta, mergeWorkspaceChanges } from "../sandbox/workspace/workspace.ts";
-import type { WorkspaceImage } from "../sandbox/workspace/workspace.ts";
+import type { PlanStep } from "../protocol/mod.ts";
+import type { StoredArtifact } from "../sandbox/mod.ts";
+import type { JsonObject } from "../protocol/mod.ts";
+import { applyWorkspaceDelta, mergeWorkspaceChanges } from "../sandbox/mod.ts";
+import type { WorkspaceImage } from "../sandbox/mod.ts";
 import type { StepJobResult } from "./step-job.ts";
 import { dependencyClosures, directDependencies } from "./step-graph.ts";
 

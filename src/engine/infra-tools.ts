@@ -9,10 +9,10 @@
  * record, so every capsule the engine writes is one the narrowing did not touch and replays without it.
  * @module
  */
-import { policyViolation } from "../protocol/errors.ts";
-import type { ReachError } from "../protocol/errors.ts";
-import { INFRA_TOOL_NAMES, INFRA_TOOL_SCHEMAS, isInfraTool } from "../sandbox/infra/runner.ts";
-import type { InfraToolName } from "../sandbox/infra/runner.ts";
+import { policyViolation } from "../protocol/mod.ts";
+import type { ReachError } from "../protocol/mod.ts";
+import { INFRA_TOOL_NAMES, INFRA_TOOL_SCHEMAS, isInfraTool } from "../sandbox/mod.ts";
+import type { InfraToolName } from "../sandbox/mod.ts";
 import type { PackTool } from "./pack.ts";
 
 export { INFRA_TOOL_NAMES, isInfraTool };

@@ -21,7 +21,7 @@
  */
 import type { EngineRun, EngineRunRequest } from "./engine.ts";
 import type { RunProgress } from "./types.ts";
-import { monotonicMs } from "../determinism/real-clock.ts";
+import { monotonicMs } from "../determinism/mod.ts";
 
 /** How long an attempt may hold the thread. */
 export type InlineBudget = {

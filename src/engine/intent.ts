@@ -13,10 +13,10 @@
  *   the generators in the plan make other types.
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
-import type { Intent, Pack } from "../protocol/pack.ts";
-import type { PlanStep } from "../protocol/plan.ts";
-import type { JsonValue } from "../protocol/json.ts";
+import { ReachError } from "../protocol/mod.ts";
+import type { Intent, Pack } from "../protocol/mod.ts";
+import type { PlanStep } from "../protocol/mod.ts";
+import type { JsonValue } from "../protocol/mod.ts";
 
 /** The intent a run was classified as (recorded in `run.started`). */
 export type RunIntent = { name: string; artifacts: string[] };

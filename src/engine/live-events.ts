@@ -22,7 +22,7 @@
  * `sourceEventHash`, and `stepIndex` / `toolName` / `data` where they apply.
  * @module
  */
-import { deriveId } from "../canonical/ids.ts";
+import { deriveId } from "../canonical/mod.ts";
 import { TIMEOUT_CODES } from "./run-document.ts";
 
 /** A hashed event as the live stream sees it. */

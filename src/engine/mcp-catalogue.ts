@@ -5,14 +5,14 @@
  * this validator cannot use is refused here, not at the first run.
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
-import type { JsonObject } from "../protocol/json.ts";
-import type { McpServer, ToolDefinition } from "../protocol/pack.ts";
-import { TOOL_NAME_RE } from "../protocol/_common.ts";
-import { McpSessions } from "../sandbox/mcp/runner.ts";
-import type { McpListedTool } from "../sandbox/mcp/client.ts";
-import { isInfraTool } from "../sandbox/infra/runner.ts";
-import type { FetchLike } from "../protocol/fetch.ts";
+import { ReachError } from "../protocol/mod.ts";
+import type { JsonObject } from "../protocol/mod.ts";
+import type { McpServer, ToolDefinition } from "../protocol/mod.ts";
+import { TOOL_NAME_RE } from "../protocol/mod.ts";
+import { McpSessions } from "../sandbox/mod.ts";
+import type { McpListedTool } from "../sandbox/mod.ts";
+import { isInfraTool } from "../sandbox/mod.ts";
+import type { FetchLike } from "../protocol/mod.ts";
 import type { EngineEnvironment } from "./runners.ts";
 import { compileSchema, loadFullValidator } from "./schema-check.ts";
 

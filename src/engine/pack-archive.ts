@@ -6,7 +6,7 @@
  * pack directory never loads them.
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 
 /** Largest pack accepted (all files together), as a directory or an archive. */
 export const MAX_PACK_BYTES = 256 * 1024 * 1024;

@@ -14,24 +14,24 @@
  * Input is an in-memory file map (the CLI reads the directory or archive), so loading is the same on every runtime.
  * @module
  */
-import { hashCanonical } from "../canonical/jcs.ts";
-import { sha256Hex } from "../canonical/sha256.ts";
-import { capabilityPolicy } from "../policy/capabilities.ts";
-import type { CapabilityPolicy } from "../policy/capabilities.ts";
-import { ReachError, toReachError } from "../protocol/errors.ts";
-import { parseJsonText } from "../protocol/json-text.ts";
-import { upgradePackDocument } from "../protocol/deprecations.ts";
-import type { DeprecationNotice } from "../protocol/deprecations.ts";
-import { PackSchema, PROTOCOL_SPEC_VERSION } from "../protocol/pack.ts";
-import type { Pack, ToolDefinition } from "../protocol/pack.ts";
-import { parseOrThrow } from "../protocol/parse.ts";
+import { hashCanonical } from "../canonical/mod.ts";
+import { sha256Hex } from "../canonical/mod.ts";
+import { capabilityPolicy } from "../policy/mod.ts";
+import type { CapabilityPolicy } from "../policy/mod.ts";
+import { ReachError, toReachError } from "../protocol/mod.ts";
+import { parseJsonText } from "../protocol/mod.ts";
+import { upgradePackDocument } from "../protocol/mod.ts";
+import type { DeprecationNotice } from "../protocol/mod.ts";
+import { PackSchema, PROTOCOL_SPEC_VERSION } from "../protocol/mod.ts";
+import type { Pack, ToolDefinition } from "../protocol/mod.ts";
+import { parseOrThrow } from "../protocol/mod.ts";
 import { validatedDocument } from "./document-cache.ts";
-import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignature } from "../trust/pack-signature.ts";
-import type { TrustStore } from "../trust/trust-store.ts";
-import { isInfraTool } from "../sandbox/infra/runner.ts";
-import type { ComponentGlueStore } from "../sandbox/component/store.ts";
+import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignature } from "../trust/mod.ts";
+import type { TrustStore } from "../trust/mod.ts";
+import { isInfraTool } from "../sandbox/mod.ts";
+import type { ComponentGlueStore } from "../sandbox/mod.ts";
 import type { DocumentStore } from "./document-cache.ts";
-import type { JsonObject } from "../protocol/json.ts";
+import type { JsonObject } from "../protocol/mod.ts";
 import { resolveDependencies } from "./dependencies.ts";
 import type { ResolvedDependency } from "./dependencies.ts";
 import { compileSchema, isLiteSchema, loadFullValidator } from "./schema-check.ts";

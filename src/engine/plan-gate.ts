@@ -26,22 +26,22 @@
  * no longer matches (seed 001 §6, `PLAN_HASH_MISMATCH`).
  * @module
  */
-import { hashCanonical } from "../canonical/jcs.ts";
-import { policyViolation, ReachError } from "../protocol/errors.ts";
-import { parseOrThrow } from "../protocol/parse.ts";
-import { BlueprintSchema, planSteps, taskRefusal } from "../protocol/plan.ts";
-import type { Blueprint, PlanStep } from "../protocol/plan.ts";
+import { hashCanonical } from "../canonical/mod.ts";
+import { policyViolation, ReachError } from "../protocol/mod.ts";
+import { parseOrThrow } from "../protocol/mod.ts";
+import { BlueprintSchema, planSteps, taskRefusal } from "../protocol/mod.ts";
+import type { Blueprint, PlanStep } from "../protocol/mod.ts";
 import { deepFreeze } from "./pack.ts";
 import { validatedDocument } from "./document-cache.ts";
 import type { DocumentStore } from "./document-cache.ts";
-import { approvalPlanHash, approves } from "../trust/approval.ts";
-import type { TrustStore } from "../trust/trust-store.ts";
+import { approvalPlanHash, approves } from "../trust/mod.ts";
+import type { TrustStore } from "../trust/mod.ts";
 import { compileSchema, isLiteSchema, loadFullValidator } from "./schema-check.ts";
 import { stepReferences } from "./arguments.ts";
 import { dependencyClosures, directDependencies } from "./step-graph.ts";
 import { checkIntentPlan } from "./intent.ts";
 import type { RunIntent } from "./intent.ts";
-import type { JsonObject } from "../protocol/json.ts";
+import type { JsonObject } from "../protocol/mod.ts";
 
 /** Seed 002: a plan has at most 10 steps unless configured otherwise. */
 export const DEFAULT_MAX_STEPS = 10;

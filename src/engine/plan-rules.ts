@@ -21,12 +21,12 @@
  * a task reach-wasm cannot execute carries `PLAN_TASK_NOT_EXECUTABLE` and why (`taskRefusal`).
  * @module
  */
-import { sha256Hex } from "../canonical/sha256.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { parseJsonText } from "../protocol/json-text.ts";
-import { parseOrThrow } from "../protocol/parse.ts";
-import { BlueprintSchema, PlanTaskSchema, taskRefusal } from "../protocol/plan.ts";
-import type { PlanTask } from "../protocol/plan.ts";
+import { sha256Hex } from "../canonical/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { parseJsonText } from "../protocol/mod.ts";
+import { parseOrThrow } from "../protocol/mod.ts";
+import { BlueprintSchema, PlanTaskSchema, taskRefusal } from "../protocol/mod.ts";
+import type { PlanTask } from "../protocol/mod.ts";
 import { MAX_RISK_LEVEL } from "./plan-gate.ts";
 
 /** Seed 001 §3's required fields, in its order. */

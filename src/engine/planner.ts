@@ -10,24 +10,24 @@
  * limit, and on a replan (`context.replan`) the failure and the steps already completed.
  * @module
  */
-import { deriveId } from "../canonical/ids.ts";
-import { VirtualClock } from "../determinism/clock.ts";
+import { deriveId } from "../canonical/mod.ts";
+import { VirtualClock } from "../determinism/mod.ts";
 import type { RunIntent } from "./intent.ts";
-import { deriveStream } from "../determinism/prng.ts";
-import { capabilityPolicy } from "../policy/capabilities.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { ManifestSchema } from "../protocol/pack.ts";
-import { TapeRecorder } from "../record/tape.ts";
-import { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
-import { createHost } from "../sandbox/host/host.ts";
-import { MemoryStore } from "../sandbox/host/memory-store.ts";
-import type { ToolOutcome, ToolRunner } from "../sandbox/types.ts";
-import type { JsonObject, JsonValue } from "../protocol/json.ts";
-import { FuelMeter } from "../sandbox/fuel/mod.ts";
-import { invocationStops } from "../sandbox/stops.ts";
+import { deriveStream } from "../determinism/mod.ts";
+import { capabilityPolicy } from "../policy/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { ManifestSchema } from "../protocol/mod.ts";
+import { TapeRecorder } from "../record/mod.ts";
+import { ArtifactSink } from "../sandbox/mod.ts";
+import { createHost } from "../sandbox/mod.ts";
+import { MemoryStore } from "../sandbox/mod.ts";
+import type { ToolOutcome, ToolRunner } from "../sandbox/mod.ts";
+import type { JsonObject, JsonValue } from "../protocol/mod.ts";
+import { FuelMeter } from "../sandbox/mod.ts";
+import { invocationStops } from "../sandbox/mod.ts";
 import type { ExecutorRunState } from "./executor.ts";
 import { WATCHDOG_GRACE_MS } from "./executor.ts";
-import { Workspace } from "../sandbox/workspace/workspace.ts";
+import { Workspace } from "../sandbox/mod.ts";
 import type { LoadedPack } from "./pack.ts";
 
 /** A planner's time budget (fuel is derived from it like a tool's). */

@@ -5,19 +5,19 @@
  * without running tools (`verifyRunCapsule`).
  * @module
  */
-import { sha256Hex } from "../canonical/sha256.ts";
-import { FEDERATION_ENTRY } from "../capsule/run-capsule-core.ts";
+import { sha256Hex } from "../canonical/mod.ts";
+import { FEDERATION_ENTRY } from "../capsule/mod.ts";
 import type { AnnexEvent } from "./annex.ts";
-import { HEADER_ENTRY, PLAN_ENTRY, RUN_DOC_ENTRY } from "../capsule/run-capsule-core.ts";
-import { AFTER_PREFIX, BLOB_PREFIX, capsuleIndexDigest, entriesUnder, EVENTS_ENTRY, PACK_PREFIX, PROOF_ENTRY, REQUEST_ENTRY, RESULT_ENTRY, TAPE_ENTRY } from "../capsule/run-capsule-core.ts";
-import type { RunCapsule } from "../capsule/run-capsule-core.ts";
+import { HEADER_ENTRY, PLAN_ENTRY, RUN_DOC_ENTRY } from "../capsule/mod.ts";
+import { AFTER_PREFIX, BLOB_PREFIX, capsuleIndexDigest, entriesUnder, EVENTS_ENTRY, PACK_PREFIX, PROOF_ENTRY, REQUEST_ENTRY, RESULT_ENTRY, TAPE_ENTRY } from "../capsule/mod.ts";
+import type { RunCapsule } from "../capsule/mod.ts";
 import { verifyRunCapsule } from "./verify.ts";
 import type { VerifyCheck } from "./verify.ts";
-import { readJsonl } from "../ledger/jsonl.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { differencePointer, firstDifference, showValue, TapePlayer } from "../record/player.ts";
-import { readTapeJsonl } from "../record/tape-jsonl.ts";
-import type { JsonValue } from "../protocol/json.ts";
+import { readJsonl } from "../ledger/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { differencePointer, firstDifference, showValue, TapePlayer } from "../record/mod.ts";
+import { readTapeJsonl } from "../record/mod.ts";
+import type { JsonValue } from "../protocol/mod.ts";
 import { buildRunCapsule } from "./capsule.ts";
 import type { CapsuleRequest } from "./capsule.ts";
 import { runPack } from "./coordinator.ts";
@@ -30,7 +30,7 @@ import type { RunProgress, RunRecord, RunRequest, RunStatus } from "./types.ts";
 import { Session } from "./session.ts";
 import { chainOfCapsule } from "./session-chain.ts";
 import type { AbortPoint, ReplayDirectives } from "./run.ts";
-import type { StopPoint } from "../sandbox/fuel/mod.ts";
+import type { StopPoint } from "../sandbox/mod.ts";
 
 /**
  * Where a replay first differed from the recording: the event (index, step), the first differing field of it, the

@@ -23,12 +23,12 @@
  * real step durations; it is never hashed.
  * @module
  */
-import { deriveId } from "../canonical/ids.ts";
-import { formatIsoMillis, parseIsoMillis } from "../determinism/clock.ts";
-import { prefixOf } from "../protocol/errors.ts";
-import type { ErrorCode } from "../protocol/errors.ts";
-import { isErrorCode } from "../protocol/errors.ts";
-import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import { deriveId } from "../canonical/mod.ts";
+import { formatIsoMillis, parseIsoMillis } from "../determinism/mod.ts";
+import { prefixOf } from "../protocol/mod.ts";
+import type { ErrorCode } from "../protocol/mod.ts";
+import { isErrorCode } from "../protocol/mod.ts";
+import type { JsonObject, JsonValue } from "../protocol/mod.ts";
 import { queryOf } from "./intent.ts";
 import { evidenceOfTask } from "./task-files.ts";
 import type { RealTimes, RunPhase, RunStatus } from "./types.ts";

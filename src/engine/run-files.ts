@@ -18,10 +18,10 @@
  * gives the same bytes); their pure counterparts are in the capsule.
  * @module
  */
-import { canonicalize } from "../canonical/jcs.ts";
-import { hashCanonical } from "../canonical/jcs.ts";
-import { utf8 } from "../canonical/sha256.ts";
-import { toJsonlBytes } from "../ledger/jsonl.ts";
+import { canonicalize } from "../canonical/mod.ts";
+import { hashCanonical } from "../canonical/mod.ts";
+import { utf8 } from "../canonical/mod.ts";
+import { toJsonlBytes } from "../ledger/mod.ts";
 import type { RunRecord } from "./types.ts";
 import { liveRunDocument, runDocument } from "./run-document.ts";
 import { taskDocument } from "./task-files.ts";

@@ -3,14 +3,14 @@
  * the per-step `TASK_<id>.json` documents, the execution header, and the run record the engine call returns.
  * @module
  */
-import { hashCanonical } from "../canonical/jcs.ts";
-import { utf8 } from "../canonical/sha256.ts";
-import { capsuleBody } from "../capsule/run-capsule-core.ts";
-import { parseIsoMillis } from "../determinism/clock.ts";
-import { auditCapabilities, changedPaths } from "../policy/audit.ts";
-import { contentsDigest } from "../capsule/run-capsule-core.ts";
-import { toReachError } from "../protocol/errors.ts";
-import type { ReachError } from "../protocol/errors.ts";
+import { hashCanonical } from "../canonical/mod.ts";
+import { utf8 } from "../canonical/mod.ts";
+import { capsuleBody } from "../capsule/mod.ts";
+import { parseIsoMillis } from "../determinism/mod.ts";
+import { auditCapabilities, changedPaths } from "../policy/mod.ts";
+import { contentsDigest } from "../capsule/mod.ts";
+import { toReachError } from "../protocol/mod.ts";
+import type { ReachError } from "../protocol/mod.ts";
 import { Aborted } from "./run.ts";
 import type { Run } from "./run.ts";
 import { memoryDigest } from "./session-chain.ts";

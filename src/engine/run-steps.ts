@@ -6,15 +6,15 @@
  * always in plan order, so the record is the same whatever ran when and where.
  * @module
  */
-import { deriveId } from "../canonical/ids.ts";
-import { ExecutionEnvelopeSchema, isExactEnvelope } from "../protocol/envelope.ts";
-import type { ExecutionEnvelope } from "../protocol/envelope.ts";
-import { ReachError, toReachError } from "../protocol/errors.ts";
-import { parseOrThrow } from "../protocol/parse.ts";
-import type { PlanStep } from "../protocol/plan.ts";
-import { DEFAULT_MAX_BLOB_BYTES, DEFAULT_MAX_RECORDS } from "../record/tape.ts";
-import { DEFAULT_TIMEOUT_MS } from "../sandbox/types.ts";
-import type { JsonObject } from "../protocol/json.ts";
+import { deriveId } from "../canonical/mod.ts";
+import { ExecutionEnvelopeSchema, isExactEnvelope } from "../protocol/mod.ts";
+import type { ExecutionEnvelope } from "../protocol/mod.ts";
+import { ReachError, toReachError } from "../protocol/mod.ts";
+import { parseOrThrow } from "../protocol/mod.ts";
+import type { PlanStep } from "../protocol/mod.ts";
+import { DEFAULT_MAX_BLOB_BYTES, DEFAULT_MAX_RECORDS } from "../record/mod.ts";
+import { DEFAULT_TIMEOUT_MS } from "../sandbox/mod.ts";
+import type { JsonObject } from "../protocol/mod.ts";
 import { resolveArguments } from "./arguments.ts";
 import { answersOf, argumentsOf, inPrefix, inputOf, playerOf, seedOf, toolOf } from "./branch.ts";
 import { FUEL_PER_MS, invocationIdOf } from "./executor.ts";

@@ -12,30 +12,30 @@
  * them back as {@link ReplayDirectives} and stops at the same points.
  * @module
  */
-import { deriveId } from "../canonical/ids.ts";
-import { hashCanonical } from "../canonical/jcs.ts";
-import { sha256Hex } from "../canonical/sha256.ts";
-import { parseIsoMillis, VirtualClock } from "../determinism/clock.ts";
-import { parseSeed } from "../determinism/prng.ts";
-import { EventLog } from "../ledger/event-log.ts";
-import type { RecordedEvent } from "../ledger/event-log.ts";
-import { capabilityPolicy, workspaceResources } from "../policy/capabilities.ts";
-import type { CapabilityPolicy } from "../policy/capabilities.ts";
-import { SecretBox } from "../sandbox/host/secrets.ts";
-import type { SecretSpec } from "../sandbox/host/secrets.ts";
-import type { CapabilityAudit } from "../policy/audit.ts";
-import { planDeprecations } from "../protocol/deprecations.ts";
-import type { DeprecationNotice } from "../protocol/deprecations.ts";
-import { acceptJsonValue } from "../protocol/json-text.ts";
-import { ReachError, toReachError } from "../protocol/errors.ts";
-import type { RunEvidence } from "../protocol/evidence.ts";
-import type { PlanStep } from "../protocol/plan.ts";
-import { TapeRecorder } from "../record/tape.ts";
-import type { StopPoint } from "../sandbox/fuel/mod.ts";
-import { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
-import type { JsonObject, JsonValue } from "../protocol/json.ts";
-import { Workspace } from "../sandbox/workspace/workspace.ts";
-import type { SnapshotEntry, WorkspaceImage } from "../sandbox/workspace/workspace.ts";
+import { deriveId } from "../canonical/mod.ts";
+import { hashCanonical } from "../canonical/mod.ts";
+import { sha256Hex } from "../canonical/mod.ts";
+import { parseIsoMillis, VirtualClock } from "../determinism/mod.ts";
+import { parseSeed } from "../determinism/mod.ts";
+import { EventLog } from "../ledger/mod.ts";
+import type { RecordedEvent } from "../ledger/mod.ts";
+import { capabilityPolicy, workspaceResources } from "../policy/mod.ts";
+import type { CapabilityPolicy } from "../policy/mod.ts";
+import { SecretBox } from "../sandbox/mod.ts";
+import type { SecretSpec } from "../sandbox/mod.ts";
+import type { CapabilityAudit } from "../policy/mod.ts";
+import { planDeprecations } from "../protocol/mod.ts";
+import type { DeprecationNotice } from "../protocol/mod.ts";
+import { acceptJsonValue } from "../protocol/mod.ts";
+import { ReachError, toReachError } from "../protocol/mod.ts";
+import type { RunEvidence } from "../protocol/mod.ts";
+import type { PlanStep } from "../protocol/mod.ts";
+import { TapeRecorder } from "../record/mod.ts";
+import type { StopPoint } from "../sandbox/mod.ts";
+import { ArtifactSink } from "../sandbox/mod.ts";
+import type { JsonObject, JsonValue } from "../protocol/mod.ts";
+import { Workspace } from "../sandbox/mod.ts";
+import type { SnapshotEntry, WorkspaceImage } from "../sandbox/mod.ts";
 import type { CapsuleRequest } from "./capsule.ts";
 import { FUEL_PER_MS } from "./executor.ts";
 import type { ExecutorRunState } from "./executor.ts";
@@ -55,7 +55,7 @@ import type { StepJob, StepJobResult, StepPool } from "./step-job.ts";
 import { failedEvidence, terminalReason } from "./step-events.ts";
 import { RESERVED_STEP_PREFIX } from "./types.ts";
 import type { AbortPoint, RealTimes, RunPhase, RunRequest } from "./types.ts";
-import { epochMs } from "../determinism/real-clock.ts";
+import { epochMs } from "../determinism/mod.ts";
 
 /** The default virtual epoch (ARCHITECTURE "Determinism"). */
 export const DEFAULT_EPOCH = "1970-01-01T00:00:00.000Z";

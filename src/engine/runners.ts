@@ -3,30 +3,30 @@
  * what they share is immutable: compiled and fuel-instrumented modules cached by digest.
  * @module
  */
-import type { QuickJsRunnerOptions } from "../sandbox/quickjs/runner.ts";
-import { QuickJsRunner } from "../sandbox/quickjs/runner.ts";
-import type { TranspiledComponent } from "../sandbox/component/transpiled.ts";
-import type { ToolRunner } from "../sandbox/types.ts";
-import { WasmToolRunner } from "../sandbox/wasi/runner.ts";
-import type { Preopen } from "../sandbox/wasi/context.ts";
-import { TEMP_ROOT } from "../sandbox/workspace/workspace.ts";
-import type { StepTransaction } from "../sandbox/workspace/workspace.ts";
+import type { QuickJsRunnerOptions } from "../sandbox/mod.ts";
+import { QuickJsRunner } from "../sandbox/mod.ts";
+import type { TranspiledComponent } from "../sandbox/mod.ts";
+import type { ToolRunner } from "../sandbox/mod.ts";
+import { WasmToolRunner } from "../sandbox/mod.ts";
+import type { Preopen } from "../sandbox/mod.ts";
+import { TEMP_ROOT } from "../sandbox/mod.ts";
+import type { StepTransaction } from "../sandbox/mod.ts";
 import type { LoadPackOptions, PackTool } from "./pack.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { InfraRunner } from "../sandbox/infra/runner.ts";
-import type { PythonRunner, PythonWasmSource } from "../sandbox/python/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { InfraRunner } from "../sandbox/mod.ts";
+import type { PythonRunner, PythonWasmSource } from "../sandbox/mod.ts";
 import type { StepPool } from "./step-job.ts";
 import type { DocumentStore } from "./document-cache.ts";
-import type { MeteredModuleStore } from "../sandbox/fuel/cache.ts";
-import type { ComponentGlueStore } from "../sandbox/component/store.ts";
-import { getSha256Backend, setSha256Backend } from "../canonical/sha256.ts";
-import type { Sha256Backend } from "../canonical/sha256.ts";
-import { monotonicMs } from "../determinism/real-clock.ts";
-import type { RealClock } from "../determinism/real-clock.ts";
-import { McpRunner, McpSessions } from "../sandbox/mcp/runner.ts";
-import type { McpSessionOptions } from "../sandbox/mcp/runner.ts";
-import type { McpStdioLauncher } from "../protocol/mcp-client.ts";
-import type { McpServer } from "../protocol/pack.ts";
+import type { MeteredModuleStore } from "../sandbox/mod.ts";
+import type { ComponentGlueStore } from "../sandbox/mod.ts";
+import { getSha256Backend, setSha256Backend } from "../canonical/mod.ts";
+import type { Sha256Backend } from "../canonical/mod.ts";
+import { monotonicMs } from "../determinism/mod.ts";
+import type { RealClock } from "../determinism/mod.ts";
+import { McpRunner, McpSessions } from "../sandbox/mod.ts";
+import type { McpSessionOptions } from "../sandbox/mod.ts";
+import type { McpStdioLauncher } from "../protocol/mod.ts";
+import type { McpServer } from "../protocol/mod.ts";
 
 /**
  * What the host platform provides to the engine: the one way it is handed in (nothing is installed for a process;

@@ -6,9 +6,9 @@
  * had run one after another. Nothing written depends on which step finished first.
  * @module
  */
-import type { ReachError } from "../protocol/errors.ts";
-import type { PlanStep } from "../protocol/plan.ts";
-import type { JsonObject } from "../protocol/json.ts";
+import type { ReachError } from "../protocol/mod.ts";
+import type { PlanStep } from "../protocol/mod.ts";
+import type { JsonObject } from "../protocol/mod.ts";
 import type { Generation } from "./generation.ts";
 import { Aborted } from "./run.ts";
 import type { Run } from "./run.ts";

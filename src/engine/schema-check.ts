@@ -14,7 +14,7 @@
 import type Ajv2020Module from "ajv/dist/2020.js";
 import type { ValidateFunction } from "ajv/dist/2020.js";
 import type addFormatsModule from "ajv-formats";
-import { canonicalize } from "../canonical/jcs.ts";
+import { canonicalize } from "../canonical/mod.ts";
 import { compileLite } from "./schema-lite.ts";
 
 /** The result of a check: `ok`, or the first problems as `path: message` lines. */

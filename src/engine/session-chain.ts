@@ -10,11 +10,11 @@
  * link back from a capsule for replay, and checks a sequence of capsules.
  * @module
  */
-import { canonicalize, hashCanonical } from "../canonical/jcs.ts";
-import { BEFORE_PREFIX, EVENTS_ENTRY, LINKS_ENTRY, REQUEST_ENTRY, RESULT_ENTRY, entriesUnder } from "../capsule/run-capsule-core.ts";
-import type { RunCapsule } from "../capsule/run-capsule-core.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_MEMORY_ENTRIES, MAX_MEMORY_VALUE_BYTES, assertMemoryKey } from "../sandbox/host/memory-store.ts";
+import { canonicalize, hashCanonical } from "../canonical/mod.ts";
+import { BEFORE_PREFIX, EVENTS_ENTRY, LINKS_ENTRY, REQUEST_ENTRY, RESULT_ENTRY, entriesUnder } from "../capsule/mod.ts";
+import type { RunCapsule } from "../capsule/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_MEMORY_ENTRIES, MAX_MEMORY_VALUE_BYTES, assertMemoryKey } from "../sandbox/mod.ts";
 import type { SessionChain } from "./types.ts";
 
 const HASH = /^[0-9a-f]{64}$/;

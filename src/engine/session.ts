@@ -16,14 +16,14 @@
  * record such a call as a failed step, and replay them that way.
  * @module
  */
-import { ReachError, policyViolation } from "../protocol/errors.ts";
-import { PLAN_CONTRACT_VERSION } from "../protocol/plan.ts";
-import type { Blueprint, PlanStep } from "../protocol/plan.ts";
-import type { JsonObject, JsonValue } from "../protocol/json.ts";
-import { hashCanonical } from "../canonical/jcs.ts";
+import { ReachError, policyViolation } from "../protocol/mod.ts";
+import { PLAN_CONTRACT_VERSION } from "../protocol/mod.ts";
+import type { Blueprint, PlanStep } from "../protocol/mod.ts";
+import type { JsonObject, JsonValue } from "../protocol/mod.ts";
+import { hashCanonical } from "../canonical/mod.ts";
 import { FUEL_PER_MS } from "./executor.ts";
 import { compileSchema } from "./schema-check.ts";
-import { acceptJsonValue } from "../protocol/json-text.ts";
+import { acceptJsonValue } from "../protocol/mod.ts";
 import { deepFreeze } from "./pack.ts";
 import type { LoadedPack, PackTool } from "./pack.ts";
 import { infraAllowed, infraRefusal, infraTool, infraTools } from "./infra-tools.ts";

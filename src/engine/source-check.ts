@@ -3,8 +3,8 @@
  * the QuickJS engine the run would use, so a syntax error is reported with its line and column before any run.
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
-import { moduleSyntaxErrors } from "../sandbox/quickjs/syntax.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { moduleSyntaxErrors } from "../sandbox/mod.ts";
 import type { LoadedPack } from "./pack.ts";
 import type { EngineEnvironment } from "./runners.ts";
 

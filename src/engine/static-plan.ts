@@ -5,7 +5,7 @@
  * (`--approve`, `--approval`; reported as `approvalRequired`) and the query's intent (seed 004, from the run input).
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { DEFAULT_MAX_STEPS, gatePlanAsync, MAX_RISK_LEVEL } from "./plan-gate.ts";
 import { INFRA_TOOL_NAMES } from "./infra-tools.ts";
 import type { LoadedPack } from "./pack.ts";

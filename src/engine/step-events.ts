@@ -2,14 +2,14 @@
  * How one executed step is written into the event chain and the evidence (seed 003 §3.2; seed 004 RunEvidence).
  * @module
  */
-import { hashCanonical } from "../canonical/jcs.ts";
-import type { EventLog } from "../ledger/event-log.ts";
-import type { ExecutionEnvelope } from "../protocol/envelope.ts";
-import { prefixOf } from "../protocol/errors.ts";
-import type { ReachError } from "../protocol/errors.ts";
-import type { ArtifactInfo, RunEvidence } from "../protocol/evidence.ts";
-import type { PlanStep } from "../protocol/plan.ts";
-import type { JsonObject } from "../protocol/json.ts";
+import { hashCanonical } from "../canonical/mod.ts";
+import type { EventLog } from "../ledger/mod.ts";
+import type { ExecutionEnvelope } from "../protocol/mod.ts";
+import { prefixOf } from "../protocol/mod.ts";
+import type { ReachError } from "../protocol/mod.ts";
+import type { ArtifactInfo, RunEvidence } from "../protocol/mod.ts";
+import type { PlanStep } from "../protocol/mod.ts";
+import type { JsonObject } from "../protocol/mod.ts";
 import type { StepExecution } from "./executor.ts";
 
 /**

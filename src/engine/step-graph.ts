@@ -11,7 +11,7 @@
  * when the plan was made; it may take (`{"$step"}`, `arguments.ts`) the output of any step in its closure.
  * @module
  */
-import type { PlanStep } from "../protocol/plan.ts";
+import type { PlanStep } from "../protocol/mod.ts";
 
 /**
  * The steps each step depends on directly, as plan indices (ascending).

@@ -11,29 +11,29 @@
  * both ways give identical records.
  * @module
  */
-import { VirtualClock } from "../determinism/clock.ts";
-import type { ErrorDetails } from "../protocol/errors.ts";
-import type { ExecutionEnvelope, ExecutionResult } from "../protocol/envelope.ts";
-import type { ArtifactInfo } from "../protocol/evidence.ts";
-import type { CapabilityPolicy } from "../policy/capabilities.ts";
-import { errorFromDetails, TapePlayer } from "../record/player.ts";
-import { TapeRecorder } from "../record/tape.ts";
-import type { TapeOutcome, TapeRecord } from "../record/tape.ts";
-import type { StoredArtifact } from "../sandbox/host/artifact-sink.ts";
-import { ArtifactSink } from "../sandbox/host/artifact-sink.ts";
-import type { FetchLike } from "../protocol/fetch.ts";
-import { MemoryStore } from "../sandbox/host/memory-store.ts";
-import { SecretBox } from "../sandbox/host/secrets.ts";
-import type { SecretSpec } from "../sandbox/host/secrets.ts";
-import type { StopReason } from "../sandbox/fuel/mod.ts";
-import type { ModuleIdentity, ToolRunner } from "../sandbox/types.ts";
-import type { JsonObject } from "../protocol/json.ts";
-import { Workspace, workspaceDelta } from "../sandbox/workspace/workspace.ts";
-import type { StepTransaction, WorkspaceDelta, WorkspaceImage } from "../sandbox/workspace/workspace.ts";
+import { VirtualClock } from "../determinism/mod.ts";
+import type { ErrorDetails } from "../protocol/mod.ts";
+import type { ExecutionEnvelope, ExecutionResult } from "../protocol/mod.ts";
+import type { ArtifactInfo } from "../protocol/mod.ts";
+import type { CapabilityPolicy } from "../policy/mod.ts";
+import { errorFromDetails, TapePlayer } from "../record/mod.ts";
+import { TapeRecorder } from "../record/mod.ts";
+import type { TapeOutcome, TapeRecord } from "../record/mod.ts";
+import type { StoredArtifact } from "../sandbox/mod.ts";
+import { ArtifactSink } from "../sandbox/mod.ts";
+import type { FetchLike } from "../protocol/mod.ts";
+import { MemoryStore } from "../sandbox/mod.ts";
+import { SecretBox } from "../sandbox/mod.ts";
+import type { SecretSpec } from "../sandbox/mod.ts";
+import type { StopReason } from "../sandbox/mod.ts";
+import type { ModuleIdentity, ToolRunner } from "../sandbox/mod.ts";
+import type { JsonObject } from "../protocol/mod.ts";
+import { Workspace, workspaceDelta } from "../sandbox/mod.ts";
+import type { StepTransaction, WorkspaceDelta, WorkspaceImage } from "../sandbox/mod.ts";
 import { executeEnvelope } from "./executor.ts";
 import type { StepExecution } from "./executor.ts";
 import type { PackTool } from "./pack.ts";
-import type { McpSessions } from "../sandbox/mcp/runner.ts";
+import type { McpSessions } from "../sandbox/mod.ts";
 
 /** What one invocation needs, whatever thread runs it. */
 export type StepJob = {

@@ -16,10 +16,10 @@
  * as with `run.json` (`run-document.ts`). `run.json`'s `evidence` stays seed 004's ({@link evidenceOfTask}).
  * @module
  */
-import { sha256Hex, utf8 } from "../canonical/sha256.ts";
-import { canonicalize } from "../canonical/jcs.ts";
-import { formatIsoMillis } from "../determinism/clock.ts";
-import type { RunEvidence } from "../protocol/evidence.ts";
+import { sha256Hex, utf8 } from "../canonical/mod.ts";
+import { canonicalize } from "../canonical/mod.ts";
+import { formatIsoMillis } from "../determinism/mod.ts";
+import type { RunEvidence } from "../protocol/mod.ts";
 import type { LoadedPack } from "./pack.ts";
 import type { RunStatus } from "./types.ts";
 

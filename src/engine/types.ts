@@ -2,23 +2,23 @@
  * What a run is asked to do and what it leaves behind.
  * @module
  */
-import type { StopPoint } from "../sandbox/fuel/mod.ts";
-import type { FetchLike } from "../protocol/fetch.ts";
-import type { SecretValues } from "../sandbox/host/secrets.ts";
-import type { StoredArtifact } from "../sandbox/host/artifact-sink.ts";
-import type { JsonObject, JsonValue } from "../protocol/json.ts";
-import type { SnapshotEntry } from "../sandbox/workspace/workspace.ts";
-import type { RecordedEvent } from "../ledger/event-log.ts";
-import type { TapePlayer } from "../record/player.ts";
-import type { TapeRecorder } from "../record/tape.ts";
-import type { ReachError } from "../protocol/errors.ts";
-import type { RunEvidence } from "../protocol/evidence.ts";
-import type { Blueprint } from "../protocol/plan.ts";
+import type { StopPoint } from "../sandbox/mod.ts";
+import type { FetchLike } from "../protocol/mod.ts";
+import type { SecretValues } from "../sandbox/mod.ts";
+import type { StoredArtifact } from "../sandbox/mod.ts";
+import type { JsonObject, JsonValue } from "../protocol/mod.ts";
+import type { SnapshotEntry } from "../sandbox/mod.ts";
+import type { RecordedEvent } from "../ledger/mod.ts";
+import type { TapePlayer } from "../record/mod.ts";
+import type { TapeRecorder } from "../record/mod.ts";
+import type { ReachError } from "../protocol/mod.ts";
+import type { RunEvidence } from "../protocol/mod.ts";
+import type { Blueprint } from "../protocol/mod.ts";
 import type { LoadedPack } from "./pack.ts";
 import type { EngineEnvironment } from "./runners.ts";
-import type { TrustStore } from "../trust/trust-store.ts";
-import type { CapabilityAudit } from "../policy/audit.ts";
-import type { DeprecationNotice } from "../protocol/deprecations.ts";
+import type { TrustStore } from "../trust/mod.ts";
+import type { CapabilityAudit } from "../policy/mod.ts";
+import type { DeprecationNotice } from "../protocol/mod.ts";
 import type { Branch } from "./branch.ts";
 
 /** Where an abort was noticed outside any invocation (recorded in `run.aborted` as `abortedAt`). */

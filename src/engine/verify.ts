@@ -13,26 +13,26 @@
  * entries, every field compared).
  * @module
  */
-import { hashCanonical } from "../canonical/jcs.ts";
-import { readJsonl } from "../ledger/jsonl.ts";
-import { verifyChain } from "../ledger/verify.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { readTapeJsonl } from "../record/tape-jsonl.ts";
-import { firstDifference, TapePlayer } from "../record/player.ts";
-import { canonicalize } from "../canonical/jcs.ts";
+import { hashCanonical } from "../canonical/mod.ts";
+import { readJsonl } from "../ledger/mod.ts";
+import { verifyChain } from "../ledger/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { readTapeJsonl } from "../record/mod.ts";
+import { firstDifference, TapePlayer } from "../record/mod.ts";
+import { canonicalize } from "../canonical/mod.ts";
 import { runDocument } from "./run-document.ts";
 import { headerPlanLock } from "./task-files.ts";
 import { RESERVED_STEP_PREFIX } from "./types.ts";
-import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignature } from "../trust/pack-signature.ts";
-import { parseProof, verifyProof } from "../trust/proofs.ts";
-import type { TrustStore } from "../trust/trust-store.ts";
-import { AFTER_PREFIX, BEFORE_PREFIX, BLOB_PREFIX, capsuleIndexDigest, contentsDigest, entriesUnder, EVENTS_ENTRY, LINKS_ENTRY, PACK_PREFIX, PLAN_ENTRY, PROOF_ENTRY, REQUEST_ENTRY, RUN_DOC_ENTRY, TAPE_ENTRY, TASK_PREFIX } from "../capsule/run-capsule-core.ts";
-import { sha256Hex } from "../canonical/sha256.ts";
-import { tapeToJsonl } from "../record/tape.ts";
-import type { TapeRecord } from "../record/tape.ts";
-import { snapshotDigest } from "../sandbox/workspace/workspace.ts";
-import type { SnapshotEntry } from "../sandbox/workspace/workspace.ts";
-import type { RunCapsule } from "../capsule/run-capsule-core.ts";
+import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignature } from "../trust/mod.ts";
+import { parseProof, verifyProof } from "../trust/mod.ts";
+import type { TrustStore } from "../trust/mod.ts";
+import { AFTER_PREFIX, BEFORE_PREFIX, BLOB_PREFIX, capsuleIndexDigest, contentsDigest, entriesUnder, EVENTS_ENTRY, LINKS_ENTRY, PACK_PREFIX, PLAN_ENTRY, PROOF_ENTRY, REQUEST_ENTRY, RUN_DOC_ENTRY, TAPE_ENTRY, TASK_PREFIX } from "../capsule/mod.ts";
+import { sha256Hex } from "../canonical/mod.ts";
+import { tapeToJsonl } from "../record/mod.ts";
+import type { TapeRecord } from "../record/mod.ts";
+import { snapshotDigest } from "../sandbox/mod.ts";
+import type { SnapshotEntry } from "../sandbox/mod.ts";
+import type { RunCapsule } from "../capsule/mod.ts";
 
 /** One check of `verify`. */
 export type VerifyCheck = { name: string; ok: boolean; message: string; location?: Record<string, unknown> };

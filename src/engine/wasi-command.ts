@@ -5,14 +5,14 @@
  * the CLI command; the CLI reads the files and passes the bytes.
  * @module
  */
-import { VirtualClock } from "../determinism/clock.ts";
-import { deriveStream, parseSeed } from "../determinism/prng.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { normalizeWorkspacePath } from "../sandbox/workspace/path.ts";
-import { Workspace } from "../sandbox/workspace/workspace.ts";
-import { WasiExit, WasiHalt, virtualSources } from "../sandbox/wasi/context.ts";
-import type { Preopen } from "../sandbox/wasi/context.ts";
-import { WasiPreview1 } from "../sandbox/wasi/preview1.ts";
+import { VirtualClock } from "../determinism/mod.ts";
+import { deriveStream, parseSeed } from "../determinism/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { normalizeWorkspacePath } from "../sandbox/mod.ts";
+import { Workspace } from "../sandbox/mod.ts";
+import { WasiExit, WasiHalt, virtualSources } from "../sandbox/mod.ts";
+import type { Preopen } from "../sandbox/mod.ts";
+import { WasiPreview1 } from "../sandbox/mod.ts";
 
 /** A host directory read into memory: its folders, files and symbolic links (relative `/` paths). */
 export type WasiDir = { guest: string; dirs: readonly string[]; files: ReadonlyMap<string, Uint8Array>; links: ReadonlyMap<string, string> };

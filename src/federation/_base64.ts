@@ -3,10 +3,10 @@
  * (`src/canonical/hex.ts`), its refusal said as a refusal of the message.
  * @module
  */
-import { base64ToBytes } from "../canonical/hex.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { base64ToBytes } from "../canonical/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
 
-export { bytesToBase64 as encodeBase64 } from "../canonical/hex.ts";
+export { bytesToBase64 as encodeBase64 } from "../canonical/mod.ts";
 
 /**
  * Decode padded standard base64 strictly.

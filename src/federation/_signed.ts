@@ -5,9 +5,9 @@
  * signature}` with the key and the signature in padded base64.
  * @module
  */
-import { canonicalBytes } from "../canonical/jcs.ts";
-import { base64ToBytes, bytesToBase64 } from "../canonical/hex.ts";
-import { publicKeyFromPrivateKey, signEd25519, verifyEd25519 } from "../trust/verify.ts";
+import { canonicalBytes } from "../canonical/mod.ts";
+import { base64ToBytes, bytesToBase64 } from "../canonical/mod.ts";
+import { publicKeyFromPrivateKey, signEd25519, verifyEd25519 } from "../trust/mod.ts";
 
 /** The signature member of a signed federation document. */
 export type Ed25519Signature = { algorithm: "Ed25519"; publicKey: string; signature: string };

@@ -5,9 +5,9 @@
  * node can rebuild them byte for byte and compare.
  * @module
  */
-import { deriveId } from "../canonical/ids.ts";
-import type { AnnexEvent } from "../engine/annex.ts";
-import type { Delegation } from "../protocol/delegation.ts";
+import { deriveId } from "../canonical/mod.ts";
+import type { AnnexEvent } from "../engine/mod.ts";
+import type { Delegation } from "../protocol/mod.ts";
 
 /**
  * The annex events of a delegated run.

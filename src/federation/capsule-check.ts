@@ -6,11 +6,11 @@
  * file that has a counterpart in the capsule matches it.
  * @module
  */
-import { canonicalize, hashCanonical } from "../canonical/jcs.ts";
-import { FEDERATION_ENTRY, RESULT_ENTRY } from "../capsule/run-capsule-core.ts";
-import { readJsonl } from "../ledger/jsonl.ts";
-import type { Delegation, NodeIdentity } from "../protocol/delegation.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { canonicalize, hashCanonical } from "../canonical/mod.ts";
+import { FEDERATION_ENTRY, RESULT_ENTRY } from "../capsule/mod.ts";
+import { readJsonl } from "../ledger/mod.ts";
+import type { Delegation, NodeIdentity } from "../protocol/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { delegationAnnex } from "./annex.ts";
 import { annexJsonl, verifyCapsule } from "./engine-adapter.ts";
 import { publicKeyHex } from "./identity.ts";

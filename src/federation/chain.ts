@@ -16,8 +16,8 @@
  * Pure: time, registry and revocations come from the caller.
  * @module
  */
-import type { Delegation } from "../protocol/delegation.ts";
-import { ReachError } from "../protocol/errors.ts";
+import type { Delegation } from "../protocol/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { parseDelegation, verifyDelegation } from "./delegation.ts";
 import { scopeExcess } from "./scope.ts";
 

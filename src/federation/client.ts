@@ -4,13 +4,13 @@
  * `fetch` (the CLI's trusts `--ca` certificates); plain `http:` goes only to loopback endpoints.
  * @module
  */
-import type { NodeIdentity } from "../protocol/delegation.ts";
-import { isErrorCode, ReachError } from "../protocol/errors.ts";
+import type { NodeIdentity } from "../protocol/mod.ts";
+import { isErrorCode, ReachError } from "../protocol/mod.ts";
 import type { NodeSelf } from "./identity.ts";
 import { isLoopbackHost } from "./identity.ts";
 import { MESSAGES_PATH, openMessage, signMessage } from "./message.ts";
 import type { Message, MessageType } from "./message.ts";
-import { concatBytes } from "../canonical/bytes.ts";
+import { concatBytes } from "../canonical/mod.ts";
 
 /** The transport: a `fetch` restricted to what nodes need. */
 export type PeerFetch = (url: string, init: { method: "POST"; headers: Record<string, string>; body: Uint8Array<ArrayBuffer>; signal?: AbortSignal }) => Promise<Response>;

@@ -6,11 +6,11 @@
  */
 import { z } from "zod";
 import { decodeBase64, encodeBase64 } from "./_base64.ts";
-import type { Delegation, NodeIdentity } from "../protocol/delegation.ts";
-import { ENTRY_PATH_RE, SHA256_HEX_RE, UUID_RE } from "../protocol/_common.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { parseOrThrow } from "../protocol/parse.ts";
-import type { JsonValue } from "../protocol/json.ts";
+import type { Delegation, NodeIdentity } from "../protocol/mod.ts";
+import { ENTRY_PATH_RE, SHA256_HEX_RE, UUID_RE } from "../protocol/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { parseOrThrow } from "../protocol/mod.ts";
+import type { JsonValue } from "../protocol/mod.ts";
 import { checkDelegatedCapsule } from "./capsule-check.ts";
 import { exchange, RUN_TIMEOUT_MS } from "./client.ts";
 import type { ClientContext } from "./client.ts";

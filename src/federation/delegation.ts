@@ -5,10 +5,10 @@
  * (`_signed.ts`). Rule 1 ("explicitly granted"): only a signed document grants anything.
  * @module
  */
-import { DelegationSchema } from "../protocol/delegation.ts";
-import type { Delegation } from "../protocol/delegation.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { parseOrThrow } from "../protocol/parse.ts";
+import { DelegationSchema } from "../protocol/mod.ts";
+import type { Delegation } from "../protocol/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { parseOrThrow } from "../protocol/mod.ts";
 import { signDocument, verifyDocument } from "./_signed.ts";
 import { randomUuidV4 } from "./identity.ts";
 import { assertScope } from "./scope.ts";

@@ -6,20 +6,20 @@
  * verifier, so either can be swapped (an engine isolated in a worker, a moved `verify`) here alone.
  * @module
  */
-import { readRunCapsule } from "../capsule/run-capsule.ts";
-import type { RunCapsule } from "../capsule/run-capsule-core.ts";
-import { verifyRunCapsule } from "../engine/verify.ts";
-import type { CapsuleVerification } from "../engine/verify.ts";
-import { chainAnnex } from "../engine/annex.ts";
-import { runEngine } from "../engine/engine.ts";
-import { INFRA_TOOL_NAMES } from "../engine/infra-tools.ts";
-import { toJsonlBytes } from "../ledger/jsonl.ts";
-import type { EngineRun } from "../engine/engine.ts";
-import type { AnnexEvent } from "../engine/annex.ts";
-import type { EngineEnvironment } from "../engine/runners.ts";
-import type { RunStatus } from "../engine/types.ts";
-import type { FetchLike } from "../protocol/fetch.ts";
-import type { JsonValue } from "../protocol/json.ts";
+import { readRunCapsule } from "../capsule/mod.ts";
+import type { RunCapsule } from "../capsule/mod.ts";
+import { verifyRunCapsule } from "../engine/mod.ts";
+import type { CapsuleVerification } from "../engine/mod.ts";
+import { chainAnnex } from "../engine/mod.ts";
+import { runEngine } from "../engine/mod.ts";
+import { INFRA_TOOL_NAMES } from "../engine/mod.ts";
+import { toJsonlBytes } from "../ledger/mod.ts";
+import type { EngineRun } from "../engine/mod.ts";
+import type { AnnexEvent } from "../engine/mod.ts";
+import type { EngineEnvironment } from "../engine/mod.ts";
+import type { RunStatus } from "../engine/mod.ts";
+import type { FetchLike } from "../protocol/mod.ts";
+import type { JsonValue } from "../protocol/mod.ts";
 
 /** The engine's infrastructure tools (granted to a delegated run only by name, `scope.ts`). */
 export const INFRA_TOOLS: readonly string[] = INFRA_TOOL_NAMES;

@@ -4,14 +4,14 @@
  * `src/trust/keys.ts`. Plain `http:` endpoints are accepted only on a loopback address.
  * @module
  */
-import { base64ToBytes, bytesToBase64, bytesToHex } from "../canonical/hex.ts";
-import { NodeIdentitySchema } from "../protocol/delegation.ts";
-import type { NodeIdentity } from "../protocol/delegation.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { parseOrThrow } from "../protocol/parse.ts";
-import { generateKeyPair } from "../trust/keys.ts";
-import { publicKeyProblem } from "../trust/verify.ts";
-import type { KeyPair } from "../trust/keys.ts";
+import { base64ToBytes, bytesToBase64, bytesToHex } from "../canonical/mod.ts";
+import { NodeIdentitySchema } from "../protocol/mod.ts";
+import type { NodeIdentity } from "../protocol/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { parseOrThrow } from "../protocol/mod.ts";
+import { generateKeyPair } from "../trust/mod.ts";
+import { publicKeyProblem } from "../trust/mod.ts";
+import type { KeyPair } from "../trust/mod.ts";
 
 /** A node's own identity with its key pair. */
 export type NodeSelf = { identity: NodeIdentity; keys: KeyPair };

@@ -20,11 +20,11 @@
  * @module
  */
 import { z } from "zod";
-import { bytesToHex } from "../canonical/hex.ts";
-import { strictObject, timestamp, uuid } from "../protocol/_common.ts";
-import { DelegationSignatureSchema } from "../protocol/delegation.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { parseOrThrow } from "../protocol/parse.ts";
+import { bytesToHex } from "../canonical/mod.ts";
+import { strictObject, timestamp, uuid } from "../protocol/mod.ts";
+import { DelegationSignatureSchema } from "../protocol/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { parseOrThrow } from "../protocol/mod.ts";
 import type { Ed25519Signature } from "./_signed.ts";
 import { signDocument, verifyDocument } from "./_signed.ts";
 import { CLOCK_WINDOW_MS } from "./chain.ts";

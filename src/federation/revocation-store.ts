@@ -15,9 +15,9 @@
  * first use (under their signer, where a wrong one is harmless); a damaged one is left alone and ignored, as before.
  * @module
  */
-import { utf8 } from "../canonical/sha256.ts";
-import { UUID_RE } from "../protocol/_common.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { utf8 } from "../canonical/mod.ts";
+import { UUID_RE } from "../protocol/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { MAX_CHAIN_LENGTH } from "./chain.ts";
 import { parseRevocation } from "./revocation.ts";
 import type { Revocation } from "./revocation.ts";

@@ -16,12 +16,12 @@
  * @module
  */
 import { z } from "zod";
-import { strictObject, timestamp, uuid } from "../protocol/_common.ts";
+import { strictObject, timestamp, uuid } from "../protocol/mod.ts";
 import { entitledRevokers, MAX_CHAIN_LENGTH } from "./chain.ts";
-import type { Delegation } from "../protocol/delegation.ts";
-import { DelegationSignatureSchema } from "../protocol/delegation.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { parseOrThrow } from "../protocol/parse.ts";
+import type { Delegation } from "../protocol/mod.ts";
+import { DelegationSignatureSchema } from "../protocol/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { parseOrThrow } from "../protocol/mod.ts";
 import { signDocument, verifyDocument } from "./_signed.ts";
 
 /** `type` of a revocation. */

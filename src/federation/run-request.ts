@@ -13,15 +13,15 @@
  */
 import { z } from "zod";
 import { decodeBase64, encodeBase64 } from "./_base64.ts";
-import { parseSeed } from "../determinism/prng.ts";
-import { packArchiveFiles } from "../engine/pack-archive.ts";
-import { PACK_FILE, readPackDocument } from "../engine/pack.ts";
-import { policyViolation, ReachError } from "../protocol/errors.ts";
-import type { ViolationType } from "../protocol/errors.ts";
-import type { Pack } from "../protocol/pack.ts";
-import { parseOrThrow } from "../protocol/parse.ts";
-import type { JsonValue } from "../protocol/json.ts";
-import { PACK_SIGNATURE_PATH, verifyPackSignature } from "../trust/pack-signature.ts";
+import { parseSeed } from "../determinism/mod.ts";
+import { packArchiveFiles } from "../engine/mod.ts";
+import { PACK_FILE, readPackDocument } from "../engine/mod.ts";
+import { policyViolation, ReachError } from "../protocol/mod.ts";
+import type { ViolationType } from "../protocol/mod.ts";
+import type { Pack } from "../protocol/mod.ts";
+import { parseOrThrow } from "../protocol/mod.ts";
+import type { JsonValue } from "../protocol/mod.ts";
+import { PACK_SIGNATURE_PATH, verifyPackSignature } from "../trust/mod.ts";
 import { delegationAnnex } from "./annex.ts";
 import { MAX_CHAIN_LENGTH, validateChain } from "./chain.ts";
 import type { ChainContext } from "./chain.ts";

@@ -19,10 +19,10 @@
  * infrastructure tool on only when its parent names it.
  * @module
  */
-import { TOOL_NAME_RE } from "../protocol/_common.ts";
-import { ReachError } from "../protocol/errors.ts";
-import type { Pack } from "../protocol/pack.ts";
-import { PermissionSchema } from "../protocol/pack.ts";
+import { TOOL_NAME_RE } from "../protocol/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import type { Pack } from "../protocol/mod.ts";
+import { PermissionSchema } from "../protocol/mod.ts";
 
 /** The kinds of scope entry. */
 export type ScopeKind = "tool" | "resource" | "permission" | "host";

@@ -22,8 +22,8 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { ReachError, toReachError } from "../protocol/errors.ts";
-import type { ErrorCode } from "../protocol/errors.ts";
+import { ReachError, toReachError } from "../protocol/mod.ts";
+import type { ErrorCode } from "../protocol/mod.ts";
 import type { EngineHost } from "./engine-adapter.ts";
 import type { NodeSelf } from "./identity.ts";
 import { MESSAGES_PATH, NODE_PATH, openMessage, signMessage } from "./message.ts";

@@ -14,13 +14,13 @@
  * @module
  */
 import { z } from "zod";
-import { bytesToHex } from "../canonical/hex.ts";
-import { utf8 } from "../canonical/sha256.ts";
-import { NodeIdentitySchema } from "../protocol/delegation.ts";
-import type { Delegation, NodeIdentity } from "../protocol/delegation.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { parseOrThrow } from "../protocol/parse.ts";
-import { formatKeyFiles, parsePrivateKeyFile } from "../trust/keys.ts";
+import { bytesToHex } from "../canonical/mod.ts";
+import { utf8 } from "../canonical/mod.ts";
+import { NodeIdentitySchema } from "../protocol/mod.ts";
+import type { Delegation, NodeIdentity } from "../protocol/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { parseOrThrow } from "../protocol/mod.ts";
+import { formatKeyFiles, parsePrivateKeyFile } from "../trust/mod.ts";
 import { parseDelegation } from "./delegation.ts";
 import { parseNodeIdentity, publicKeyHex } from "./identity.ts";
 import type { NodeSelf } from "./identity.ts";

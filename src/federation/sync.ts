@@ -8,8 +8,8 @@
  * signer past its limit loses only its own.
  * @module
  */
-import type { NodeIdentity } from "../protocol/delegation.ts";
-import { ReachError, toReachError } from "../protocol/errors.ts";
+import type { NodeIdentity } from "../protocol/mod.ts";
+import { ReachError, toReachError } from "../protocol/mod.ts";
 import { exchange } from "./client.ts";
 import type { ClientContext } from "./client.ts";
 import { checkRevocation, MAX_PULL_INTERVAL_MS, MAX_REVOCATIONS_PER_MESSAGE, parseRevocation } from "./revocation.ts";

@@ -14,10 +14,10 @@
  * earlier calls are made again there, so its capsule never ends before a call the client saw answered.
  * @module
  */
-import type { JsonValue } from "../protocol/json.ts";
-import type { SessionCall } from "../engine/session.ts";
-import type { EngineSession } from "../engine/engine.ts";
-import type { Hold, holdWatch } from "../engine/inline-first.ts";
+import type { JsonValue } from "../protocol/mod.ts";
+import type { SessionCall } from "../engine/mod.ts";
+import type { EngineSession } from "../engine/mod.ts";
+import type { Hold, holdWatch } from "../engine/mod.ts";
 import type { IsolatedSession, WireRequest } from "./engine-wire.ts";
 import { mayReachNetwork } from "./engine-inline.ts";
 import { loopTurn } from "../platform/loop-turn.ts";

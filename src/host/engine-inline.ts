@@ -4,8 +4,8 @@
  * engine thread and why the record does not change).
  * @module
  */
-import type { EngineRun } from "../engine/engine.ts";
-import type { RunProgress } from "../engine/types.ts";
+import type { EngineRun } from "../engine/mod.ts";
+import type { RunProgress } from "../engine/mod.ts";
 import { INTERRUPT_REASONS, interruptCode } from "./_interrupt.ts";
 import { loopTurn } from "../platform/loop-turn.ts";
 import { processClock, processCpuClock } from "../platform/real-clock.ts";

@@ -3,10 +3,10 @@
  * run on the calling thread, `engine-inline.ts`).
  * @module
  */
-import type { EngineRunRequest } from "../engine/engine.ts";
-import type { RunProgress } from "../engine/types.ts";
-import { parsePrivateKeyFile } from "../trust/keys.ts";
-import { parseTrustStore } from "../trust/trust-store.ts";
+import type { EngineRunRequest } from "../engine/mod.ts";
+import type { RunProgress } from "../engine/mod.ts";
+import { parsePrivateKeyFile } from "../trust/mod.ts";
+import { parseTrustStore } from "../trust/mod.ts";
 import { INTERRUPT_REASONS } from "./_interrupt.ts";
 import type { WireRequest } from "./engine-wire.ts";
 

@@ -16,14 +16,14 @@
  * that reads the word. The threads themselves are the platform's (`src/platform/threads.ts`).
  * @module
  */
-import { isErrorCode, ReachError } from "../protocol/errors.ts";
+import { isErrorCode, ReachError } from "../protocol/mod.ts";
 import { siblingScript } from "../platform/sibling.ts";
 import { canStartThread, startThread } from "../platform/threads.ts";
 import type { ThreadPort } from "../platform/threads.ts";
-import type { ErrorDetails } from "../protocol/errors.ts";
-import type { EngineRun } from "../engine/engine.ts";
-import type { SessionBudget, SessionScope, SessionTool } from "../engine/session.ts";
-import type { RunProgress } from "../engine/types.ts";
+import type { ErrorDetails } from "../protocol/mod.ts";
+import type { EngineRun } from "../engine/mod.ts";
+import type { SessionBudget, SessionScope, SessionTool } from "../engine/mod.ts";
+import type { RunProgress } from "../engine/mod.ts";
 import { interruptCode } from "./_interrupt.ts";
 import { openInlineSession, runInline, runInlineFirst, stoppedAtEnd } from "./engine-inline.ts";
 import { openInlineFirstSession } from "./engine-inline-session.ts";

@@ -4,11 +4,11 @@
  * calling thread): types only.
  * @module
  */
-import type { ErrorDetails } from "../protocol/errors.ts";
-import type { EngineRun, EngineRunRequest } from "../engine/engine.ts";
-import type { SessionBudget, SessionCall, SessionScope, SessionSpent, SessionTool, WorkspaceFile } from "../engine/session.ts";
-import type { RunProgress } from "../engine/types.ts";
-import type { JsonValue } from "../protocol/json.ts";
+import type { ErrorDetails } from "../protocol/mod.ts";
+import type { EngineRun, EngineRunRequest } from "../engine/mod.ts";
+import type { SessionBudget, SessionCall, SessionScope, SessionSpent, SessionTool, WorkspaceFile } from "../engine/mod.ts";
+import type { RunProgress } from "../engine/mod.ts";
+import type { JsonValue } from "../protocol/mod.ts";
 
 /** What crosses to the worker: the request without functions (the worker makes its own fetch and progress). */
 export type WireRequest = Omit<EngineRunRequest, "signal" | "interrupted" | "turn" | "fetch" | "onProgress" | "annex" | "trust" | "wallClock"> & {

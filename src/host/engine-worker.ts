@@ -4,10 +4,10 @@
  * the run's signal (for a tool waiting on the host). A platform thread (`src/platform/threads.ts`).
  * @module
  */
-import { openSession, runEngine } from "../engine/engine.ts";
+import { openSession, runEngine } from "../engine/mod.ts";
 import { siblingScript } from "../platform/sibling.ts";
-import type { EngineRun, EngineSession } from "../engine/engine.ts";
-import { toReachError } from "../protocol/errors.ts";
+import type { EngineRun, EngineSession } from "../engine/mod.ts";
+import { toReachError } from "../protocol/mod.ts";
 import { threadChannel } from "../platform/threads.ts";
 import type { ThreadChannel } from "../platform/threads.ts";
 import { defaultEnvironment } from "./environment.ts";

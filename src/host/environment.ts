@@ -7,7 +7,7 @@
  * it speed-ups or runtime services: a run's record is the same without the caches, the backend and the clock).
  * @module
  */
-import type { EngineEnvironment } from "../engine/runners.ts";
+import type { EngineEnvironment } from "../engine/mod.ts";
 import { diskCaches } from "../platform/disk-caches.ts";
 import { loopTurn } from "../platform/loop-turn.ts";
 import { nativeSha256Backend } from "../platform/native-sha256.ts";

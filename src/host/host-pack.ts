@@ -2,8 +2,8 @@
  * A pack on the host, loaded and checked exactly as a run loads it (`loadPackFrom`): a directory or a `.tar.gz`.
  * @module
  */
-import { loadPackFrom } from "../engine/engine.ts";
-import type { LoadedPack } from "../engine/pack.ts";
+import { loadPackFrom } from "../engine/mod.ts";
+import type { LoadedPack } from "../engine/mod.ts";
 import { defaultEnvironment } from "./environment.ts";
 import { readPackFiles } from "./pack-files.ts";
 

@@ -16,7 +16,7 @@
 export { defaultEnvironment } from "./environment.ts";
 export type { DefaultEnvironmentOptions } from "./environment.ts";
 export { readPackFiles } from "./pack-files.ts";
-export { MAX_PACK_BYTES } from "../engine/pack-archive.ts";
+export { MAX_PACK_BYTES } from "../engine/mod.ts";
 export { loadHostPack } from "./host-pack.ts";
 export { loadTrustStore, readTrustStoreText, watchTrustStore } from "../platform/trust-file.ts";
 export { writeDirAtomic, writeFileAtomic } from "../platform/write.ts";

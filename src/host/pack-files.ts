@@ -3,7 +3,7 @@
  * (`src/platform/pack-files.ts`); an archive is read by the engine's one pack reader (`src/engine/pack-archive.ts`).
  * @module
  */
-import { MAX_PACK_BYTES, packArchiveFiles } from "../engine/pack-archive.ts";
+import { MAX_PACK_BYTES, packArchiveFiles } from "../engine/mod.ts";
 import { readHostPack } from "../platform/pack-files.ts";
 
 /**

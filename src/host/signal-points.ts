@@ -3,7 +3,7 @@
  * mark: `progress:N`, `planning`, `planned`, `step:N`, `step-done:N`, `end` (see that module's notes).
  * @module
  */
-import type { RunProgress } from "../engine/types.ts";
+import type { RunProgress } from "../engine/mod.ts";
 import { signalAt, signalsWanted } from "../platform/signal-hook.ts";
 
 /**

@@ -11,9 +11,9 @@
  */
 import { siblingScript } from "../platform/sibling.ts";
 import { canStartThread, startThread } from "../platform/threads.ts";
-import { isErrorCode, ReachError } from "../protocol/errors.ts";
-import type { ErrorDetails } from "../protocol/errors.ts";
-import type { StepJob, StepJobResult, StepPool } from "../engine/step-job.ts";
+import { isErrorCode, ReachError } from "../protocol/mod.ts";
+import type { ErrorDetails } from "../protocol/mod.ts";
+import type { StepJob, StepJobResult, StepPool } from "../engine/mod.ts";
 
 /** How long a step thread may take to stop after its job was aborted before it is terminated. */
 export const STEP_STOP_GRACE_MS = 10_000;

@@ -3,13 +3,13 @@
  * sandboxes, kept per run so that a run's later jobs find them warm. A platform thread (`src/platform/threads.ts`).
  * @module
  */
-import { realNow, runRunners } from "../engine/runners.ts";
-import { runStepJob } from "../engine/step-job.ts";
-import type { StepJob, StepJobResult } from "../engine/step-job.ts";
-import { capabilityPolicy } from "../policy/capabilities.ts";
-import type { CapabilityPolicy } from "../policy/capabilities.ts";
-import type { Manifest } from "../protocol/pack.ts";
-import { toReachError } from "../protocol/errors.ts";
+import { realNow, runRunners } from "../engine/mod.ts";
+import { runStepJob } from "../engine/mod.ts";
+import type { StepJob, StepJobResult } from "../engine/mod.ts";
+import { capabilityPolicy } from "../policy/mod.ts";
+import type { CapabilityPolicy } from "../policy/mod.ts";
+import type { Manifest } from "../protocol/mod.ts";
+import { toReachError } from "../protocol/mod.ts";
 import { defaultEnvironment } from "./environment.ts";
 import type { FromStepWorker, ToStepWorker } from "./step-thread.ts";
 import { threadChannel } from "../platform/threads.ts";

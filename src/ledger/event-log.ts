@@ -3,11 +3,11 @@
  * virtual clock, hashed and chained (seed 003 §3.3). Real durations and host details go in the unhashed `metrics`.
  * @module
  */
-import { uuidFromHex } from "../canonical/ids.ts";
-import type { VirtualClock } from "../determinism/clock.ts";
-import { formatIsoMillis } from "../determinism/clock.ts";
-import { EVENT_SPEC_VERSION } from "../protocol/event-version.ts";
-import type { EventType } from "../protocol/event-types.ts";
+import { uuidFromHex } from "../canonical/mod.ts";
+import type { VirtualClock } from "../determinism/mod.ts";
+import { formatIsoMillis } from "../determinism/mod.ts";
+import { EVENT_SPEC_VERSION } from "../protocol/mod.ts";
+import type { EventType } from "../protocol/mod.ts";
 import { eventHash, GENESIS_HASH, payloadHash, runHash } from "./hash-chain.ts";
 import { OrderingState } from "./ordering.ts";
 

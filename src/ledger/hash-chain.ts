@@ -6,8 +6,8 @@
  * - `runHash     = hex(SHA256(utf8(eventHash₁ + … + eventHashₙ)))`
  * @module
  */
-import { canonicalize } from "../canonical/jcs.ts";
-import { sha256Hex } from "../canonical/sha256.ts";
+import { canonicalize } from "../canonical/mod.ts";
+import { sha256Hex } from "../canonical/mod.ts";
 
 /** `prevEventHash` of the first event: 64 zeros. */
 export const GENESIS_HASH = "0".repeat(64);

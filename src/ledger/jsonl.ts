@@ -4,8 +4,8 @@
  * is reported with its index, so a single changed byte is always located.
  * @module
  */
-import { canonicalize } from "../canonical/jcs.ts";
-import { utf8 } from "../canonical/sha256.ts";
+import { canonicalize } from "../canonical/mod.ts";
+import { utf8 } from "../canonical/mod.ts";
 import type { RecordedEvent } from "./event-log.ts";
 import type { ChainReport } from "./verify.ts";
 import { verifyChain } from "./verify.ts";

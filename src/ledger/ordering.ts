@@ -14,9 +14,9 @@
  * A violation throws `ReachError("PROTO_SEQUENCE_ERROR")`.
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
-import type { EventType } from "../protocol/event-types.ts";
-import { isEventType } from "../protocol/event-types.ts";
+import { ReachError } from "../protocol/mod.ts";
+import type { EventType } from "../protocol/mod.ts";
+import { isEventType } from "../protocol/mod.ts";
 
 /** Tracks where a run's event sequence is, and refuses events that break seed 003 §3.2. */
 export class OrderingState {

@@ -6,12 +6,12 @@
  * rules of seed 003 §3.2. `metrics` is deliberately unhashed and only checked to be an object.
  * @module
  */
-import { isSha256Hex } from "../canonical/hex.ts";
-import { uuidFromHex } from "../canonical/ids.ts";
-import { parseIsoMillis } from "../determinism/clock.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { EVENT_SPEC_VERSION } from "../protocol/event-version.ts";
-import { isEventType } from "../protocol/event-types.ts";
+import { isSha256Hex } from "../canonical/mod.ts";
+import { uuidFromHex } from "../canonical/mod.ts";
+import { parseIsoMillis } from "../determinism/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { EVENT_SPEC_VERSION } from "../protocol/mod.ts";
+import { isEventType } from "../protocol/mod.ts";
 import { eventHash, GENESIS_HASH, payloadHash, runHash } from "./hash-chain.ts";
 import { OrderingState } from "./ordering.ts";
 

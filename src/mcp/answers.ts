@@ -7,10 +7,10 @@
  * @module
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { SessionBudget, SessionScope, SessionSpent } from "../engine/session.ts";
-import type { RunStatus } from "../engine/types.ts";
-import type { ReachError } from "../protocol/errors.ts";
-import type { JsonObject } from "../protocol/json.ts";
+import type { SessionBudget, SessionScope, SessionSpent } from "../engine/mod.ts";
+import type { RunStatus } from "../engine/mod.ts";
+import type { ReachError } from "../protocol/mod.ts";
+import type { JsonObject } from "../protocol/mod.ts";
 
 /** Where a call stands in its session: the run (segment) it went to and what that run may still spend. */
 export type RunStanding = {

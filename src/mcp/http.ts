@@ -14,9 +14,9 @@
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { toReachError } from "../protocol/errors.ts";
-import type { SessionBudget, SessionScope } from "../engine/session.ts";
-import { SESSION_START } from "../engine/session-chain.ts";
+import { toReachError } from "../protocol/mod.ts";
+import type { SessionBudget, SessionScope } from "../engine/mod.ts";
+import { SESSION_START } from "../engine/mod.ts";
 import { JsonRpcSniffer, MAX_MESSAGE_BYTES, MAX_SCANNED_BYTES, oversizedAnswer } from "./limits.ts";
 import { createMcpServer } from "./server.ts";
 import type { McpServerInfo } from "./server.ts";

@@ -6,8 +6,8 @@
  */
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { ListResourcesResult, ReadResourceResult, Resource } from "@modelcontextprotocol/sdk/types.js";
-import type { WorkspaceFile } from "../engine/session.ts";
-import { bytesToBase64 } from "../canonical/hex.ts";
+import type { WorkspaceFile } from "../engine/mod.ts";
+import { bytesToBase64 } from "../canonical/mod.ts";
 
 /** The URI prefix of workspace files. */
 export const WORKSPACE_URI = "workspace:///";

@@ -17,8 +17,8 @@ import {
 import type { ServerResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { z } from "zod";
-import type { JsonValue } from "../protocol/json.ts";
-import type { SessionBudget, SessionScope } from "../engine/session.ts";
+import type { JsonValue } from "../protocol/mod.ts";
+import type { SessionBudget, SessionScope } from "../engine/mod.ts";
 import { instructions } from "./answers.ts";
 import type { McpSessionRun } from "./session-run.ts";
 

@@ -16,12 +16,12 @@
  */
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { CallToolResult, ListResourcesResult, ListToolsResult, ReadResourceResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { EngineRun } from "../engine/engine.ts";
-import type { SessionBudget, SessionCall, SessionScope, SessionSpent, SessionTool, WorkspaceFile } from "../engine/session.ts";
-import { SESSION_START } from "../engine/session-chain.ts";
-import type { RunStatus, SessionChain } from "../engine/types.ts";
-import { ReachError, toReachError } from "../protocol/errors.ts";
-import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import type { EngineRun } from "../engine/mod.ts";
+import type { SessionBudget, SessionCall, SessionScope, SessionSpent, SessionTool, WorkspaceFile } from "../engine/mod.ts";
+import { SESSION_START } from "../engine/mod.ts";
+import type { RunStatus, SessionChain } from "../engine/mod.ts";
+import { ReachError, toReachError } from "../protocol/mod.ts";
+import type { JsonObject, JsonValue } from "../protocol/mod.ts";
 import { errorResult, mcpToolResult, outputResult, standing } from "./answers.ts";
 import type { EndedRun, RunStanding } from "./answers.ts";
 import { listPage, pathOfUri, readContents } from "./resources.ts";

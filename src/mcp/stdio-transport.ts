@@ -12,7 +12,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { JsonRpcSniffer, MAX_MESSAGE_BYTES, oversizedAnswer } from "./limits.ts";
-import { concatBytes } from "../canonical/bytes.ts";
+import { concatBytes } from "../canonical/mod.ts";
 
 /** The byte streams a stdio transport reads and writes: `process.stdin` and `process.stdout`, or test doubles. */
 export type StdioStreams = {

@@ -19,7 +19,7 @@ import { chmodSync, closeSync, constants, fchmodSync, fsyncSync, lstatSync, mkdi
 import type { Stats } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import process from "node:process";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 
 /** `O_NOFOLLOW` where the system has it (0 on Windows, which has no such flag and where links need privileges). */
 export const O_NOFOLLOW: number = constants.O_NOFOLLOW ?? 0;

@@ -5,7 +5,7 @@
  */
 import { lstat, readFile, readdir, readlink, realpath } from "./_fs.ts";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { POSIX_MODES, userId } from "./_safe-fs.ts";
 
 /** Limits of {@link readDirTree}. */

@@ -14,7 +14,7 @@
  */
 import type { AddressInfo } from "node:net";
 import { hostname as osHostname, networkInterfaces } from "node:os";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { checkHostOrigin, hostPolicy } from "./http-guard.ts";
 import type { HostPolicy } from "./http-guard.ts";
 

@@ -13,8 +13,8 @@ import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { ReachError } from "../protocol/errors.ts";
-import type { McpStdioLaunch, McpStdioProcess, McpTransport } from "../protocol/mcp-client.ts";
+import { ReachError } from "../protocol/mod.ts";
+import type { McpStdioLaunch, McpStdioProcess, McpTransport } from "../protocol/mod.ts";
 
 /** Most bytes of one message line (64 MiB): a longer line ends the connection. */
 const MAX_LINE_BYTES = 64 * 1024 * 1024;

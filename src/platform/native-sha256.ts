@@ -4,7 +4,7 @@
  * @module
  */
 import * as nodeCrypto from "node:crypto";
-import type { Sha256Backend } from "../canonical/sha256.ts";
+import type { Sha256Backend } from "../canonical/mod.ts";
 
 type OneShotHash = {
   (algorithm: string, data: Uint8Array | string, outputEncoding: "buffer"): Uint8Array;

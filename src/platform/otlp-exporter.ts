@@ -7,7 +7,7 @@
  * @module
  */
 import type { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import type { OtelSpan, OtelTrace, OtelValue } from "../protocol/otel.ts";
+import type { OtelSpan, OtelTrace, OtelValue } from "../protocol/mod.ts";
 
 type Exporter = OTLPTraceExporter; // a type only: the SDK itself is imported on first use
 type ReadableSpan = Parameters<Exporter["export"]>[0][number];

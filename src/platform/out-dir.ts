@@ -6,7 +6,7 @@
 import { createExclusive, lstat, rm, realpath } from "./_fs.ts";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import process from "node:process";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 
 function inside(child: string, parent: string): boolean {
   const rel = relative(parent, child);

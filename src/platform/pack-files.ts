@@ -5,7 +5,7 @@
  * @module
  */
 import { lstat } from "./_fs.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { readDirTree, readHostFile } from "./files.ts";
 
 /**

@@ -6,7 +6,7 @@
  * `Retry-After` and the workers wait out; the second is passed on as it is.
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { redactSecrets } from "./redact.ts";
 
 /** How long a client should wait before trying again while the store is unavailable (ms). */

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import process from "node:process";
 import type { PGlite } from "@electric-sql/pglite";
 import type pgTypes from "pg";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { storeError } from "./postgres-errors.ts";
 import { redactSecrets } from "./redact.ts";
 

@@ -5,7 +5,7 @@
  * @module
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 
 /** Largest secret file read, in bytes (the host refuses longer values anyway). */
 export const MAX_SECRET_FILE_BYTES = 64 * 1024;

@@ -8,7 +8,7 @@
 import { stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { readDirTree } from "./files.ts";
 
 /** The template names, in the order `--help` lists them. */

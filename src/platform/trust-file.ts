@@ -7,9 +7,9 @@
 import { lstat } from "./_fs.ts";
 import { defaultTrustStorePath, readTextIfExists } from "./config.ts";
 import process from "node:process";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { groupId, POSIX_MODES, userId } from "./_safe-fs.ts";
-import type { TrustStore } from "../trust/trust-store.ts";
+import type { TrustStore } from "../trust/mod.ts";
 
 /**
  * Load the trust store.

@@ -9,9 +9,9 @@
 import { renameSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import process from "node:process";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { createFile, dirsWithin, givenDir, isPrivateMode, lstatOrNull, newDir, removeTree, safeName, safeSegments, segmentsWithin } from "./_safe-fs.ts";
-import { concatBytes } from "../canonical/bytes.ts";
+import { concatBytes } from "../canonical/mod.ts";
 
 export { lstatOrNull, privateDir, safeName, safeSegments } from "./_safe-fs.ts";
 

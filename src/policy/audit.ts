@@ -17,8 +17,8 @@
  *   `{{secret:NAME}}` placeholder (URL, header value or body); names only, never a value.
  * @module
  */
-import type { Manifest } from "../protocol/pack.ts";
-import type { HostOp } from "../sandbox/types.ts";
+import type { Manifest } from "../protocol/mod.ts";
+import type { HostOp } from "../sandbox/mod.ts";
 import { requiredPermission } from "./capabilities.ts";
 
 /** Declared, used and unused names of one kind of capability (sorted). */

@@ -29,9 +29,9 @@
  * `fs.write:data/x.txt` or `http.fetch:https://evil.com/`.
  * @module
  */
-import { policyViolation } from "../protocol/errors.ts";
-import type { ReachError } from "../protocol/errors.ts";
-import type { Manifest, Permission, ResourceAccess } from "../protocol/pack.ts";
+import { policyViolation } from "../protocol/mod.ts";
+import type { ReachError } from "../protocol/mod.ts";
+import type { Manifest, Permission, ResourceAccess } from "../protocol/mod.ts";
 import { checkRedirect, checkUrlAllowed } from "./hosts.ts";
 
 // policy/ sits below sandbox/ (sandbox/host imports it), so it names ops as strings and does not import the

@@ -18,8 +18,8 @@
  * {@link checkRedirect} (fetch with `redirect: "manual"`).
  * @module
  */
-import { policyViolation } from "../protocol/errors.ts";
-import type { ReachError } from "../protocol/errors.ts";
+import { policyViolation } from "../protocol/mod.ts";
+import type { ReachError } from "../protocol/mod.ts";
 
 /** A parsed `allowedHosts` entry. */
 export type HostPattern =

@@ -15,3 +15,5 @@ export {
   workspaceResources,
 } from "./capabilities.ts";
 export type { CapabilityOptions, CapabilityPolicy, MemoryGrant, OpName, UrlGrant, WorkspaceRootResource } from "./capabilities.ts";
+export { auditCapabilities, changedPaths } from "./audit.ts";
+export type { CapabilityAudit } from "./audit.ts";

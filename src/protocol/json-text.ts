@@ -16,7 +16,7 @@
  * rounded (send it as a string to keep every digit).
  * @module
  */
-import { canonicalize } from "../canonical/jcs.ts";
+import { canonicalize } from "../canonical/mod.ts";
 import { ReachError } from "./errors.ts";
 import type { ErrorCode } from "./errors.ts";
 

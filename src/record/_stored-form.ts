@@ -4,10 +4,10 @@
  * `src/record/`.
  * @module
  */
-import { base64ToBytes } from "../canonical/hex.ts";
-import { canonicalize, sortKeys } from "../canonical/jcs.ts";
-import { sha256Hex } from "../canonical/sha256.ts";
-import type { ErrorDetails } from "../protocol/errors.ts";
+import { base64ToBytes } from "../canonical/mod.ts";
+import { canonicalize, sortKeys } from "../canonical/mod.ts";
+import { sha256Hex } from "../canonical/mod.ts";
+import type { ErrorDetails } from "../protocol/mod.ts";
 
 
 /** A JSON object on the tape. */

@@ -16,3 +16,4 @@ export type { TapeJson, TapeOutcome, TapeRecord, TapeRecorderOptions } from "./t
 export { TapePlayer, errorFromDetails, firstDifference, replayDivergence } from "./player.ts";
 export type { PlayedCall } from "./player.ts";
 export { readTapeJsonl } from "./tape-jsonl.ts";
+export { differencePointer, showValue } from "./player.ts";

@@ -8,11 +8,11 @@
  * `seq` and the `field` (a JSON path such as `request.path` or `response.data`).
  * @module
  */
-import { bytesToBase64, isSha256Hex } from "../canonical/hex.ts";
-import { canonicalize } from "../canonical/jcs.ts";
-import { sha256Hex } from "../canonical/sha256.ts";
-import { ReachError, isErrorCode } from "../protocol/errors.ts";
-import type { ErrorDetails } from "../protocol/errors.ts";
+import { bytesToBase64, isSha256Hex } from "../canonical/mod.ts";
+import { canonicalize } from "../canonical/mod.ts";
+import { sha256Hex } from "../canonical/mod.ts";
+import { ReachError, isErrorCode } from "../protocol/mod.ts";
+import type { ErrorDetails } from "../protocol/mod.ts";
 import { storedRequest, stripBlobs } from "./tape.ts";
 import type { TapeJson, TapeOutcome, TapeRecord } from "./tape.ts";
 

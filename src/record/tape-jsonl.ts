@@ -4,10 +4,10 @@
  * verify or replay exit 1 with the location of the damage").
  * @module
  */
-import { isSha256Hex } from "../canonical/hex.ts";
-import { canonicalize } from "../canonical/jcs.ts";
-import { sha256Hex, utf8 } from "../canonical/sha256.ts";
-import { ReachError, isErrorCode } from "../protocol/errors.ts";
+import { isSha256Hex } from "../canonical/mod.ts";
+import { canonicalize } from "../canonical/mod.ts";
+import { sha256Hex, utf8 } from "../canonical/mod.ts";
+import { ReachError, isErrorCode } from "../protocol/mod.ts";
 import type { TapeRecord } from "./tape.ts";
 
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });

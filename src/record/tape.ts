@@ -23,10 +23,10 @@
  * hostile tool cannot bloat the tape with requests the host refuses.
  * @module
  */
-import { canonicalize } from "../canonical/jcs.ts";
-import { sha256Hex } from "../canonical/sha256.ts";
-import { ReachError } from "../protocol/errors.ts";
-import type { ErrorDetails } from "../protocol/errors.ts";
+import { canonicalize } from "../canonical/mod.ts";
+import { sha256Hex } from "../canonical/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import type { ErrorDetails } from "../protocol/mod.ts";
 import { clipOp, flatCanonical, MAX_INLINE_REFUSED_BYTES, NO_BLOBS, outcomeText, oversize, storedRequest, stripData, textHash } from "./_stored-form.ts";
 import type { Blob, TapeJson, TapeOutcome, TapeRecord } from "./_stored-form.ts";
 

@@ -4,7 +4,7 @@
  * reference). Internal to `src/report/`.
  * @module
  */
-import type { TapeRecord } from "../record/tape.ts";
+import type { TapeRecord } from "../record/mod.ts";
 import { esc, HTML_LIMITS, preBlock, row, sizeCell } from "./_html.ts";
 import { clip, compact, get, groupDigits, isText, msText, obj, plural, str, textOf } from "./_json.ts";
 import type { StepView } from "./model.ts";

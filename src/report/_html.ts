@@ -4,7 +4,7 @@
  * Internal to `src/report/`.
  * @module
  */
-import { bytesToBase64 } from "../canonical/hex.ts";
+import { bytesToBase64 } from "../canonical/mod.ts";
 import { bytesText, clip, pretty } from "./_json.ts";
 
 /** Bounds of what the report embeds. */

@@ -3,8 +3,8 @@
  * tape and its evidence. Internal to `src/report/`; `model.ts` documents where each field comes from.
  * @module
  */
-import { sha256Hex } from "../canonical/sha256.ts";
-import type { TapeRecord } from "../record/tape.ts";
+import { sha256Hex } from "../canonical/mod.ts";
+import type { TapeRecord } from "../record/mod.ts";
 import { arr, fuelText, get, num, obj, str, strings } from "./_json.ts";
 import type { Obj } from "./_json.ts";
 

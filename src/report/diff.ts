@@ -9,9 +9,9 @@
  * equal too); a different proof alone (signed by another key, or unsigned) is noted, not counted as a difference.
  * @module
  */
-import { sha256Hex } from "../canonical/sha256.ts";
-import { readJsonl } from "../ledger/jsonl.ts";
-import { firstDifference } from "../record/player.ts";
+import { sha256Hex } from "../canonical/mod.ts";
+import { readJsonl } from "../ledger/mod.ts";
+import { firstDifference } from "../record/mod.ts";
 import { get, obj, parseJsonBytes, str } from "./_json.ts";
 import type { Obj } from "./_json.ts";
 import type { RunView, StepView } from "./model.ts";

@@ -10,8 +10,8 @@
  * the same bytes.
  * @module
  */
-import { bytesToBase64, hexToBytes } from "../canonical/hex.ts";
-import { sha256Hex } from "../canonical/sha256.ts";
+import { bytesToBase64, hexToBytes } from "../canonical/mod.ts";
+import { sha256Hex } from "../canonical/mod.ts";
 import { REPORT_CSS, REPORT_JS } from "./_html-assets.ts";
 import { renderArtifacts, renderEnd, renderSummary, renderVerification, renderWorkspace } from "./_html-sections.ts";
 import { renderStep, stepAnchor } from "./_html-steps.ts";

@@ -11,13 +11,13 @@
  * from the archived `pack/reach.json` (`infra` for seed 002's infrastructure tools), real durations from `evidence.json` (run directories only; never hashed).
  * @module
  */
-import { sha256Hex } from "../canonical/sha256.ts";
-import type { CapsuleIndex } from "../protocol/capsule.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { readJsonl } from "../ledger/jsonl.ts";
-import { readTapeJsonl } from "../record/tape-jsonl.ts";
-import { INFRA_TOOL_NAMES } from "../sandbox/infra/runner.ts";
-import type { TapeRecord } from "../record/tape.ts";
+import { sha256Hex } from "../canonical/mod.ts";
+import type { CapsuleIndex } from "../protocol/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { readJsonl } from "../ledger/mod.ts";
+import { readTapeJsonl } from "../record/mod.ts";
+import { INFRA_TOOL_NAMES } from "../sandbox/mod.ts";
+import type { TapeRecord } from "../record/mod.ts";
 import { arr, get, obj, parseJsonBytes, str, strings } from "./_json.ts";
 import type { Obj } from "./_json.ts";
 import { buildSteps } from "./_steps.ts";

@@ -20,17 +20,17 @@
  * Times: each event's virtual timestamp (the capsule's clock) unless the caller gives real ones.
  * @module
  */
-import { sha256 } from "../canonical/sha256.ts";
-import { bytesToHex } from "../canonical/hex.ts";
-import { verifyJsonl, readJsonl } from "../ledger/jsonl.ts";
-import { readTapeJsonl } from "../record/tape-jsonl.ts";
-import type { TapeRecord } from "../record/tape.ts";
-import { ReachError } from "../protocol/errors.ts";
-import type { OtelSpan, OtelTrace, OtelValue } from "../protocol/otel.ts";
+import { sha256 } from "../canonical/mod.ts";
+import { bytesToHex } from "../canonical/mod.ts";
+import { verifyJsonl, readJsonl } from "../ledger/mod.ts";
+import { readTapeJsonl } from "../record/mod.ts";
+import type { TapeRecord } from "../record/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import type { OtelSpan, OtelTrace, OtelValue } from "../protocol/mod.ts";
 import { get, obj, parseJsonBytes, str } from "./_json.ts";
 import type { Obj } from "./_json.ts";
 
-export type { OtelSpan, OtelTrace, OtelValue } from "../protocol/otel.ts";
+export type { OtelSpan, OtelTrace, OtelValue } from "../protocol/mod.ts";
 
 /** What an event's time is, in ns since the Unix epoch (default: its virtual timestamp). */
 export type EventClock = (event: { eventHash: string; timestamp: string; sequence: number }) => bigint;

@@ -7,7 +7,7 @@
  * spans (tests/otel-export.test.ts checks it).
  * @module
  */
-import type { OtelTrace, OtelValue } from "../protocol/otel.ts";
+import type { OtelTrace, OtelValue } from "../protocol/mod.ts";
 
 /** W3C trace flags `sampled` (1) with OTLP's "has is_remote" bit (0x100), as the SDK writes for a local span. */
 const FLAGS = 257;

@@ -3,7 +3,7 @@
  * an input or output larger than {@link JSON_VALUE_LIMIT} characters is replaced by a clipped preview unless `full`.
  * @module
  */
-import { sha256Hex } from "../canonical/sha256.ts";
+import { sha256Hex } from "../canonical/mod.ts";
 import { clip, compact } from "./_json.ts";
 import type { RunView, StepView } from "./model.ts";
 import { totalFuel } from "./show.ts";

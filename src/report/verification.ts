@@ -3,10 +3,10 @@
  * only this adapter changes. The report shows the verification it is handed; it never verifies by itself.
  * @module
  */
-import { verifyRunCapsule } from "../engine/verify.ts";
-import type { CapsuleVerification } from "../engine/verify.ts";
-import type { RunCapsule } from "../capsule/run-capsule-core.ts";
-import type { TrustStore } from "../trust/trust-store.ts";
+import { verifyRunCapsule } from "../engine/mod.ts";
+import type { CapsuleVerification } from "../engine/mod.ts";
+import type { RunCapsule } from "../capsule/mod.ts";
+import type { TrustStore } from "../trust/mod.ts";
 
 /** The verification result a report shows. */
 export type ReportVerification = CapsuleVerification;

@@ -3,7 +3,7 @@
  * removed and changed, files and symbolic links alike (a link compares by its target text).
  * @module
  */
-import { sha256Hex } from "../canonical/sha256.ts";
+import { sha256Hex } from "../canonical/mod.ts";
 import type { WorkspaceView } from "./model.ts";
 
 /** The changes between two snapshots, each list in path order. */

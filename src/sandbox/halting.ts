@@ -7,7 +7,7 @@
  * `watchdog`).
  * @module
  */
-import type { ReachError } from "../protocol/errors.ts";
+import type { ReachError } from "../protocol/mod.ts";
 
 /**
  * Whether a host error halts the tool that received it.

@@ -12,10 +12,10 @@
  * thread sets on a signal, so a stop lands even while the tool holds the thread.
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import type { FuelMeterOptions, StopReason } from "./fuel/fuel-meter.ts";
 import { STEP_TIMEOUT_HINT } from "./fuel/meter.ts";
-import { monotonicMs } from "../determinism/real-clock.ts";
+import { monotonicMs } from "../determinism/mod.ts";
 
 /** Options of {@link invocationStops}. */
 export type StopOptions = {

@@ -3,9 +3,9 @@
  * reaches the outside only through a `HostApi`; every host operation is capability-checked and recorded.
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import type { FuelMeter } from "./fuel/fuel-meter.ts";
-import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import type { JsonObject, JsonValue } from "../protocol/mod.ts";
 
 
 /**

@@ -5,7 +5,7 @@
  * `component` runner. The input is hostile: every read is bounds-checked.
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 
 const MAGIC = [0x00, 0x61, 0x73, 0x6d];
 /** Component layer: version 0x0d, layer 0x01 (Component Model binary format, "preamble"). */

@@ -3,7 +3,7 @@
  * refusal of the server comes back as the ReachError it sent; an unreachable server is `EXEC_RESOURCE_UNAVAILABLE`.
  * @module
  */
-import { ReachError, isErrorCode } from "../protocol/errors.ts";
+import { ReachError, isErrorCode } from "../protocol/mod.ts";
 import type { RunOptions, RunRecord, ServiceEvent } from "./schemas.ts";
 
 /** Where the service is and who asks. */

@@ -2,7 +2,7 @@
  * What the HTTP API of the run service works with.
  * @module
  */
-import type { EngineEnvironment } from "../engine/runners.ts";
+import type { EngineEnvironment } from "../engine/mod.ts";
 import type { RunQueue, SqlDatabase } from "./ports.ts";
 import type { TrustSource } from "./engine-adapter.ts";
 import type { Authenticator } from "./http-auth.ts";

@@ -6,17 +6,17 @@
  * steps and at the engine's asynchronous host calls.
  * @module
  */
-import { loadPackFrom, runEngine } from "../engine/engine.ts";
-import type { EngineRun, EngineRunRequest, PackSource } from "../engine/engine.ts";
-import { packTrust } from "../engine/pack.ts";
-import type { EngineEnvironment } from "../engine/runners.ts";
-import type { RunProgress, RunStatus } from "../engine/types.ts";
-import type { ReachError } from "../protocol/errors.ts";
-import type { FetchLike } from "../protocol/fetch.ts";
-import type { JsonValue } from "../protocol/json.ts";
-import type { TrustStore } from "../trust/trust-store.ts";
+import { loadPackFrom, runEngine } from "../engine/mod.ts";
+import type { EngineRun, EngineRunRequest, PackSource } from "../engine/mod.ts";
+import { packTrust } from "../engine/mod.ts";
+import type { EngineEnvironment } from "../engine/mod.ts";
+import type { RunProgress, RunStatus } from "../engine/mod.ts";
+import type { ReachError } from "../protocol/mod.ts";
+import type { FetchLike } from "../protocol/mod.ts";
+import type { JsonValue } from "../protocol/mod.ts";
+import type { TrustStore } from "../trust/mod.ts";
 import type { RunOptions } from "./schemas.ts";
-import type { SecretValues } from "../sandbox/host/secrets.ts";
+import type { SecretValues } from "../sandbox/mod.ts";
 
 /**
  * The trust store of a service that runs for a long time: fixed, or (`watchTrustStore` of `reach-wasm/node`) a

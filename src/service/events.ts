@@ -4,7 +4,7 @@
  * {@link eventsOf} is the one function to replace. Events are service metadata: never hashed, never in the capsule.
  * @module
  */
-import type { RunProgress, RunStatus } from "../engine/types.ts";
+import type { RunProgress, RunStatus } from "../engine/mod.ts";
 
 /** What happened to a run, as the worker (or the API, for a run cancelled before it started) sees it. */
 export type RunUpdate =

@@ -3,8 +3,8 @@
  * with the fitting HTTP status. Nothing else ever leaves the API as an error, not even an internal failure.
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
-import type { ErrorCode } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
+import type { ErrorCode } from "../protocol/mod.ts";
 
 /** A ReachError with the HTTP status it is answered with. */
 export class HttpRefusal extends Error {

@@ -8,7 +8,7 @@
  */
 import type { Context } from "hono";
 import type { ClientInfo } from "./ports.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { HttpRefusal } from "./http-errors.ts";
 
 /** Event streams and long polls one client may hold at once, by default. */

@@ -5,9 +5,9 @@
  * @module
  */
 import type { z } from "zod";
-import { sha256Hex } from "../canonical/sha256.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { acceptJsonValue, MAX_JSON_DEPTH, parseJsonText } from "../protocol/json-text.ts";
+import { sha256Hex } from "../canonical/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { acceptJsonValue, MAX_JSON_DEPTH, parseJsonText } from "../protocol/mod.ts";
 import type { ServiceContext } from "./context.ts";
 import { inspectPack, trustNow } from "./engine-adapter.ts";
 import type { PackInspection } from "./engine-adapter.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 import { z } from "zod";
-import { ErrorDocumentSchema } from "../protocol/error-details.ts";
+import { ErrorDocumentSchema } from "../protocol/mod.ts";
 import {
   ListRunsQuerySchema,
   PackRegisteredSchema,

@@ -3,9 +3,9 @@
  * and inflated once. Bounded by entries and bytes; the least recently used pack leaves first.
  * @module
  */
-import { packArchiveFiles } from "../engine/pack-archive.ts";
+import { packArchiveFiles } from "../engine/mod.ts";
 import type { SqlExecutor } from "./ports.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { readPackArchive } from "./store-packs.ts";
 
 type Entry = { files: ReadonlyMap<string, Uint8Array>; bytes: number };

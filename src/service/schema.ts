@@ -11,7 +11,7 @@
  *   `pack_archives` (archive bytes by SHA-256).
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 import type { SqlDatabase } from "./ports.ts";
 
 /**

@@ -3,10 +3,10 @@
  * (handed in by the platform, so this file stays web-standard). `reach-wasm serve` is this plus argument parsing.
  * @module
  */
-import type { EngineEnvironment } from "../engine/runners.ts";
+import type { EngineEnvironment } from "../engine/mod.ts";
 import type { ClientInfo, RunQueue, SqlDatabase } from "./ports.ts";
-import type { FetchLike } from "../protocol/fetch.ts";
-import { ReachError } from "../protocol/errors.ts";
+import type { FetchLike } from "../protocol/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
 import type { TrustSource } from "./engine-adapter.ts";
 import { Authenticator } from "./http-auth.ts";
 import { errorResponse } from "./http-errors.ts";

@@ -4,7 +4,7 @@
  * with 503 and `Retry-After`, waited out by workers) from everything else, which fails the same way every time.
  * @module
  */
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 
 /**
  * Whether an error says the run store is unavailable for now (retrying later may work).

@@ -8,7 +8,7 @@ import { eventsOf } from "./events.ts";
 import type { EventDraft } from "./events.ts";
 import { RECORD_COLUMNS, toRecord } from "./records.ts";
 import type { RunOptions, RunRecord, ServiceEvent, ServiceRunStatus } from "./schemas.ts";
-import { deriveId } from "../canonical/ids.ts";
+import { deriveId } from "../canonical/mod.ts";
 
 /** NOTIFY channels: a job was queued; a run changed (payload: run id); a run should stop (payload: run id). */
 export const CHANNELS = { jobs: "reach_wasm_jobs", run: "reach_wasm_run", cancel: "reach_wasm_cancel" } as const;

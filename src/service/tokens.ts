@@ -4,10 +4,10 @@
  * hashed into a run.
  * @module
  */
-import { bytesToHex } from "../canonical/hex.ts";
-import { sha256Hex } from "../canonical/sha256.ts";
+import { bytesToHex } from "../canonical/mod.ts";
+import { sha256Hex } from "../canonical/mod.ts";
 import type { SqlExecutor } from "./ports.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { ReachError } from "../protocol/mod.ts";
 
 /** What a tenant name may look like. */
 export const TENANT_RE = /^[a-z0-9][a-z0-9._-]{0,63}$/;

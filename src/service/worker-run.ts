@@ -8,11 +8,11 @@
  *   that refusal as its error, at once: a deterministic failure is reported as what it is, never retried.
  * @module
  */
-import type { RunProgress } from "../engine/types.ts";
-import type { EngineEnvironment } from "../engine/runners.ts";
+import type { RunProgress } from "../engine/mod.ts";
+import type { EngineEnvironment } from "../engine/mod.ts";
 import type { RunQueue, SqlDatabase } from "./ports.ts";
-import type { FetchLike } from "../protocol/fetch.ts";
-import { toReachError } from "../protocol/errors.ts";
+import type { FetchLike } from "../protocol/mod.ts";
+import { toReachError } from "../protocol/mod.ts";
 import { runOnEngine, trustNow } from "./engine-adapter.ts";
 import type { TrustSource } from "./engine-adapter.ts";
 import { advance, eventsOf } from "./events.ts";

@@ -4,9 +4,9 @@
  * @module
  */
 import { z } from "zod";
-import { ReachError } from "../protocol/errors.ts";
-import type { ErrorCode } from "../protocol/errors.ts";
-import { parseOrThrow } from "../protocol/parse.ts";
+import { ReachError } from "../protocol/mod.ts";
+import type { ErrorCode } from "../protocol/mod.ts";
+import { parseOrThrow } from "../protocol/mod.ts";
 
 /** 64 lowercase hex digits: an Ed25519 public key or seed, or a SHA-256 digest. */
 export const HEX32_RE: RegExp = /^[0-9a-f]{64}$/;
@@ -33,7 +33,7 @@ export const hex64 = (what: string) =>
   z.string().regex(HEX64_RE, { error: `expected ${what}: 64 bytes as 128 lowercase hex digits` });
 
 /** The protocol's strict object (unknown keys named with the allowed ones), re-exported for this folder. */
-export { entryPath, isEntryPath, sha256Hex, strictObject } from "../protocol/_common.ts";
+export { entryPath, isEntryPath, sha256Hex, strictObject } from "../protocol/mod.ts";
 
 /**
  * Parse JSON text of a trust document, or throw a `ReachError` with `code` that says what the text should be.

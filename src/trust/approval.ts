@@ -10,13 +10,13 @@
  * @module
  */
 import { z } from "zod";
-import { bytesToHex, hexToBytes } from "../canonical/hex.ts";
-import { canonicalBytes, hashCanonical } from "../canonical/jcs.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { bytesToHex, hexToBytes } from "../canonical/mod.ts";
+import { canonicalBytes, hashCanonical } from "../canonical/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { strictObject } from "./_schema.ts";
 import type { TrustStore } from "./trust-store.ts";
 import { publicKeyFromPrivateKey, signEd25519, verifyEd25519 } from "./verify.ts";
-import { lazySchema } from "../protocol/_lazy.ts";
+import { lazySchema } from "../protocol/mod.ts";
 
 /** The record type. */
 export const APPROVAL_TYPE = "reach-wasm/plan-approval";

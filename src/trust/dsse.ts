@@ -12,8 +12,8 @@
  * - The verifier hands back the payload bytes it verified, so the caller parses exactly what the signature covers.
  * @module
  */
-import { bytesToBase64 } from "../canonical/hex.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { bytesToBase64 } from "../canonical/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { signEd25519, verifyEd25519 } from "./verify.ts";
 
 /** The payload type of an in-toto Statement in a DSSE envelope. */

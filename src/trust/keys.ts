@@ -25,11 +25,11 @@
  * @module
  */
 import { z } from "zod";
-import { bytesToHex, hexToBytes } from "../canonical/hex.ts";
-import { ReachError } from "../protocol/errors.ts";
+import { bytesToHex, hexToBytes } from "../canonical/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
 import { hex32, parseDocument, parseJsonText, strictObject, typeField } from "./_schema.ts";
 import { PRIVATE_KEY_LENGTH, publicKeyFromPrivateKey, publicKeyProblem } from "./verify.ts";
-import { lazySchema } from "../protocol/_lazy.ts";
+import { lazySchema } from "../protocol/mod.ts";
 
 /** `type` of a private key file. */
 export const PRIVATE_KEY_FILE_TYPE = "reach-wasm/ed25519-private-key";

@@ -81,3 +81,6 @@ export type {
   StepProof,
   StepProofStatement,
 } from "./proofs.ts";
+export { approvalPlanHash, approves, signApproval } from "./approval.ts";
+export type { ApprovalRecord } from "./approval.ts";
+export { IN_TOTO_PAYLOAD_TYPE, MAX_ENVELOPE_CHARS, parseEnvelope, signEnvelope, verifyEnvelope } from "./dsse.ts";

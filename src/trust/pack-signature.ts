@@ -27,16 +27,16 @@
  * @module
  */
 import { z } from "zod";
-import { base64ToBytes, bytesToBase64, bytesToHex } from "../canonical/hex.ts";
-import { canonicalBytes, hashCanonical } from "../canonical/jcs.ts";
-import { sha256Hex } from "../canonical/sha256.ts";
-import { ReachError } from "../protocol/errors.ts";
-import type { ErrorDetailsData } from "../protocol/errors.ts";
-import { PackSignatureSchema } from "../protocol/pack.ts";
+import { base64ToBytes, bytesToBase64, bytesToHex } from "../canonical/mod.ts";
+import { canonicalBytes, hashCanonical } from "../canonical/mod.ts";
+import { sha256Hex } from "../canonical/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import type { ErrorDetailsData } from "../protocol/mod.ts";
+import { PackSignatureSchema } from "../protocol/mod.ts";
 import { entryPath, isEntryPath, parseDocument, parseJsonText, sha256Hex as sha256HexSchema, strictObject } from "./_schema.ts";
 import type { TrustStore } from "./trust-store.ts";
 import { publicKeyFromPrivateKey, publicKeyProblem, signEd25519, verifyEd25519 } from "./verify.ts";
-import { lazySchema } from "../protocol/_lazy.ts";
+import { lazySchema } from "../protocol/mod.ts";
 
 /** Where the signature lives inside a pack (seed 003 §5.4). Excluded from the listing. */
 export const PACK_SIGNATURE_PATH = ".reach/signature";

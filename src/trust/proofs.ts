@@ -28,14 +28,14 @@
  * @module
  */
 import { z } from "zod";
-import { bytesToHex, hexToBytes } from "../canonical/hex.ts";
-import { canonicalBytes, canonicalize } from "../canonical/jcs.ts";
-import { ReachError } from "../protocol/errors.ts";
-import { PlanStepSchema } from "../protocol/plan.ts";
+import { bytesToHex, hexToBytes } from "../canonical/mod.ts";
+import { canonicalBytes, canonicalize } from "../canonical/mod.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { PlanStepSchema } from "../protocol/mod.ts";
 import { hex32, HEX32_RE, hex64, HEX64_RE, parseDocument, parseJsonText, sha256Hex, strictObject } from "./_schema.ts";
 import type { TrustStore } from "./trust-store.ts";
 import { publicKeyFromPrivateKey, publicKeyProblem, signEd25519, verifyEd25519 } from "./verify.ts";
-import { lazySchema } from "../protocol/_lazy.ts";
+import { lazySchema } from "../protocol/mod.ts";
 
 /** `type` of the run proof statement. */
 export const RUN_PROOF_TYPE = "reach-wasm/run-proof";

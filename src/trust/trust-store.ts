@@ -16,10 +16,10 @@
  * @module
  */
 import { z } from "zod";
-import { bytesToHex, hexToBytes } from "../canonical/hex.ts";
+import { bytesToHex, hexToBytes } from "../canonical/mod.ts";
 import { hex32, HEX32_RE, parseDocument, parseJsonText, strictObject } from "./_schema.ts";
 import { publicKeyProblem } from "./verify.ts";
-import { lazySchema } from "../protocol/_lazy.ts";
+import { lazySchema } from "../protocol/mod.ts";
 
 /** The trust store version this code writes and reads. */
 export const TRUST_STORE_VERSION = 1;

@@ -3,8 +3,8 @@
  * instance set it runs on, and how its outcome is made, whether it returned, erred, trapped or ran out of something.
  * @module
  */
-import { ReachError, toReachError } from "../../protocol/errors.ts";
-import type { JsonValue } from "../../protocol/json.ts";
+import { ReachError, toReachError } from "../../protocol/mod.ts";
+import type { JsonValue } from "../../protocol/mod.ts";
 import type { ModuleIdentity, ToolInvocation, ToolOutcome } from "../types.ts";
 import { FuelMeter, meterError } from "../fuel/mod.ts";
 import { WASI_CALL_FUEL } from "../wasi/runner.ts";

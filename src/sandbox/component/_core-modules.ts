@@ -4,9 +4,9 @@
  * limit, metering). Everything cached here is immutable and shared by all runners; no invocation state lives here.
  * @module
  */
-import { base64ToBytes } from "../../canonical/hex.ts";
-import { sha256Hex } from "../../canonical/sha256.ts";
-import { ReachError } from "../../protocol/errors.ts";
+import { base64ToBytes } from "../../canonical/mod.ts";
+import { sha256Hex } from "../../canonical/mod.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import { instrumentFuel } from "../fuel/mod.ts";
 import { capMemory, coreModulesOf, definesMemory, WASM_PAGE_BYTES } from "../wasm-binary.ts";
 import { exportState } from "./_state-exports.ts";

@@ -14,7 +14,7 @@
  * @module
  */
 import { parse } from "acorn";
-import { ReachError } from "../../protocol/errors.ts";
+import { ReachError } from "../../protocol/mod.ts";
 
 /**
  * The globals the glue may read: ECMAScript built-ins and the few web APIs jco's templates name. `fetch` and the

@@ -4,11 +4,11 @@
  * or its glue threw to a `ReachError`. See `README.md` ("The WIT world").
  * @module
  */
-import { isErrorCode, ReachError, toReachError } from "../../protocol/errors.ts";
-import type { ErrorCode } from "../../protocol/errors.ts";
+import { isErrorCode, ReachError, toReachError } from "../../protocol/mod.ts";
+import type { ErrorCode } from "../../protocol/mod.ts";
 import { isHostOp } from "../types.ts";
 import type { ToolInvocation } from "../types.ts";
-import type { JsonObject, JsonValue } from "../../protocol/json.ts";
+import type { JsonObject, JsonValue } from "../../protocol/mod.ts";
 import type { TranspiledComponent } from "./transpiled.ts";
 import { GuestExit } from "./wasi-p2.ts";
 import type { ImportObject } from "./wasi-p2.ts";

@@ -9,7 +9,7 @@
  * sets the constant flag `_isHostProvided = true` on them; its handle and rep tables belong to each instantiation.
  * @module
  */
-import { ReachError } from "../../protocol/errors.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import type { HostApi } from "../types.ts";
 
 /** The maximum a single stream write may carry (`check-write` permit; also WASI's 4096 for blocking writes). */

@@ -6,9 +6,9 @@
  * @module
  */
 import { z } from "zod";
-import { sha256Hex } from "../../canonical/sha256.ts";
-import { lazySchema } from "../../protocol/_lazy.ts";
-import { ReachError } from "../../protocol/errors.ts";
+import { sha256Hex } from "../../canonical/mod.ts";
+import { lazySchema } from "../../protocol/mod.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import { checkGlue, GLUE_UNBOUND } from "./_glue-check.ts";
 import type { InstantiateFn, TranspiledComponent } from "./transpiled.ts";
 import { HOST_INTERFACE } from "./transpiled.ts";

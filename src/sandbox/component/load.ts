@@ -7,7 +7,7 @@
  * output. See `README.md` ("Any component").
  * @module
  */
-import { ReachError } from "../../protocol/errors.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import { componentDigest } from "./_core-modules.ts";
 import { encodeGlueDocument, glueToComponent, JCO_VERSION, parseGlueDocument } from "./glue.ts";
 import { transpileComponent } from "./transpile.ts";

@@ -20,7 +20,7 @@
  * `wasi-p2.ts` (WASI).
  * @module
  */
-import { ReachError } from "../../protocol/errors.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import type { ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
 import { ComponentCall } from "./_call.ts";
 import { compileCoreModules, componentDigest } from "./_core-modules.ts";

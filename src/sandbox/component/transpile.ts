@@ -7,9 +7,9 @@
  * nothing but the component bytes. Its output is deterministic for a given jco release ({@link JCO_VERSION}).
  * @module
  */
-import { bytesToBase64 } from "../../canonical/hex.ts";
-import { sha256Hex } from "../../canonical/sha256.ts";
-import { ReachError } from "../../protocol/errors.ts";
+import { bytesToBase64 } from "../../canonical/mod.ts";
+import { sha256Hex } from "../../canonical/mod.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import { coreModulesOf } from "../wasm-binary.ts";
 import type { ComponentGlue } from "./glue.ts";
 import { GLUE_DOCUMENT_TYPE, JCO_VERSION } from "./glue.ts";

@@ -20,8 +20,8 @@
  * the glue re-throws `Error` instances instead of turning them into WIT `err` values, so they unwind the guest.
  * @module
  */
-import { base64ToBytes } from "../../canonical/hex.ts";
-import { ReachError } from "../../protocol/errors.ts";
+import { base64ToBytes } from "../../canonical/mod.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import type { HostApi } from "../types.ts";
 import {
   filesystemClasses,
@@ -35,7 +35,7 @@ import {
   u64ToNumber,
 } from "./_wasi-resources.ts";
 import type { WasiState } from "./_wasi-resources.ts";
-import { concatBytes } from "../../canonical/bytes.ts";
+import { concatBytes } from "../../canonical/mod.ts";
 
 /** Options of `createWasiP2`. */
 export type WasiP2Options = {

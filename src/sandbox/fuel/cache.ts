@@ -2,7 +2,7 @@
  * Instrument once per module digest and keep the compiled, metered `WebAssembly.Module` in a bounded LRU.
  * @module
  */
-import { sha256Hex } from "../../canonical/sha256.ts";
+import { sha256Hex } from "../../canonical/mod.ts";
 import { FUEL_EXPORT, instrumentFuel, REFILL_FIELD, REFILL_MODULE } from "./instrument.ts";
 import type { InstrumentFuelOptions } from "./instrument.ts";
 

@@ -31,7 +31,7 @@
  * @module
  */
 import type BinaryenNs from "binaryen";
-import { ReachError } from "../../protocol/errors.ts";
+import { ReachError } from "../../protocol/mod.ts";
 
 /** The binaryen.js statics this file uses that binaryen 132's .d.ts does not declare. */
 type Statics = {

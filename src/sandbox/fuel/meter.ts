@@ -3,7 +3,7 @@
  * traps (see `instrument.ts` for what the counter counts).
  * @module
  */
-import { ReachError } from "../../protocol/errors.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import { FUEL_EXPORT, MAX_FUEL, REFILL_FIELD, REFILL_MODULE } from "./instrument.ts";
 
 /** Why a meter stopped an instance before its budget ran out. */

@@ -4,8 +4,8 @@
  * `PROTO_INVALID_ARGUMENT` naming the op and field and saying what was expected.
  * @module
  */
-import { base64ToBytes } from "../../canonical/hex.ts";
-import { ReachError } from "../../protocol/errors.ts";
+import { base64ToBytes } from "../../canonical/mod.ts";
+import { ReachError } from "../../protocol/mod.ts";
 
 /** A validated request: a plain object whose keys have been checked. */
 export type Req = Record<string, unknown>;

@@ -3,15 +3,15 @@
  * of sandbox/types.ts and the permission mapping of policy/capabilities.ts.
  * @module
  */
-import { bytesToBase64 } from "../../canonical/hex.ts";
-import { checkFsTarget, checkMemoryKey, checkOp } from "../../policy/capabilities.ts";
-import type { CapabilityPolicy } from "../../policy/capabilities.ts";
-import { ReachError, policyViolation } from "../../protocol/errors.ts";
-import type { ViolationType } from "../../protocol/errors.ts";
-import type { VirtualClock } from "../../determinism/clock.ts";
-import type { RandomStream } from "../../determinism/prng.ts";
+import { bytesToBase64 } from "../../canonical/mod.ts";
+import { checkFsTarget, checkMemoryKey, checkOp } from "../../policy/mod.ts";
+import type { CapabilityPolicy } from "../../policy/mod.ts";
+import { ReachError, policyViolation } from "../../protocol/mod.ts";
+import type { ViolationType } from "../../protocol/mod.ts";
+import type { VirtualClock } from "../../determinism/mod.ts";
+import type { RandomStream } from "../../determinism/mod.ts";
 import type { HostOp } from "../types.ts";
-import type { JsonObject } from "../../protocol/json.ts";
+import type { JsonObject } from "../../protocol/mod.ts";
 import { normalizeWorkspacePath } from "../workspace/path.ts";
 import type { WorkspaceView } from "../workspace/workspace.ts";
 import { MIME_RE } from "./artifact-sink.ts";

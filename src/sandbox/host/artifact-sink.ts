@@ -10,10 +10,10 @@
  * current time (not advanced).
  * @module
  */
-import { deriveId } from "../../canonical/ids.ts";
-import { sha256Hex } from "../../canonical/sha256.ts";
-import { ReachError } from "../../protocol/errors.ts";
-import type { ArtifactInfo } from "../../protocol/evidence.ts";
+import { deriveId } from "../../canonical/mod.ts";
+import { sha256Hex } from "../../canonical/mod.ts";
+import { ReachError } from "../../protocol/mod.ts";
+import type { ArtifactInfo } from "../../protocol/mod.ts";
 
 /** One stored artifact: its info and bytes. */
 export type StoredArtifact = { info: ArtifactInfo; bytes: Uint8Array };

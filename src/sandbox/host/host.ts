@@ -15,25 +15,25 @@
  * `http.fetch` calls run one at a time (queued in call order), so the tape's order never depends on the network.
  * @module
  */
-import { canonicalize, sortKeys } from "../../canonical/jcs.ts";
-import type { VirtualClock } from "../../determinism/clock.ts";
-import type { RandomStream } from "../../determinism/prng.ts";
-import type { CapabilityPolicy } from "../../policy/capabilities.ts";
-import { checkFetchUrl, checkOp } from "../../policy/capabilities.ts";
-import { policyViolation, ReachError, toReachError } from "../../protocol/errors.ts";
-import { errorFromDetails } from "../../record/player.ts";
-import type { PlayedCall, TapePlayer } from "../../record/player.ts";
-import type { TapeOutcome, TapeRecorder } from "../../record/tape.ts";
-import { BLOB_THRESHOLD } from "../../record/tape.ts";
-import { bytesToBase64 } from "../../canonical/hex.ts";
+import { canonicalize, sortKeys } from "../../canonical/mod.ts";
+import type { VirtualClock } from "../../determinism/mod.ts";
+import type { RandomStream } from "../../determinism/mod.ts";
+import type { CapabilityPolicy } from "../../policy/mod.ts";
+import { checkFetchUrl, checkOp } from "../../policy/mod.ts";
+import { policyViolation, ReachError, toReachError } from "../../protocol/mod.ts";
+import { errorFromDetails } from "../../record/mod.ts";
+import type { PlayedCall, TapePlayer } from "../../record/mod.ts";
+import type { TapeOutcome, TapeRecorder } from "../../record/mod.ts";
+import { BLOB_THRESHOLD } from "../../record/mod.ts";
+import { bytesToBase64 } from "../../canonical/mod.ts";
 import { isHostOp } from "../types.ts";
 import type { HostApi, HostOp } from "../types.ts";
-import type { JsonObject } from "../../protocol/json.ts";
+import type { JsonObject } from "../../protocol/mod.ts";
 import type { WorkspaceView } from "../workspace/workspace.ts";
 import type { ArtifactStage } from "./artifact-sink.ts";
 import { DEFAULT_HTTP_LIMITS, performFetch, validateFetch } from "./http.ts";
 import type { HttpLimits } from "./http.ts";
-import type { FetchLike } from "../../protocol/fetch.ts";
+import type { FetchLike } from "../../protocol/mod.ts";
 import { LogSink } from "./log-sink.ts";
 import type { MemoryTransaction } from "./memory-store.ts";
 import { DEFAULT_OP_LIMITS, runSyncOp } from "./_ops.ts";

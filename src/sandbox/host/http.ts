@@ -13,15 +13,15 @@
  * and any error are scrubbed before anyone sees them; the URL returned is the placeholder form.
  * @module
  */
-import { bytesToBase64 } from "../../canonical/hex.ts";
-import { checkFetchUrl } from "../../policy/capabilities.ts";
-import type { CapabilityPolicy } from "../../policy/capabilities.ts";
-import { ReachError } from "../../protocol/errors.ts";
-import type { JsonObject } from "../../protocol/json.ts";
+import { bytesToBase64 } from "../../canonical/mod.ts";
+import { checkFetchUrl } from "../../policy/mod.ts";
+import type { CapabilityPolicy } from "../../policy/mod.ts";
+import { ReachError } from "../../protocol/mod.ts";
+import type { JsonObject } from "../../protocol/mod.ts";
 import { body, invalid, shape, str } from "./_assert.ts";
 import type { Req } from "./_assert.ts";
-import type { FetchLike } from "../../protocol/fetch.ts";
-import { concatBytes } from "../../canonical/bytes.ts";
+import type { FetchLike } from "../../protocol/mod.ts";
+import { concatBytes } from "../../canonical/mod.ts";
 import type { SecretBox } from "./secrets.ts";
 
 /** Limits of `http.fetch`. */

@@ -7,10 +7,10 @@
  * the store. `beginStep()` opens a {@link MemoryTransaction}; its writes reach the store only on `commit()`.
  * @module
  */
-import { canonicalize } from "../../canonical/jcs.ts";
-import { sha256Hex } from "../../canonical/sha256.ts";
-import { ReachError } from "../../protocol/errors.ts";
-import type { JsonValue } from "../../protocol/json.ts";
+import { canonicalize } from "../../canonical/mod.ts";
+import { sha256Hex } from "../../canonical/mod.ts";
+import { ReachError } from "../../protocol/mod.ts";
+import type { JsonValue } from "../../protocol/mod.ts";
 
 /** Longest key, in UTF-16 code units. */
 export const MAX_MEMORY_KEY_LENGTH = 256;

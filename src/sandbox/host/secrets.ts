@@ -17,10 +17,10 @@
  * found in any body, text or not.
  * @module
  */
-import { checkUrlAllowed } from "../../policy/hosts.ts";
-import { policyViolation, ReachError, toReachError } from "../../protocol/errors.ts";
-import { SECRET_NAME_RE } from "../../protocol/secrets.ts";
-import type { SecretDeclarations } from "../../protocol/secrets.ts";
+import { checkUrlAllowed } from "../../policy/mod.ts";
+import { policyViolation, ReachError, toReachError } from "../../protocol/mod.ts";
+import { SECRET_NAME_RE } from "../../protocol/mod.ts";
+import type { SecretDeclarations } from "../../protocol/mod.ts";
 
 /** Shortest value accepted, in UTF-8 bytes. */
 export const MIN_SECRET_BYTES = 8;

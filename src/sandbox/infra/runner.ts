@@ -13,11 +13,11 @@
  * | `exec_python` | `{code: string, input?: JSON}` | `{stdout: string, result: JSON}` | the Python sandbox |
  * @module
  */
-import { ReachError, toReachError } from "../../protocol/errors.ts";
+import { ReachError, toReachError } from "../../protocol/mod.ts";
 import type { FuelMeter } from "../fuel/fuel-meter.ts";
 import { FuelMeter as Meter } from "../fuel/fuel-meter.ts";
 import type { ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
-import type { JsonObject, JsonValue } from "../../protocol/json.ts";
+import type { JsonObject, JsonValue } from "../../protocol/mod.ts";
 import { MAX_MEMORY_KEY_LENGTH } from "../host/memory-store.ts";
 
 /** The names of the infrastructure tools. */

@@ -6,9 +6,9 @@
  * server's scratch path, a secret's value: `scrub.ts`), so a host path or a secret never reaches the tape.
  * @module
  */
-import { ReachError } from "../../protocol/errors.ts";
-import type { McpTransport } from "../../protocol/mcp-client.ts";
-import type { JsonObject } from "../../protocol/json.ts";
+import { ReachError } from "../../protocol/mod.ts";
+import type { McpTransport } from "../../protocol/mod.ts";
+import type { JsonObject } from "../../protocol/mod.ts";
 import { scrubJson } from "./scrub.ts";
 import type { Scrub } from "./scrub.ts";
 

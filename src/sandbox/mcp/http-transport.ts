@@ -6,8 +6,8 @@
  * session id, SSE event ids) is never part of what is recorded: only the JSON-RPC messages go to the client.
  * @module
  */
-import type { McpTransport } from "../../protocol/mcp-client.ts";
-import type { FetchLike } from "../../protocol/fetch.ts";
+import type { McpTransport } from "../../protocol/mod.ts";
+import type { FetchLike } from "../../protocol/mod.ts";
 
 /** Largest answer body read (64 MiB). */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;

@@ -7,11 +7,11 @@
  * kept for the rest of the run, then closed (a stdio server's whole process group is stopped) when the run ends.
  * @module
  */
-import { ReachError, toReachError } from "../../protocol/errors.ts";
-import type { FetchLike } from "../../protocol/fetch.ts";
-import type { McpStdioLauncher } from "../../protocol/mcp-client.ts";
-import type { JsonObject } from "../../protocol/json.ts";
-import type { McpServer } from "../../protocol/pack.ts";
+import { ReachError, toReachError } from "../../protocol/mod.ts";
+import type { FetchLike } from "../../protocol/mod.ts";
+import type { McpStdioLauncher } from "../../protocol/mod.ts";
+import type { JsonObject } from "../../protocol/mod.ts";
+import type { McpServer } from "../../protocol/mod.ts";
 import { FuelMeter as Meter } from "../fuel/fuel-meter.ts";
 import type { ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
 import { McpClient } from "./client.ts";

@@ -6,12 +6,12 @@
  * @module
  */
 import { z } from "zod";
-import { canonicalize } from "../../canonical/jcs.ts";
-import { parseOrThrow } from "../../protocol/parse.ts";
-import { lazySchema } from "../../protocol/_lazy.ts";
-import { ReachError } from "../../protocol/errors.ts";
+import { canonicalize } from "../../canonical/mod.ts";
+import { parseOrThrow } from "../../protocol/mod.ts";
+import { lazySchema } from "../../protocol/mod.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import type { ToolOutcome } from "../types.ts";
-import type { JsonValue } from "../../protocol/json.ts";
+import type { JsonValue } from "../../protocol/mod.ts";
 import type { PythonInvocation, PythonRunner } from "./runner.ts";
 
 /** Largest snippet, in characters. */

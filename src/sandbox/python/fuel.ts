@@ -8,7 +8,7 @@
  */
 import { FuelMeter, FuelSlot, getMeteredModule, meterError, unmeteredWork } from "../fuel/mod.ts";
 import type { MeteredModuleStore } from "../fuel/mod.ts";
-import type { ReachError } from "../../protocol/errors.ts";
+import type { ReachError } from "../../protocol/mod.ts";
 
 /** What fuel handling needs of an interpreter: its refill slot (null when unmetered). */
 type Metered = { readonly slot: FuelSlot | null };

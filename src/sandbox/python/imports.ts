@@ -16,7 +16,7 @@
  *   anything thrown that is not the longjmp marker (a fuel trap, a `GuestStop`) passes through.
  * @module
  */
-import { ReachError } from "../../protocol/errors.ts";
+import { ReachError } from "../../protocol/mod.ts";
 
 /** The functions of the `_reach` module. */
 export type ChannelName = "call" | "begin" | "finish";

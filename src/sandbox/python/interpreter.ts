@@ -22,8 +22,8 @@
  *   keeping a margin below the 64 KiB for C frames between two checks.
  * @module
  */
-import { sha256Hex } from "../../canonical/sha256.ts";
-import { ReachError } from "../../protocol/errors.ts";
+import { sha256Hex } from "../../canonical/mod.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import { coreSections, leb } from "../wasm-binary.ts";
 import type { FuelSlot, MeteredModuleStore } from "../fuel/mod.ts";
 import { compileInterpreter, newFuelSlot, prepareFuel } from "./fuel.ts";

@@ -11,15 +11,15 @@
  * (seed 003 §4.3 "Immediate Halt").
  * @module
  */
-import { base64ToBytes } from "../../canonical/hex.ts";
-import { ReachError } from "../../protocol/errors.ts";
+import { base64ToBytes } from "../../canonical/mod.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import { haltsTool } from "../halting.ts";
 import { hostRequest, isHostOp } from "../types.ts";
 import type { HostApi } from "../types.ts";
-import type { JsonObject, JsonValue } from "../../protocol/json.ts";
+import type { JsonObject, JsonValue } from "../../protocol/mod.ts";
 import { GuestStop } from "./imports.ts";
 import type { ChannelName, GuestHooks } from "./imports.ts";
-import { concatBytes } from "../../canonical/bytes.ts";
+import { concatBytes } from "../../canonical/mod.ts";
 
 /** What an invocation runs: a tool module (`main(input, reach)`) or an `exec_python` snippet. */
 export type Job = { kind: "tool" | "exec"; code: string; input: JsonValue; toolName: string };

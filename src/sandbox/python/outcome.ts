@@ -5,8 +5,8 @@
  * FFI use), or a trap.
  * @module
  */
-import { ReachError } from "../../protocol/errors.ts";
-import type { JsonValue } from "../../protocol/json.ts";
+import { ReachError } from "../../protocol/mod.ts";
+import type { JsonValue } from "../../protocol/mod.ts";
 import { probeAfterTrap } from "./fuel.ts";
 import { GuestStop } from "./imports.ts";
 import type { Interpreter } from "./interpreter.ts";

@@ -17,7 +17,7 @@
  *   `maxLogChars`.
  * @module
  */
-import { ReachError } from "../../protocol/errors.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import type { ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
 import { interpreterMemoryCap, PythonEngine } from "./interpreter.ts";
 import type { PythonWasmSource } from "./interpreter.ts";

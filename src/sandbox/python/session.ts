@@ -6,7 +6,7 @@
  * An instance whose call did not return normally (a trap, a stop, a fuel trap) is dropped, never called again.
  * @module
  */
-import { ReachError } from "../../protocol/errors.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import { prepareFuel } from "./fuel.ts";
 import { idleHooks, REF_REACH } from "./imports.ts";
 import type { GuestHooks } from "./imports.ts";

@@ -10,12 +10,12 @@
  * @module
  */
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from "quickjs-emscripten-core";
-import { base64ToBytes, bytesToBase64 } from "../../canonical/hex.ts";
-import { ReachError } from "../../protocol/errors.ts";
+import { base64ToBytes, bytesToBase64 } from "../../canonical/mod.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import { haltsTool } from "../halting.ts";
 import { hostRequest } from "../types.ts";
 import type { HostApi, HostOp } from "../types.ts";
-import type { JsonObject } from "../../protocol/json.ts";
+import type { JsonObject } from "../../protocol/mod.ts";
 
 /** Largest request a guest may send in one host call (JSON text, UTF-16 code units). */
 export const MAX_REQUEST_CHARS = 16 * 1024 * 1024;

@@ -19,7 +19,7 @@
  * @module
  */
 import type { QuickJSSyncVariant, QuickJSWASMModule } from "quickjs-emscripten-core";
-import { ReachError } from "../../protocol/errors.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import { FuelSlot, getMeteredModule, unmeteredWork } from "../fuel/mod.ts";
 import type { MeteredModuleStore } from "../fuel/mod.ts";
 import { currentBreak, memoryLayout } from "./snapshot.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
-import { ReachError } from "../../protocol/errors.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import type { ToolInvocation } from "../types.ts";
 import type { InvocationState } from "./bridge.ts";
 import type { Guest } from "./sandbox.ts";

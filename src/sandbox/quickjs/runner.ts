@@ -20,12 +20,12 @@
  * @module
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
-import { sha256Hex } from "../../canonical/sha256.ts";
-import { ReachError } from "../../protocol/errors.ts";
+import { sha256Hex } from "../../canonical/mod.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import { FuelMeter, meterError } from "../fuel/mod.ts";
 import type { MeteredModuleStore } from "../fuel/mod.ts";
 import type { ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
-import type { JsonValue } from "../../protocol/json.ts";
+import type { JsonValue } from "../../protocol/mod.ts";
 import { InvocationState } from "./bridge.ts";
 import { EngineHost } from "./engine.ts";
 import type { EngineWasmSource } from "./engine.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
-import { ReachError } from "../../protocol/errors.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import type { HostApi } from "../types.ts";
 import { InvocationState, makeHostFunctions } from "./bridge.ts";
 import type { HostSlot } from "./bridge.ts";

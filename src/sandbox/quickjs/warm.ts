@@ -12,7 +12,7 @@
  * @module
  */
 import type { QuickJSRuntime } from "quickjs-emscripten-core";
-import { ReachError } from "../../protocol/errors.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import { unmeteredWork } from "../fuel/mod.ts";
 import type { InvocationState } from "./bridge.ts";
 import type { QuickJsEngine } from "./engine.ts";

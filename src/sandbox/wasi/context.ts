@@ -5,9 +5,9 @@
  * (`proc_exit`) and {@link WasiHalt} (a limit or a policy decision stops the guest); the runner catches both.
  * @module
  */
-import type { ReachError } from "../../protocol/errors.ts";
-import type { VirtualClock } from "../../determinism/clock.ts";
-import type { RandomStream } from "../../determinism/prng.ts";
+import type { ReachError } from "../../protocol/mod.ts";
+import type { VirtualClock } from "../../determinism/mod.ts";
+import type { RandomStream } from "../../determinism/mod.ts";
 import type { WorkspaceView } from "../workspace/workspace.ts";
 import { Errno, errnoOf, STDIO_RIGHTS } from "./errno.ts";
 import { FdTable, OutputSink } from "./fd-table.ts";

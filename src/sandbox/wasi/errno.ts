@@ -3,7 +3,7 @@
  * witx, `typenames.witx`), and the mapping from reach-wasm errors to errno values.
  * @module
  */
-import { ReachError } from "../../protocol/errors.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import { WorkspaceError } from "../workspace/workspace.ts";
 
 /** errno values (typenames.witx `errno`, u16). Only the ones this shim returns are named. */

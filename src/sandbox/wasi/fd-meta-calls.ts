@@ -4,7 +4,7 @@
  * for one that is not open) (WASI preview1 `wasi_snapshot_preview1.witx`, sections "fd" and "sock").
  * @module
  */
-import { nanos } from "../../determinism/clock.ts";
+import { nanos } from "../../determinism/mod.ts";
 import { Errno, FdFlags, Rights, WasiErrno } from "./errno.ts";
 import type { WasiContext } from "./context.ts";
 import { need } from "./fd-calls.ts";

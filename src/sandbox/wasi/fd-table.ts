@@ -8,7 +8,7 @@
  * the content as last written back.
  * @module
  */
-import { ReachError } from "../../protocol/errors.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import type { WorkspaceView } from "../workspace/workspace.ts";
 import { Errno, FileType, WasiErrno } from "./errno.ts";
 

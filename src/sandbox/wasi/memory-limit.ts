@@ -5,7 +5,7 @@
  * more than the limit. Only the memory section is rewritten; every other byte is kept.
  * @module
  */
-import { ReachError } from "../../protocol/errors.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import { capMemory, isComponent, WASM_PAGE_BYTES } from "../wasm-binary.ts";
 
 export { WASM_PAGE_BYTES };

@@ -16,7 +16,7 @@
  */
 import { coreSections, leb, Reader, WASM_PAGE_BYTES } from "../wasm-binary.ts";
 import type { CoreSection } from "../wasm-binary.ts";
-import { concatBytes } from "../../canonical/bytes.ts";
+import { concatBytes } from "../../canonical/mod.ts";
 
 /** The import module and field a rewritten module imports its memory from (never a name a tool can rely on). */
 export const POOLED_MEMORY_MODULE = "reach-wasm:pooled-memory";

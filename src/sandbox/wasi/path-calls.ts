@@ -15,7 +15,7 @@ import type { DirEntry } from "./fd-table.ts";
 import { statPath, writeFilestat } from "./filestat.ts";
 import { pathArgs, resolveGuest } from "./_guest-path.ts";
 import { checkFstFlags } from "./open-files.ts";
-import { nanos } from "../../determinism/clock.ts";
+import { nanos } from "../../determinism/mod.ts";
 import { u32 } from "./memory.ts";
 
 type Fn = (...args: never[]) => number | void;

@@ -8,7 +8,7 @@
  * `ENOSYS` stub so that instantiation never fails on it.
  * @module
  */
-import { nanos } from "../../determinism/clock.ts";
+import { nanos } from "../../determinism/mod.ts";
 import { ClockId, Errno, WasiErrno } from "./errno.ts";
 import { WasiContext, WasiExit } from "./context.ts";
 import type { WasiOptions } from "./context.ts";

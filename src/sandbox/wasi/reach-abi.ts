@@ -5,10 +5,10 @@
  * the guest at once (seed 003 §4.3), so the guest never sees a denied call return.
  * @module
  */
-import { toReachError } from "../../protocol/errors.ts";
+import { toReachError } from "../../protocol/mod.ts";
 import { isHostOp } from "../types.ts";
 import type { HostApi } from "../types.ts";
-import type { JsonObject } from "../../protocol/json.ts";
+import type { JsonObject } from "../../protocol/mod.ts";
 import { WasiErrno } from "./errno.ts";
 import { WasiExit, WasiHalt } from "./context.ts";
 import type { WasiContext } from "./context.ts";

@@ -18,14 +18,14 @@
  * what a new memory would hold.
  * @module
  */
-import { canonicalBytes } from "../../canonical/jcs.ts";
-import { base64ToBytes } from "../../canonical/hex.ts";
-import { ReachError, toReachError } from "../../protocol/errors.ts";
+import { canonicalBytes } from "../../canonical/mod.ts";
+import { base64ToBytes } from "../../canonical/mod.ts";
+import { ReachError, toReachError } from "../../protocol/mod.ts";
 import { FuelMeter, FuelSlot, getMeteredModule, meterError } from "../fuel/mod.ts";
 import type { MeteredModuleStore } from "../fuel/mod.ts";
 import type { ModuleIdentity, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
-import type { JsonValue } from "../../protocol/json.ts";
-import { sha256Hex } from "../../canonical/sha256.ts";
+import type { JsonValue } from "../../protocol/mod.ts";
+import { sha256Hex } from "../../canonical/mod.ts";
 import type { WorkspaceView } from "../workspace/workspace.ts";
 import { WasiExit, WasiHalt } from "./context.ts";
 import type { Preopen, WasiContext, WasiSources } from "./context.ts";

@@ -3,8 +3,8 @@
  * paths: whatever links a path went through, the entry it names decides.
  * @module
  */
-import { policyViolation } from "../../protocol/errors.ts";
-import type { ReachError } from "../../protocol/errors.ts";
+import { policyViolation } from "../../protocol/mod.ts";
+import type { ReachError } from "../../protocol/mod.ts";
 import { displayPath, isWithin, pathViolation } from "./path.ts";
 import type { Config } from "./_state.ts";
 

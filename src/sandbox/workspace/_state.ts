@@ -2,8 +2,8 @@
  * Internal state, limits, errors and helpers of the virtual workspace (see `workspace.ts` for the model).
  * @module
  */
-import { ReachError } from "../../protocol/errors.ts";
-import { sha256Hex } from "../../canonical/sha256.ts";
+import { ReachError } from "../../protocol/mod.ts";
+import { sha256Hex } from "../../canonical/mod.ts";
 import { displayPath } from "./path.ts";
 
 /** Access granted on a workspace root (the pack's `capabilities.permissions` applied to one resource). */

@@ -3,7 +3,7 @@
  * reading operations, snapshots and the digest. The writing operations are in `view.ts`.
  * @module
  */
-import { sha256Hex } from "../../canonical/sha256.ts";
+import { sha256Hex } from "../../canonical/mod.ts";
 import { normalizeWorkspacePath, parentPath, pathViolation, splitWorkspacePath } from "./path.ts";
 import { WorkspaceError, byCodeUnits, encoder, fileBytes, fileHash } from "./_state.ts";
 import type { Config, FsState, SnapshotEntry, WorkspaceEntry, WorkspaceEntryType, WorkspaceLstat, WorkspaceStat } from "./_state.ts";

@@ -17,8 +17,8 @@
  * the offending path (clipped and made printable) and the reason.
  * @module
  */
-import { policyViolation } from "../../protocol/errors.ts";
-import type { ReachError } from "../../protocol/errors.ts";
+import { policyViolation } from "../../protocol/mod.ts";
+import type { ReachError } from "../../protocol/mod.ts";
 
 /** Longest path accepted, in UTF-8 bytes, measured on the path as given (POSIX `PATH_MAX`). */
 export const MAX_PATH_BYTES = 4096;

@@ -48,7 +48,7 @@
  * before links were followed; the digest of an empty workspace is the SHA-256 of the empty string.
  * @module
  */
-import { ReachError } from "../../protocol/errors.ts";
+import { ReachError } from "../../protocol/mod.ts";
 import { ancestorPaths, normalizeWorkspacePath } from "./path.ts";
 import { DEFAULT_MAX_ENTRIES, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, TEMP_ROOT, byCodeUnits, checkLimit, cloneState, emptyState } from "./_state.ts";
 import type { Config, FsState, Mount, WorkspaceOptions, WorkspaceResource } from "./_state.ts";
