@@ -56,3 +56,4 @@ export { checkStaticPlan } from "./static-plan.ts";
 export { runStepJob } from "./step-job.ts";
 export type { StepJob, StepJobResult, StepPool } from "./step-job.ts";
 export { runWasi } from "./wasi-command.ts";
+export type { SecretValues } from "../sandbox/mod.ts";

@@ -19,7 +19,7 @@ import type { EngineEnvironment } from "./runners.ts";
 import type { TrustStore } from "../trust/mod.ts";
 import type { CapabilityAudit } from "../policy/mod.ts";
 import type { DeprecationNotice } from "../protocol/mod.ts";
-import type { Branch } from "./branch.ts";
+import type { Branch } from "./branch-types.ts";
 
 /** Where an abort was noticed outside any invocation (recorded in `run.aborted` as `abortedAt`). */
 export type AbortPoint = { phase: "planning"; attempt: number } | { phase: "executing"; stepIndex: number };

@@ -18,7 +18,7 @@
  * @module
  */
 import type { Manifest } from "../protocol/mod.ts";
-import type { HostOp } from "../sandbox/mod.ts";
+import type { OpName } from "./capabilities.ts";
 import { requiredPermission } from "./capabilities.ts";
 
 /** Declared, used and unused names of one kind of capability (sorted). */
@@ -63,7 +63,7 @@ function resourceOf(call: AuditCall, uris: readonly string[]): string | null {
   let target: string | null = null;
   if (op === "memory.get" || op === "memory.set") target = `memory://${field(call.request, "key") ?? ""}`;
   else if (op === "http.fetch") target = field(call.request, "url");
-  else if (requiredPermission(op as HostOp) === "filesystem") {
+  else if (requiredPermission(op as OpName) === "filesystem") {
     const path = op === "temp.write" ? `temp/${field(call.request, "name") ?? ""}` : field(call.request, "path");
     if (path !== null) target = `workspace:///${path.replace(/^(\.?\/)+/, "")}`;
   }
@@ -96,7 +96,7 @@ export function auditCapabilities(manifest: Manifest, events: readonly AuditEven
   const ok = calls.filter((c) => c.error === undefined);
   const permissions = new Set<string>();
   for (const c of ok) {
-    const p = requiredPermission(c.op as HostOp);
+    const p = requiredPermission(c.op as OpName);
     if (p !== null) permissions.add(p);
   }
   if (changedPaths.length > 0) permissions.add("filesystem");

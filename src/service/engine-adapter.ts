@@ -16,7 +16,7 @@ import type { FetchLike } from "../protocol/mod.ts";
 import type { JsonValue } from "../protocol/mod.ts";
 import type { TrustStore } from "../trust/mod.ts";
 import type { RunOptions } from "./schemas.ts";
-import type { SecretValues } from "../sandbox/mod.ts";
+import type { SecretValues } from "../engine/mod.ts";
 
 /**
  * The trust store of a service that runs for a long time: fixed, or (`watchTrustStore` of `reach-wasm/node`) a

@@ -5,7 +5,7 @@
  * with the engine's "needs secret" error, so the caller submits it again.
  * @module
  */
-import type { SecretValues } from "../sandbox/mod.ts";
+import type { SecretValues } from "../engine/mod.ts";
 
 /** How long values wait for a worker (ms): a run still queued after this fails for want of them. */
 export const SECRET_HOLD_MS = 60 * 60 * 1000;
