@@ -6,4 +6,4 @@
  */
 
 /** 16 hex digits; changes whenever a schema may validate differently. */
-export const SCHEMA_REVISION = "c2e51e5fb57599d2";
+export const SCHEMA_REVISION = "810ddfd72f6d1039";
