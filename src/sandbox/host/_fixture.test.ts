@@ -13,7 +13,7 @@ import type { StepTransaction } from "../workspace/workspace.ts";
 import { ArtifactSink } from "./artifact-sink.ts";
 import type { ArtifactStage } from "./artifact-sink.ts";
 import { createHost } from "./host.ts";
-import type { Host, HostLimits } from "./host.ts";
+import type { Host, HostContext, HostLimits } from "./host.ts";
 import type { FetchLike } from "../../protocol/fetch.ts";
 import { MemoryStore } from "./memory-store.ts";
 import type { MemoryTransaction } from "./memory-store.ts";
@@ -47,6 +47,8 @@ export type SetupOptions = {
   memory?: Record<string, unknown>;
   /** The tape (default: a new TapeRecorder). */
   tape?: TapeRecorder;
+  /** The invocation's MCP tool. */
+  mcp?: HostContext["mcp"];
 };
 
 /** A host over a fresh run: `data` (read) and `out` (readwrite) roots unless told otherwise. */
@@ -81,6 +83,7 @@ export function setup(o: SetupOptions = {}): Setup {
     invocationId: INVOCATION, policy, workspace: step, memory: mem, artifacts: stage, clock,
     random: deriveStream("42", `invocation:${INVOCATION}`), tape,
     ...(o.fetch ? { fetch: o.fetch } : {}), ...(o.player ? { player: o.player } : {}), ...(o.limits ? { limits: o.limits } : {}),
+    ...(o.mcp ? { mcp: o.mcp } : {}),
   });
   return { host, policy, ws, step, store, mem, sink, stage, clock, tape };
 }

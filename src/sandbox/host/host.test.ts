@@ -355,3 +355,24 @@ describe("tape fast path", () => {
     expect(s.tape.records[1]!.response!["iso"]).toBe("2026-01-01T00:00:00.000Z");
   });
 });
+
+describe("mcp.call answers", () => {
+  const answer = (n: number): JsonObject => ({ content: [{ type: "text", text: "x".repeat(n) }] });
+  const mcp = (n: number) => ({ server: "s", tool: "t", call: () => Promise.resolve(answer(n)) });
+
+  it("an answer within maxResponseBytes reaches the tool and the tape", async () => {
+    const { host, tape } = setup({ mcp: mcp(1000), limits: { maxResponseBytes: 2000 } });
+    expect(await host.invoke("mcp.call", { server: "s", tool: "t", arguments: {} })).toEqual(answer(1000));
+    expect(tape.toJsonl()).toContain("x".repeat(1000));
+  });
+
+  it("a server's answer over maxResponseBytes is EXEC_RESOURCE_EXHAUSTED, recorded without its bytes", async () => {
+    const { host, tape } = setup({ mcp: mcp(5000), limits: { maxResponseBytes: 2000 } });
+    const err = await rejected(host.invoke("mcp.call", { server: "s", tool: "t", arguments: {} }));
+    expect(err.code).toBe("EXEC_RESOURCE_EXHAUSTED");
+    expect(err.message).toMatch(/over the limit of 2000 bytes/);
+    const jsonl = tape.toJsonl();
+    expect(jsonl).toContain("EXEC_RESOURCE_EXHAUSTED");
+    expect(jsonl).not.toContain("x".repeat(100));
+  });
+});

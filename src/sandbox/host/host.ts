@@ -366,11 +366,20 @@ class InvocationHost implements Host {
     const stopped = (): ReachError | null => (ctx.signal?.aborted === true && ctx.signal.reason instanceof ReachError ? ctx.signal.reason : null);
     const early = stopped();
     if (early !== null) throw early;
+    let answer: JsonObject;
     try {
-      return keysInOrder(await bound.call(args as JsonObject, ctx.signal));
+      answer = keysInOrder(await bound.call(args as JsonObject, ctx.signal));
     } catch (err) {
       throw stopped() ?? err;
     }
+    const max = this.#limits.maxResponseBytes;
+    const size = utf8.encode(canonicalize(answer)).length;
+    if (size > max) {
+      throw new ReachError("EXEC_RESOURCE_EXHAUSTED", `mcp.call ${server}/${tool}: the answer is ${size} bytes, over the limit of ` +
+        `${max} bytes; ask the tool for less (a page, a narrower query) or raise the host's maxResponseBytes`,
+        { details: { op: "mcp.call", server: server.slice(0, 64), tool: tool.slice(0, 64), limit: "responseBytes", max } });
+    }
+    return answer;
   }
 
   async #invoke(op: HostOp, request: JsonObject): Promise<JsonObject> {
