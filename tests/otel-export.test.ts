@@ -4,7 +4,7 @@
 // calls, MCP `tools/call` spans for a session run's calls, host calls as span events, and ids derived from the run and
 // event hashes. `--otlp-endpoint` posts each run's trace through the SDK's OTLP/HTTP exporter to a real HTTP receiver;
 // a failed export is a warning, never a failed run.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
@@ -12,6 +12,8 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { readRunCapsule } from "../src/capsule/run-capsule.ts";
 import { openSession } from "../src/engine/engine.ts";
@@ -232,6 +234,71 @@ describe("--otlp-endpoint (live, through the OpenTelemetry SDK's OTLP/HTTP expor
       await refusing.close();
     }
   });
+});
+
+describe("--otlp-endpoint of mcp (the SDK client over stdio)", () => {
+  it("each session run's trace reaches the receiver once its capsule is written: MCP tools/call spans with the capsule's ids", async () => {
+    const r = await receiver();
+    try {
+      const out = join(scratch, "mcp-live");
+      const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, "dist/cli/main.js"), "mcp", join(ROOT, "packs/hello"), "--out", out, "--otlp-endpoint", r.url], cwd: ROOT, stderr: "pipe" });
+      let stderr = "";
+      transport.stderr!.on("data", (d: Buffer) => (stderr += d));
+      const client = new Client({ name: "otel-test", version: "1" });
+      await client.connect(transport);
+      const result = await client.callTool({ name: "wordcount", arguments: { text: "traced over mcp" } });
+      expect(result.structuredContent, stderr).toMatchObject({ words: 3 });
+      await client.close();
+      const capsule = /capsule (\S+\.capsule\.tar\.gz)/.exec(stderr)?.[1];
+      expect(capsule, stderr).toBeDefined();
+      await checkCapsule(readFileSync(capsule!));
+      expect(r.got, stderr).toHaveLength(1);
+      expect(r.got[0]).toMatchObject({ path: "/v1/traces", type: "application/json" });
+      const live = decodeOtlpTraces(r.got[0]!.body)[0]!.spans;
+      const file = decodeOtlpTraces((await cli(["export", "otel", capsule!])).stdout)[0]!.spans;
+      expect(live.map((s) => [s.traceId, s.spanId, s.parentSpanId, s.name])).toEqual(file.map((s) => [s.traceId, s.spanId, s.parentSpanId, s.name]));
+      expect(live.some((s) => s.name.startsWith("tools/call") && attr(s, "mcp.method.name") === "tools/call")).toBe(true);
+    } finally {
+      await r.close();
+    }
+  }, 120_000);
+});
+
+describe("--otlp-endpoint of serve (a worker's run)", () => {
+  it("a submitted run's trace reaches the receiver when the worker ends it, with the capsule's ids", async () => {
+    const r = await receiver();
+    const home = join(scratch, "serve-home");
+    const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, "config"), NO_COLOR: "1" };
+    const child = spawn(process.execPath, [join(ROOT, "dist/cli/main.js"), "serve", "--listen", "127.0.0.1:0", "--data", join(scratch, "serve-data"), "--workers", "1", "--json", "--otlp-endpoint", r.url], { cwd: scratch, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        child.stdout.on("data", (d: Buffer) => {
+          out += d.toString();
+          const line = out.split("\n").find((l) => l.startsWith("{"));
+          if (line !== undefined) resolve((JSON.parse(line) as { url: string }).url);
+        });
+        child.on("exit", (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+      });
+      const out = join(scratch, "serve-out");
+      const submitted = spawnSync(process.execPath, [join(ROOT, "dist/cli/main.js"), "submit", join(ROOT, "packs/hello"), "--server", url, "--wait", "--out", out, "--json"], { cwd: scratch, env, encoding: "utf8", timeout: 120_000 });
+      expect(submitted.status, submitted.stderr + stderr).toBe(0);
+      const { runHash } = JSON.parse(submitted.stdout) as { runHash: string };
+      const capsule = join(out, `${runHash}.capsule.tar.gz`);
+      await checkCapsule(readFileSync(capsule));
+      for (let i = 0; i < 600 && r.got.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50)); // the export is in the background
+      expect(r.got, stderr).toHaveLength(1);
+      const live = decodeOtlpTraces(r.got[0]!.body)[0]!.spans;
+      const file = decodeOtlpTraces((await cli(["export", "otel", capsule])).stdout)[0]!.spans;
+      expect(live.map((s) => [s.traceId, s.spanId, s.parentSpanId, s.name])).toEqual(file.map((s) => [s.traceId, s.spanId, s.parentSpanId, s.name]));
+    } finally {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+      await r.close();
+    }
+  }, 120_000);
 });
 
 describe("start-up", () => {
