@@ -120,6 +120,27 @@ describe("archives written by GNU tar, bsdtar and Python's tarfile", () => {
   }
 });
 
+describe("the standalone verifier (conformance/verifier/verify-capsule.mjs) on re-archived capsules", () => {
+  it("capsules/notes-signed: every copy is valid with the recorded run hash and its proofs; a copy with a link is refused", () => {
+    const verifier = join(ROOT, "conformance/verifier/verify-capsule.mjs");
+    const want = capsuleOf("notes-signed").split("/").pop()!.slice(0, 64);
+    for (const [name, file] of copiesOf("notes-signed")) {
+      const r = spawnSync(process.execPath, [verifier, file], { encoding: "utf8" });
+      expect(r.status, `${name}: ${r.stdout}${r.stderr}`).toBe(0);
+      expect(r.stdout, name).toContain(`valid: run ${want}`);
+      expect(r.stdout, name).toMatch(/ok {3}proof\.run/);
+    }
+    if (!TOOLS.tar) return;
+    const dir = join(scratch, "notes-signed", "files");
+    const linked = join(scratch, "linked.capsule.tar.gz");
+    const made = spawnSync("bash", ["-c", 'set -e; cd "$1"; ln -sf events.jsonl link.jsonl; tar --format=pax -czf "$2" .; rm link.jsonl', "-", dir, linked], { encoding: "utf8" });
+    expect(made.status, made.stderr).toBe(0);
+    const refused = spawnSync(process.execPath, [verifier, linked], { encoding: "utf8" });
+    expect(refused.status, refused.stdout + refused.stderr).toBe(2);
+    expect(refused.stdout + refused.stderr).toMatch(/refusing entry "link\.jsonl"/);
+  });
+});
+
 describe("verify, replay, show, diff and report on re-archived capsules (same verdicts)", () => {
   const cases = ["gnu-pax", "bsdtar-default", "python-gnu"].filter((n) => available.some(([a]) => a === n));
 

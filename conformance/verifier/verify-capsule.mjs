@@ -13,6 +13,7 @@
 // where the body is every entry but capsule.json, events.jsonl, proof.json, federation.jsonl and run.json; each
 // tool.completed / tool.failed commits hostCalls = {count, hash}: the hash of that invocation's tape.jsonl lines; and
 // run.json (the run document, which names the run hash) is derived again from the events and committed entries.
+// It reads the archive as GNU tar (ustar, pax, gnu), bsdtar or Python's tarfile write it, not only reach-wasm's own form.
 // Usage: node conformance/verifier/verify-capsule.mjs X.capsule.tar.gz   → exit 0 valid, 1 invalid, 2 unreadable.
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
@@ -38,23 +39,57 @@ export function jcs(v) {
   return `{${keys.map((k) => `${JSON.stringify(k)}:${jcs(v[k])}`).join(",")}}`;
 }
 
-/** Entries of a ustar archive (regular files only; anything else is refused). */
+/**
+ * Entries of a tar archive as GNU tar (ustar, pax, gnu), bsdtar or Python's tarfile write it: regular files, with
+ * pax `path`/`size` (type x; global g headers ignored), GNU long names (type L), a leading "./" and directory entries
+ * (dropped). Links, devices, FIFOs, other types, unsafe paths and a file given twice are refused.
+ */
 function untar(tar) {
   const files = new Map();
   const text = (b) => new TextDecoder().decode(b).replace(/\0.*$/s, "");
+  let next = {};
   for (let at = 0; at + 512 <= tar.length; ) {
     const h = tar.subarray(at, at + 512);
     if (h.every((x) => x === 0)) break;
-    const name = text(h.subarray(0, 100));
     const prefix = text(h.subarray(345, 500));
-    const size = parseInt(text(h.subarray(124, 136)).trim(), 8);
+    const name = next.path ?? (prefix === "" || text(h.subarray(257, 263)) !== "ustar" ? text(h.subarray(0, 100)) : `${prefix}/${text(h.subarray(0, 100))}`);
+    const size = next.size ?? parseInt(text(h.subarray(124, 136)).trim() || "0", 8);
     const type = String.fromCharCode(h[156]);
-    const path = prefix === "" ? name : `${prefix}/${name}`;
-    if ((type !== "0" && type !== "\0") || path.startsWith("/") || path.split("/").includes("..")) throw new Error(`refusing entry ${JSON.stringify(path)}`);
-    files.set(path, tar.subarray(at + 512, at + 512 + size));
+    const data = tar.subarray(at + 512, at + 512 + size);
+    if (!Number.isSafeInteger(size) || size < 0 || data.length !== size) throw new Error(`a truncated or malformed header at byte ${at}`);
     at += 512 + Math.ceil(size / 512) * 512;
+    if (type === "x" || type === "g" || type === "L") {
+      if (type === "L") next = { ...next, path: text(data) };
+      if (type === "x") next = { ...next, ...paxRecords(data) };
+      continue;
+    }
+    next = {};
+    const path = name.replace(/^(\.\/)+/, "").replace(/\/$/, "");
+    if (type === "5" || path === "" || path === ".") continue;
+    if ((type !== "0" && type !== "\0") || path.startsWith("/") || path.split("/").some((p) => p === ".." || p === "." || p === "")) throw new Error(`refusing entry ${JSON.stringify(path)} (type ${JSON.stringify(type)})`);
+    if (files.has(path)) throw new Error(`refusing entry ${JSON.stringify(path)}: given twice`);
+    files.set(path, data);
   }
   return files;
+}
+
+/** The `path` and `size` records of a pax extended header ("LEN key=value\n" records). */
+function paxRecords(data) {
+  const out = {};
+  const bytes = new TextDecoder().decode(data);
+  for (let at = 0; at < bytes.length; ) {
+    const space = bytes.indexOf(" ", at);
+    const len = parseInt(bytes.slice(at, space), 10);
+    if (space < 0 || !(len > 0)) throw new Error("a malformed pax header");
+    const record = new TextDecoder().decode(data.subarray(at, at + len)).slice(space - at + 1, -1);
+    const eq = record.indexOf("=");
+    const key = record.slice(0, eq);
+    if (key === "path") out.path = record.slice(eq + 1);
+    if (key === "size") out.size = parseInt(record.slice(eq + 1), 10);
+    if (key === "linkpath") throw new Error("refusing a pax linkpath (a link)");
+    at += len;
+  }
+  return out;
 }
 
 export function verifyCapsule(bytes) {
