@@ -114,6 +114,29 @@ describe("server-memory over stdio", () => {
   });
 });
 
+describe("a server publishing JSON Schema 2020-12 with $schema (tests/support/mcp-2020-server.mjs)", () => {
+  const SERVER = { command: process.execPath, args: [join(root, "tests/support/mcp-2020-server.mjs")], env: {} };
+
+  it("add-mcp keeps the 2020-12 schemas; arguments and structured content are checked by 2020-12 rules; the capsule replays", async () => {
+    const { env } = platform();
+    const cat = await describeMcpServer(env, "s2020", SERVER);
+    expect(cat.tools["pair"]!.inputSchema?.["$schema"]).toBe("https://json-schema.org/draft/2020-12/schema");
+    const pack = (args: Record<string, unknown>, tool = "pair") => mcpPack({ s2020: SERVER }, { [tool]: cat.tools[tool]! }, planOf([{ id: "p", tool, arguments: args }]));
+    const good = await runAndReplay(env, { pack: { files: pack({ pair: ["apples", 3], scale: 2, unit: "kg" }) } });
+    expect(good.run.status, good.run.error?.message).toBe("COMPLETED");
+    expect(good.tape[0]!.response).toMatchObject({ structuredContent: { label: "apples", value: 3 } });
+    // prefixItems with items: false (draft-07 would take `items: false` as "no items at all" and ignore prefixItems),
+    // a $ref into $defs, and dependentRequired (unknown to draft-07) each refuse what 2020-12 refuses
+    for (const args of [{ pair: ["apples", "3"] }, { pair: ["apples", 3, 4] }, { pair: ["", 3] }, { pair: ["apples", 3], scale: 2 }]) {
+      const refused = await runAndReplay(env, { pack: { files: pack(args) } });
+      expect(refused.run.status, JSON.stringify(args)).toBe("FAILED");
+      expect(refused.tape, JSON.stringify(args)).toHaveLength(0); // refused before the server was called
+    }
+    const bad = await runAndReplay(env, { pack: { files: pack({}, "bad-output") } });
+    expect(bad.run.error?.code).toBe("EXEC_OUTPUT_INVALID");
+  }, 60_000);
+});
+
 describe("server-everything", () => {
   it("gets only its declared env plus PATH, a scratch directory scrubbed to {{scratch}}, and a secret substituted at spawn and scrubbed from its answers", async () => {
     const { env } = platform();
