@@ -3,13 +3,15 @@
  * every thread), against `deno eval 0`, measured interleaved in the same run (the machine is shared: load moves both
  * sides alike). Set side by side: the Deno entry (`dist/cli/deno.mjs`, built by `npm run build`), the TypeScript
  * sources (`src/cli/main.ts`), the Node bin run by Deno (`dist/cli/main.js`), and for reference Node's bin against
- * `node -e 0`. Each prints its run hash, which must be the same everywhere. Target: the Deno entry ≤ 2.5× `deno eval 0`.
+ * `node -e 0`, with and without NODE_EXTRA_CA_CERTS (where it is set, Node parses that CA bundle at every start, ~40 ms
+ * that `node -e 0` pays too: it shrinks Node's ratio). Each prints its run hash, which must be the same everywhere.
+ * Target: the Deno entry ≤ 2.5× `deno eval 0`. The load average is printed before and after (a shared machine).
  * Run with `deno run -A scripts/bench-deno-start.ts` (or vite-node); `REACH_BENCH_SMOKE=1` runs 2 rounds instead of
  * 12 (CI). Linux only: a child's CPU time is read from /proc.
  * @module
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -23,6 +25,8 @@ const node = process.env["REACH_BENCH_NODE"] ?? "node";
 const out = mkdtempSync(join(tmpdir(), "reach-bench-deno-"));
 const hello = ["run", "packs/hello", "--out", out, "--quiet"];
 
+// through env(1): Deno's child processes inherit every variable of the parent that `env` does not override
+const noCa = (args: string[]): string[] => ["-u", "NODE_EXTRA_CA_CERTS", node, ...args];
 const sides: [string, string, string[]][] = [
   ["deno eval 0", deno, ["eval", "0"]],
   ["deno run -A dist/cli/deno.mjs (the Deno entry)", deno, ["run", "-A", "dist/cli/deno.mjs", ...hello]],
@@ -30,7 +34,12 @@ const sides: [string, string, string[]][] = [
   ["deno run -A dist/cli/main.js (the Node bin)", deno, ["run", "-A", "dist/cli/main.js", ...hello]],
   ["node -e 0", node, ["-e", "0"]],
   ["node dist/cli/main.js (the Node bin)", node, ["dist/cli/main.js", ...hello]],
+  ["node -e 0, without NODE_EXTRA_CA_CERTS", "env", noCa(["-e", "0"])],
+  ["node dist/cli/main.js, without NODE_EXTRA_CA_CERTS", "env", noCa(["dist/cli/main.js", ...hello])],
 ];
+/** The node side each side is set against: `node -e 0` in the same environment. */
+const baseOf = (k: number): number => (k >= 6 ? 6 : k >= 4 ? 4 : 0);
+const load = (): string => (existsSync("/proc/loadavg") ? readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ") : "unknown");
 
 /** The run hash `args` prints with --json (every side must print the same). */
 function runHash(cmd: string, args: string[]): string {
@@ -44,14 +53,16 @@ if (!existsSync("/proc/self/stat")) {
   console.log("bench-deno-start: dist/cli/deno.mjs is missing; run `npm run build` first");
   process.exitCode = 1;
 } else {
+  const before = load();
   for (const [, cmd, args] of sides) cpuOf(cmd, args); // fills the fuel cache and Deno's code cache
   const cpu = sides.map((): number[] => []);
   for (let i = 0; i < rounds; i++) sides.forEach(([, cmd, args], k) => cpu[k]!.push(cpuOf(cmd, args)));
-  const ms = cpu.map(mean);
+  const ms = cpu.map(mean); // a mean: the CPU time of a child is counted in 10 ms clock ticks
+  console.log(`bench-deno-start: load average ${before} before, ${load()} after`);
   for (const [k, [label, cmd, args]] of sides.entries()) {
-    const base = label.startsWith("node") ? ms[4]! : ms[0]!;
-    const hash = k === 0 || k === 4 ? "" : `, run hash ${runHash(cmd, args).slice(0, 16)}…`;
-    console.log(`bench-deno-start: ${label.padEnd(48)} ${ms[k]!.toFixed(0).padStart(4)} ms CPU, ${(ms[k]! / base).toFixed(2)}× ${label.startsWith("node") ? "node -e 0" : "deno eval 0"}${hash}`);
+    const base = ms[baseOf(k)]!;
+    const hash = baseOf(k) === k || k === 7 ? "" : `, run hash ${runHash(cmd, args).slice(0, 16)}…`;
+    console.log(`bench-deno-start: ${label.padEnd(50)} ${ms[k]!.toFixed(0).padStart(4)} ms CPU, ${(ms[k]! / base).toFixed(2)}× ${sides[baseOf(k)]![0].replace(/,.*/, "")}${hash}`);
   }
   const ratio = ms[1]! / ms[0]!;
   console.log(`bench-deno-start: the Deno entry ${ratio.toFixed(2)}× \`deno eval 0\` (target ≤ 2.5×: ${ratio <= 2.5 ? "met" : "MISSED"}), ` +
