@@ -29,7 +29,7 @@ export type OptionSpec = {
 export type ArgsSpec = {
   /** The command as typed after `reach-wasm`: `run`, `node serve`. */
   readonly name: string;
-  /** Positional arguments in order: `<name>` is required, `[name]` optional. */
+  /** Positional arguments in order: `<name>` is required, `[name]` optional, a last `[name...]` any number more. */
   readonly positionals?: readonly string[];
   /** Arguments after `--` are handed on (their name in the usage, e.g. `ARGS...`); without it `--` is refused. */
   readonly rest?: string;
@@ -123,7 +123,8 @@ function checkPositionals(spec: ArgsSpec, positionals: string[]): void {
   const declared = spec.positionals ?? [];
   const missing = declared.find((p, i) => p.startsWith("<") && positionals[i] === undefined);
   if (missing !== undefined) throw usageError(spec, `${missing} is missing`);
-  if (positionals.length > declared.length) {
+  // a last positional written `[NAME...]` takes any number of arguments
+  if (positionals.length > declared.length && declared[declared.length - 1]?.endsWith("...]") !== true) {
     const extra = JSON.stringify(positionals[declared.length]);
     throw usageError(spec, `unexpected argument ${extra}${spec.rest === undefined ? "" : ` (pass ${spec.rest} after "--")`}`);
   }

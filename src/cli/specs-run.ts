@@ -94,11 +94,12 @@ export const SHOW = defineArgs({
 /** `reach-wasm report`. */
 export const REPORT = defineArgs({
   name: "report",
-  positionals: ["<capsule|run-dir>"],
+  positionals: ["<capsule|run-dir>", "[more...]"],
   options: {
     out: { type: "string", value: "FILE.html", help: "the page (default: <capsule without .capsule.tar.gz>.report.html beside the capsule)" },
+    "out-dir": { type: "string", value: "DIR", help: "write each run's page as DIR/<runHash>.report.html, linking a fork, a resumed\nrun or a session run to its parent and children among the runs given\n(the default with more than one run: the first run's folder)" },
     trust: { ...trust, help: `${trust.help}: judges the proof's signer` },
-    json: json("{out, runHash, status, verified, bytes}"),
+    json: json("{out, runHash, status, verified, bytes, lineage, states: [...]}; with more than one\nrun, {reports: [...]}"),
   },
 });
 

@@ -1,9 +1,11 @@
 /**
  * The report's only stylesheet and script, inlined; the page's Content-Security-Policy allows exactly these two by
  * their SHA-256 (`html.ts`), so nothing a capsule smuggles into the page can run or load. The script only opens the
- * step a link points at and expands or collapses every step. Internal to `src/report/`.
+ * step a link points at and expands or collapses every step (and the step-through's own, `_html-states.ts`).
+ * Internal to `src/report/`.
  * @module
  */
+import { STATES_CSS, STATES_JS } from "./_html-states.ts";
 
 /** The stylesheet. */
 export const REPORT_CSS = `
@@ -67,7 +69,7 @@ img.artifact-image { display: block; max-width: 100%; max-height: 480px; margin-
 .toolbar { display: flex; gap: 8px; margin: 4px 0 8px; }
 button { font: inherit; padding: 3px 10px; border: 1px solid var(--line); border-radius: 6px; background: #fff; cursor: pointer; }
 footer { margin-top: 32px; color: var(--muted); font-size: 12px; }
-`;
+` + STATES_CSS;
 
 /** The script: open the step a link points at; expand or collapse every step. */
 export const REPORT_JS = `
@@ -89,4 +91,4 @@ export const REPORT_JS = `
     });
   }
 })();
-`;
+` + STATES_JS;

@@ -15,6 +15,10 @@ import { sha256Hex } from "../canonical/mod.ts";
 import { REPORT_CSS, REPORT_JS } from "./_html-assets.ts";
 import { renderArtifacts, renderEnd, renderSummary, renderVerification, renderWorkspace } from "./_html-sections.ts";
 import { renderStep, stepAnchor } from "./_html-steps.ts";
+import { renderLineage } from "./_html-lineage.ts";
+import type { LineageLinks } from "./_html-lineage.ts";
+import { renderStates } from "./_html-states.ts";
+import { fileSha256 } from "./step-states.ts";
 import { esc } from "./_html.ts";
 import { renderPlanGraph } from "./graph.ts";
 import type { GraphNode } from "./graph.ts";
@@ -26,6 +30,8 @@ import type { ReportVerification } from "./verification.ts";
 export type ReportOptions = {
   /** Who made the page (shown in the footer), e.g. `reach-wasm 0.1.0`. */
   generator?: string;
+  /** The runs whose pages sit beside this one (linked as `<runHash>.report.html`) and the children to list. */
+  lineage?: LineageLinks;
 };
 
 function cspHash(text: string): string {
@@ -63,10 +69,12 @@ export function renderReport(view: RunView, verification: ReportVerification | n
   const steps = view.steps.map((s) => renderStep(s, view.blobs)).join("");
   const body = [
     renderSummary(view, verification),
-    `<nav id="toc"><a href="#timeline">Timeline</a><a href="#plan">Plan</a><a href="#steps">Steps</a><a href="#workspace">Workspace</a><a href="#artifacts">Artifacts</a><a href="#verification">Verification</a><a href="#end">End</a></nav>`,
+    renderLineage(view.lineage, options.lineage ?? {}),
+    `<nav id="toc"><a href="#timeline">Timeline</a><a href="#plan">Plan</a><a href="#steps">Steps</a><a href="#states">States</a><a href="#workspace">Workspace</a><a href="#artifacts">Artifacts</a><a href="#verification">Verification</a><a href="#end">End</a></nav>`,
     `<section id="timeline"><h2>Timeline</h2><div class="timeline-wrap">${renderTimeline(view.steps, stepAnchor)}</div></section>`,
     `<section id="plan"><h2>Plan${view.plan === null || view.plan.id === null ? "" : ` <code>${esc(view.plan.id)}</code>`}</h2><div class="graph-wrap">${renderPlanGraph(graphNodes(view))}</div></section>`,
     `<section id="steps"><h2>Steps</h2><div class="toolbar"><button type="button" data-expand="all">Expand all</button><button type="button" data-expand="none">Collapse all</button></div>${steps || `<p class="note">No step ran.</p>`}</section>`,
+    renderStates(view, (position) => stepAnchor({ position }), fileSha256),
     renderWorkspace(view),
     renderArtifacts(view.steps.flatMap((s) => s.artifacts)),
     renderVerification(verification),

@@ -21,6 +21,10 @@ import type { TapeRecord } from "../record/mod.ts";
 import { arr, get, obj, parseJsonBytes, str, strings } from "./_json.ts";
 import type { Obj } from "./_json.ts";
 import { buildSteps } from "./_steps.ts";
+import { lineageOf } from "./lineage.ts";
+import type { LineageView } from "./lineage.ts";
+import { buildStepStates } from "./step-states.ts";
+import type { RunStates } from "./step-states.ts";
 import type { RawEvent, StepView, StopView } from "./_steps.ts";
 
 export type { ArtifactView, StepView, StopView, ViolationView } from "./_steps.ts";
@@ -82,6 +86,10 @@ export type RunView = {
   deprecations: { id: string; message: string }[];
   /** A session run's place in its MCP session (`request.json` `session`): its run number and the run it continues. */
   session: { segment: number; previousRunHash: string | null } | null;
+  /** The runs this one was forked from, resumed or continues (`request.json`; `lineage.ts`). */
+  lineage: LineageView;
+  /** The workspace and the memory store after each step, where the record can say (`step-states.ts`). */
+  states: RunStates;
   warnings: string[];
 };
 
@@ -106,7 +114,7 @@ export function buildRunView(source: RunSource): RunView {
   const { steps, stops } = buildSteps(events, { tape, kinds, entries, evidence: source.evidence, warnings });
   const terminal = terminalOf(events);
   const restricted = get(obj(get(started, "capabilities")), "restricted");
-  return {
+  const view: Omit<RunView, "states"> = {
     origin: source.origin,
     runId: str(started, "runId"),
     runHash: source.index?.runHash ?? runHashOf(events, entries),
@@ -128,8 +136,10 @@ export function buildRunView(source: RunSource): RunView {
     proofSigner: source.index?.proof?.attestations?.[0]?.nodeId ?? null,
     ...recordedAudit(entries),
     session: sessionOf(request),
+    lineage: lineageOf(entries.get("request.json")),
     warnings,
   };
+  return { ...view, states: buildStepStates(view, entries) };
 }
 
 /** `request.json`'s session link, when it is well formed. */
