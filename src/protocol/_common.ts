@@ -31,11 +31,11 @@ export const ENTRY_PATH_RE: RegExp = new RegExp(`^${NO_DOT_SEGMENTS}${SEGMENT}(?
 export const RELATIVE_PATH_RE: RegExp = new RegExp(`^(?:\\./)?${NO_DOT_SEGMENTS}${SEGMENT}(?:/${SEGMENT})*$`);
 
 /** Protocol version string (seed 003 §5.2). */
-export const semver = () =>
+export const semver = (): z.ZodString =>
   z.string().regex(SEMVER_RE, { error: "expected a version MAJOR.MINOR.PATCH such as 1.0.0" });
 
 /** Identifier of packs, plans, steps (`^[a-zA-Z0-9._-]+$`, 1..128). */
-export const identifier = () =>
+export const identifier = (): z.ZodString =>
   z
     .string()
     .min(1)
@@ -43,7 +43,7 @@ export const identifier = () =>
     .regex(IDENTIFIER_RE, { error: "expected 1-128 characters from a-z, A-Z, 0-9, '.', '_', '-'" });
 
 /** A tool name (1..128). */
-export const toolName = () =>
+export const toolName = (): z.ZodString =>
   z
     .string()
     .min(1)
@@ -51,43 +51,43 @@ export const toolName = () =>
     .regex(TOOL_NAME_RE, { error: "expected a tool name such as fs.read: letters, digits, '.', '_', '-'" });
 
 /** A non-empty string of at most 256 characters (free-form ids such as envelope or session ids). */
-export const nonEmpty = () => z.string().min(1).max(256);
+export const nonEmpty = (): z.ZodString => z.string().min(1).max(256);
 
 /**
  * Timestamp `YYYY-MM-DDTHH:mm:ss.sssZ`: ISO 8601 UTC with exactly three fraction digits (seed 003 §3.3
  * "Timestamp Normalization"). Used for every timestamp reach-wasm writes, hashed or not.
  */
-export const timestamp = () =>
+export const timestamp = (): z.ZodISODateTime =>
   z.iso.datetime({
     precision: 3,
     error: "expected an ISO 8601 UTC timestamp with milliseconds, e.g. 1970-01-01T00:00:00.000Z",
   });
 
 /** A lowercase UUID (format `uuid` in JSON Schema). */
-export const uuid = () =>
+export const uuid = (): z.ZodString =>
   z
     .string()
     .regex(UUID_RE, { error: "expected a lowercase UUID such as 00000000-0000-4000-8000-000000000000" })
     .meta({ format: "uuid" });
 
 /** A SHA-256 digest, 64 lowercase hex digits. */
-export const sha256Hex = () =>
+export const sha256Hex = (): z.ZodString =>
   z.string().regex(SHA256_HEX_RE, { error: "expected a SHA-256 digest: 64 lowercase hex digits" });
 
 /** An Ed25519 public key, base64 (32 bytes). */
-export const ed25519PublicKey = () =>
+export const ed25519PublicKey = (): z.ZodString =>
   z
     .string()
     .regex(ED25519_PUBLIC_KEY_RE, { error: "expected an Ed25519 public key: 32 bytes in padded base64 (44 chars)" });
 
 /** An Ed25519 signature, base64 (64 bytes). */
-export const ed25519Signature = () =>
+export const ed25519Signature = (): z.ZodString =>
   z
     .string()
     .regex(ED25519_SIGNATURE_RE, { error: "expected an Ed25519 signature: 64 bytes in padded base64 (88 chars)" });
 
 /** A relative path inside a pack (`./` allowed; no absolute path, `..`, `\`, or empty segment). */
-export const relativePath = () =>
+export const relativePath = (): z.ZodString =>
   z
     .string()
     .max(1024)
@@ -96,7 +96,7 @@ export const relativePath = () =>
     });
 
 /** A normalized relative path (capsule entries, artifacts): no `./` prefix, no `.`/`..`/empty segment. */
-export const entryPath = () =>
+export const entryPath = (): z.ZodString =>
   z
     .string()
     .max(1024)
@@ -115,16 +115,19 @@ export function isEntryPath(path: string): boolean {
 }
 
 /** A URI with a scheme (`workspace:///data/`, `memory://notes/`, `https://api.example.com/`); JSON Schema format `uri`. */
-export const uriWithScheme = () =>
+export const uriWithScheme = (): z.ZodURL =>
   z.url({ error: "expected an absolute URI with a scheme, e.g. workspace:///data/ or https://api.example.com/" });
 
 /** A JSON object (JSON Schema `type: object`); values are not constrained. */
-export const jsonObject = () => z.record(z.string(), z.unknown());
+export const jsonObject = (): z.ZodRecord<z.ZodString, z.ZodUnknown> => z.record(z.string(), z.unknown());
 
 /** True when all items are distinct (for arrays whose JSON Schema carries `uniqueItems`). */
 export function distinct(items: readonly unknown[]): boolean {
   return new Set(items).size === items.length;
 }
+
+/** The type of a {@link strictObject}: a zod object of `shape` that rejects unknown keys. */
+export type StrictObject<S extends z.core.$ZodLooseShape> = z.ZodObject<S, z.core.$strict>;
 
 /**
  * A strict object (unknown keys rejected) whose unknown-key message names the object and lists the allowed
@@ -134,7 +137,7 @@ export function distinct(items: readonly unknown[]): boolean {
  * @returns a zod strict object
  * @example strictObject("plan.risk", { level: z.int() })
  */
-export function strictObject<T extends z.core.$ZodLooseShape>(name: string, shape: T): z.ZodObject<T, z.core.$strict> {
+export function strictObject<T extends z.core.$ZodLooseShape>(name: string, shape: T): StrictObject<T> {
   const allowed = Object.keys(shape).join(", ");
   return z.strictObject(shape, {
     error: (iss) => {

@@ -8,6 +8,8 @@
  */
 import { z } from "zod";
 import { distinct, entryPath, nonEmpty, sha256Hex, strictObject, timestamp, uuid } from "./_common.ts";
+import type { StrictObject } from "./_common.ts";
+import type { Same } from "./_lazy.ts";
 
 /** The capsule format (upstream `CapsuleManifest.format`). */
 export const CAPSULE_FORMAT = "reach.capsule.v1";
@@ -95,7 +97,59 @@ function build() {
   return { CapsuleContentSchema, CapsuleManifestSchema, CapsuleFileSchema, PackArchiveFileSchema, PackArchiveSchema, AttestationSchema, ExecutionProofSchema, CapsuleIndexSchema };
 }
 
-let built: ReturnType<typeof build> | undefined;
+/** A capsule content kind, as its schema takes it. */
+type ContentKinds = z.ZodEnum<{ events: "events"; tool_recordings: "tool_recordings"; state_snapshots: "state_snapshots"; pack_archive: "pack_archive"; proof: "proof" }>;
+type CapsuleManifestShape = StrictObject<{
+  format: z.ZodLiteral<typeof CAPSULE_FORMAT>;
+  compression: z.ZodLiteral<"gzip">;
+  contents: z.ZodArray<ContentKinds>;
+  deterministic: z.ZodLiteral<true>;
+}>;
+type CapsuleFileShape = StrictObject<{ path: z.ZodString; sha256: z.ZodString; size: z.ZodInt }>;
+type PackArchiveFileShape = StrictObject<{ path: z.ZodString; hash: z.ZodString; size: z.ZodInt }>;
+type PackArchiveShape = StrictObject<{ hash: z.ZodString; files: z.ZodArray<PackArchiveFileShape> }>;
+type AttestationShape = StrictObject<{ nodeId: z.ZodString; signature: z.ZodString; signedAt: z.ZodISODateTime }>;
+type ExecutionProofShape = StrictObject<{
+  type: z.ZodEnum<{ run_hash: "run_hash"; merkle_root: "merkle_root"; signed_attestation: "signed_attestation" }>;
+  algorithm: z.ZodLiteral<"SHA-256">;
+  value: z.ZodString;
+  attestations: z.ZodOptional<z.ZodArray<AttestationShape>>;
+}>;
+
+/** The capsule's schemas, as {@link capsuleSchemas} returns them. */
+export interface CapsuleSchemas {
+  /** What the capsule contains (upstream `CapsuleManifest.contents`). */
+  CapsuleContentSchema: ContentKinds;
+  /** The capsule manifest (upstream `CapsuleManifest`). */
+  CapsuleManifestSchema: CapsuleManifestShape;
+  /** One tar entry of the capsule, other than `capsule.json` itself. */
+  CapsuleFileSchema: CapsuleFileShape;
+  /** One file of the archived pack (upstream `PackArchive.files`). */
+  PackArchiveFileSchema: PackArchiveFileShape;
+  /** The archived pack (upstream `PackArchive`). */
+  PackArchiveSchema: PackArchiveShape;
+  /** A node's signature over the proof value (upstream `ExecutionProof.attestations`). */
+  AttestationSchema: AttestationShape;
+  /** The run proof (upstream `ExecutionProof`). */
+  ExecutionProofSchema: ExecutionProofShape;
+  /** `capsule.json`. */
+  CapsuleIndexSchema: StrictObject<{
+    specVersion: z.ZodLiteral<"1.0.0">;
+    capsuleId: z.ZodString;
+    runId: z.ZodString;
+    runHash: z.ZodString;
+    createdAt: z.ZodISODateTime;
+    manifest: CapsuleManifestShape;
+    files: z.ZodArray<CapsuleFileShape>;
+    packArchive: PackArchiveShape;
+    proof: z.ZodOptional<ExecutionProofShape>;
+  }>;
+}
+// The written types are exactly the built schemas' (see `typedSchema` in ./_lazy.ts).
+const _exact: Same<CapsuleSchemas, ReturnType<typeof build>> = true;
+void _exact;
+
+let built: CapsuleSchemas | undefined;
 
 /**
  * The capsule's schemas (upstream `CapsuleManifest`, `PackArchive`, `ExecutionProof`; `CapsuleIndexSchema` is
@@ -103,11 +157,11 @@ let built: ReturnType<typeof build> | undefined;
  * @returns the schemas
  * @example capsuleSchemas().CapsuleIndexSchema.safeParse(JSON.parse(text)).success
  */
-export function capsuleSchemas(): ReturnType<typeof build> {
+export function capsuleSchemas(): CapsuleSchemas {
   return (built ??= build());
 }
 
-type Schemas = ReturnType<typeof build>;
+type Schemas = CapsuleSchemas;
 /** A capsule index. */
 export type CapsuleIndex = z.output<Schemas["CapsuleIndexSchema"]>;
 /** The capsule manifest. */

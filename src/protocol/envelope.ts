@@ -7,10 +7,18 @@ import { z } from "zod";
 import { ErrorDetailsSchema } from "./error-details.ts";
 import { ArtifactInfoSchema } from "./evidence.ts";
 import { jsonObject, nonEmpty, strictObject, TOOL_NAME_RE, toolName } from "./_common.ts";
-import { lazySchema } from "./_lazy.ts";
+import type { StrictObject } from "./_common.ts";
+import { typedSchema } from "./_lazy.ts";
 
 /** One side-effecting tool call, as handed to the executor (seed 000 §3.1). */
-export const ExecutionEnvelopeSchema = lazySchema(() => strictObject("envelope", {
+export const ExecutionEnvelopeSchema: () => StrictObject<{
+  id: z.ZodString;
+  task_id: z.ZodString;
+  tool: z.ZodString;
+  arguments: z.ZodRecord<z.ZodString, z.ZodUnknown>;
+  context: StrictObject<{ session_id: z.ZodString; permissions: z.ZodArray<z.ZodString> }>;
+  timeout_ms: z.ZodInt;
+}> = typedSchema(() => strictObject("envelope", {
   id: nonEmpty(),
   task_id: nonEmpty(),
   tool: toolName(),
@@ -23,23 +31,37 @@ export const ExecutionEnvelopeSchema = lazySchema(() => strictObject("envelope",
 }).meta({ description: "An ExecutionEnvelope (seed 000 §3.1)" }));
 
 /** Unhashed measurements of one execution; `duration_ms` is required, other numbers may be added. */
-export const ExecutionMetricsSchema = lazySchema(() => z.looseObject({ duration_ms: z.int().min(0) }));
+export const ExecutionMetricsSchema: () => z.ZodObject<{ duration_ms: z.ZodInt }, z.core.$loose> = typedSchema(() => z.looseObject({ duration_ms: z.int().min(0) }));
 
-const common = () => ({
+/** The members every result has. */
+interface CommonShape {
+  envelope_id: z.ZodString;
+  artifacts: z.ZodOptional<z.ZodArray<ReturnType<typeof ArtifactInfoSchema>>>;
+  metrics: z.ZodOptional<ReturnType<typeof ExecutionMetricsSchema>>;
+}
+
+const common = (): CommonShape => ({
   envelope_id: nonEmpty(),
   artifacts: z.array(ArtifactInfoSchema()).optional(),
   metrics: ExecutionMetricsSchema().optional(),
 });
 
 /** A successful execution: `output` holds the tool's result; there is no `error`. */
-export const ExecutionSuccessSchema = lazySchema(() => strictObject("result", {
+export const ExecutionSuccessSchema: () => StrictObject<CommonShape & {
+  status: z.ZodLiteral<"success">;
+  output: z.ZodOptional<z.ZodUnknown>;
+}> = typedSchema(() => strictObject("result", {
   ...common(),
   status: z.literal("success"),
   output: z.unknown().optional(),
 }).meta({ id: "ExecutionSuccess" }));
 
 /** A failed execution (`failure`: the tool reported failure; `error`: the executor or sandbox failed). */
-export const ExecutionFailureSchema = lazySchema(() => strictObject("result", {
+export const ExecutionFailureSchema: () => StrictObject<CommonShape & {
+  status: z.ZodEnum<{ failure: "failure"; error: "error" }>;
+  output: z.ZodOptional<z.ZodUnknown>;
+  error: ReturnType<typeof ErrorDetailsSchema>;
+}> = typedSchema(() => strictObject("result", {
   ...common(),
   status: z.enum(["failure", "error"]),
   output: z.unknown().optional(),
@@ -47,7 +69,11 @@ export const ExecutionFailureSchema = lazySchema(() => strictObject("result", {
 }).meta({ id: "ExecutionFailure" }));
 
 /** The step needs more than one tool call (seed 002 "`{ status: insufficient }` for multi-step needs"). */
-export const ExecutionInsufficientSchema = lazySchema(() => strictObject("result", {
+export const ExecutionInsufficientSchema: () => StrictObject<CommonShape & {
+  status: z.ZodLiteral<"insufficient">;
+  output: z.ZodOptional<z.ZodUnknown>;
+  error: z.ZodOptional<ReturnType<typeof ErrorDetailsSchema>>;
+}> = typedSchema(() => strictObject("result", {
   ...common(),
   status: z.literal("insufficient"),
   output: z.unknown().optional(),
@@ -55,7 +81,11 @@ export const ExecutionInsufficientSchema = lazySchema(() => strictObject("result
 }).meta({ id: "ExecutionInsufficient" }));
 
 /** The executor's answer (seed 000 §3.2), discriminated by `status`. */
-export const ExecutionResultSchema = lazySchema(() => z
+export const ExecutionResultSchema: () => z.ZodDiscriminatedUnion<[
+  ReturnType<typeof ExecutionSuccessSchema>,
+  ReturnType<typeof ExecutionFailureSchema>,
+  ReturnType<typeof ExecutionInsufficientSchema>,
+], "status"> = typedSchema(() => z
   .discriminatedUnion("status", [ExecutionSuccessSchema(), ExecutionFailureSchema(), ExecutionInsufficientSchema()])
   .meta({ description: "An ExecutionResult (seed 000 §3.2)" }));
 

@@ -6,10 +6,12 @@ import { z } from "zod";
 import { ALL_ERROR_CODES } from "./errors.ts";
 import type { ErrorCode, ErrorDetails as ErrorDetailsType, ErrorDocument as ErrorDocumentType } from "./errors.ts";
 import { jsonObject, strictObject, timestamp, uuid } from "./_common.ts";
-import { lazySchema } from "./_lazy.ts";
+import type { StrictObject } from "./_common.ts";
+import { typedSchema } from "./_lazy.ts";
+import type { Same } from "./_lazy.ts";
 
 /** An error code from the closed set of `errors.ts` (seed 003 §7.1). */
-export const ErrorCodeSchema: () => z.ZodEnum<{ [K in ErrorCode]: K }> = lazySchema(() => z.enum(
+export const ErrorCodeSchema: () => z.ZodEnum<{ [K in ErrorCode]: K }> = typedSchema(() => z.enum(
   ALL_ERROR_CODES as unknown as readonly [ErrorCode, ...ErrorCode[]],
   { error: "expected a reach-wasm error code (PROTO_*, POLICY_*, EXEC_*, FED_*, PACK_*, PLAN_*, REPLAY_*)" },
 ));
@@ -19,7 +21,13 @@ export const ErrorCodeSchema: () => z.ZodEnum<{ [K in ErrorCode]: K }> = lazySch
  * seed 003 §7.2 "Error Response Structure"). Every code of the closed set matches the upstream pattern
  * `^[A-Z]+_[A-Z_]+$`. `retryAfter: null` is written by omitting the field.
  */
-export const ErrorDetailsSchema = lazySchema(() => strictObject("error", {
+export const ErrorDetailsSchema: () => StrictObject<{
+  code: ReturnType<typeof ErrorCodeSchema>;
+  message: z.ZodString;
+  details: z.ZodOptional<z.ZodRecord<z.ZodString, z.ZodUnknown>>;
+  recoverable: z.ZodOptional<z.ZodBoolean>;
+  retryAfter: z.ZodOptional<z.ZodInt>;
+}> = typedSchema(() => strictObject("error", {
   code: ErrorCodeSchema(),
   message: z.string().min(1),
   details: jsonObject().optional(),
@@ -31,7 +39,19 @@ export const ErrorDetailsSchema = lazySchema(() => strictObject("error", {
 type ParsedErrorDetails = z.infer<ReturnType<typeof ErrorDetailsSchema>>;
 
 /** Where an error happened (upstream `ErrorContext`). `stackTrace` is accepted but reach-wasm never writes it. */
-export const ErrorContextSchema = lazySchema(() => strictObject("error document context", {
+export const ErrorContextSchema: () => StrictObject<{
+  runId: z.ZodOptional<z.ZodString>;
+  stepId: z.ZodOptional<z.ZodString>;
+  invocationId: z.ZodOptional<z.ZodString>;
+  timestamp: z.ZodOptional<z.ZodISODateTime>;
+  nodeId: z.ZodOptional<z.ZodString>;
+  stackTrace: z.ZodOptional<z.ZodArray<StrictObject<{
+    function: z.ZodOptional<z.ZodString>;
+    file: z.ZodOptional<z.ZodString>;
+    line: z.ZodOptional<z.ZodInt>;
+    column: z.ZodOptional<z.ZodInt>;
+  }>>>;
+}> = typedSchema(() => strictObject("error document context", {
   runId: uuid().optional(),
   stepId: z.string().optional(),
   invocationId: z.string().optional(),
@@ -53,7 +73,15 @@ export const ErrorContextSchema = lazySchema(() => strictObject("error document 
  * The error document (`ReachError.toJSON()`): `{specVersion, error, context?}`; validates against upstream
  * `error.schema.json`.
  */
-export const ErrorDocumentSchema = lazySchema(() => strictObject("error document", {
+export const ErrorDocumentSchema: () => StrictObject<{
+  specVersion: z.ZodLiteral<"1.0.0">;
+  error: StrictObject<ReturnType<typeof ErrorDetailsSchema>["shape"] & {
+    category: z.ZodEnum<{ PROTOCOL: "PROTOCOL"; POLICY: "POLICY"; EXECUTION: "EXECUTION"; FEDERATION: "FEDERATION"; PACK: "PACK"; SYSTEM: "SYSTEM" }>;
+    severity: z.ZodEnum<{ FATAL: "FATAL"; ERROR: "ERROR"; WARNING: "WARNING"; INFO: "INFO" }>;
+    retryable: z.ZodBoolean;
+  }>;
+  context: z.ZodOptional<ReturnType<typeof ErrorContextSchema>>;
+}> = typedSchema(() => strictObject("error document", {
   specVersion: z.literal("1.0.0"),
   error: strictObject("error document error", {
     ...ErrorDetailsSchema().shape,
@@ -68,7 +96,6 @@ export const ErrorDocumentSchema = lazySchema(() => strictObject("error document
 export type ErrorDocumentParsed = z.infer<ReturnType<typeof ErrorDocumentSchema>>;
 
 // Compile-time agreement with the hand-written types in errors.ts.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const _detailsAgree: Same<ParsedErrorDetails, ErrorDetailsType> = true;
 // What `ReachError.toJSON()` produces is always a valid document.
 const _documentAssignable: ErrorDocumentType extends z.input<ReturnType<typeof ErrorDocumentSchema>> ? true : false = true;

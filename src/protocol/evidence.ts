@@ -5,13 +5,23 @@
 import { z } from "zod";
 import { ErrorDetailsSchema } from "./error-details.ts";
 import { entryPath, identifier, sha256Hex, strictObject, timestamp, toolName, uuid } from "./_common.ts";
-import { lazySchema } from "./_lazy.ts";
+import type { StrictObject } from "./_common.ts";
+import { typedSchema } from "./_lazy.ts";
 
 /**
  * A file a tool produced. Unlike seed 004 (absolute path), `path` is relative to the run's workspace (seed 003
  * §8.2 "Normalized Paths"), and the content is identified by `sha256`. `createdAt` is virtual-clock time.
  */
-export const ArtifactInfoSchema = lazySchema(() => strictObject("artifact", {
+export const ArtifactInfoSchema: () => StrictObject<{
+  artifactId: z.ZodString;
+  name: z.ZodString;
+  type: z.ZodString;
+  mimeType: z.ZodString;
+  path: z.ZodString;
+  sizeBytes: z.ZodInt;
+  sha256: z.ZodString;
+  createdAt: z.ZodISODateTime;
+}> = typedSchema(() => strictObject("artifact", {
   artifactId: uuid(),
   name: z.string().min(1).max(255),
   type: z.string().min(1),
@@ -25,7 +35,7 @@ export const ArtifactInfoSchema = lazySchema(() => strictObject("artifact", {
 }).meta({ id: "ArtifactInfo", description: "A file produced by a tool (seed 004 ArtifactInfo)" }));
 
 /** Step status (seed 004). */
-export const EvidenceStatusSchema = lazySchema(() => z.enum(["pending", "running", "completed", "failed", "skipped"]));
+export const EvidenceStatusSchema: () => z.ZodEnum<{ pending: "pending"; running: "running"; completed: "completed"; failed: "failed"; skipped: "skipped" }> = typedSchema(() => z.enum(["pending", "running", "completed", "failed", "skipped"]));
 
 /**
  * Evidence for one step (seed 004 `RunEvidence`; seed 001 §7 `TASK_<id>.json`). In the run files `durationMs` is a
@@ -35,7 +45,21 @@ export const EvidenceStatusSchema = lazySchema(() => z.enum(["pending", "running
  * host's. `retryCount` stays 0 unless the plan allowed a retry (seed 001 "no silent retries"); `replanEvents` names
  * the replans this step caused. A step of the final plan that never ran has `status: "skipped"`.
  */
-export const RunEvidenceSchema = lazySchema(() => strictObject("evidence", {
+export const RunEvidenceSchema: () => StrictObject<{
+  stepId: z.ZodString;
+  toolName: z.ZodString;
+  input: z.ZodUnknown;
+  output: z.ZodUnknown;
+  schemaValidation: z.ZodEnum<{ pass: "pass"; fail: "fail" }>;
+  requestId: z.ZodString;
+  durationMs: z.ZodInt;
+  retryCount: z.ZodInt;
+  replanEvents: z.ZodArray<z.ZodString>;
+  status: ReturnType<typeof EvidenceStatusSchema>;
+  artifacts: z.ZodArray<ReturnType<typeof ArtifactInfoSchema>>;
+  errorStack: z.ZodOptional<z.ZodString>;
+  error: z.ZodOptional<ReturnType<typeof ErrorDetailsSchema>>;
+}> = typedSchema(() => strictObject("evidence", {
   stepId: identifier(),
   toolName: toolName(),
   input: z.unknown(),

@@ -22,36 +22,41 @@ import {
   toolName,
   uriWithScheme,
 } from "./_common.ts";
-import { lazySchema } from "./_lazy.ts";
+import { typedSchema } from "./_lazy.ts";
+import type { StrictObject } from "./_common.ts";
 import { SecretsSchema } from "./secrets.ts";
 
 /** The only manifest version (seed 003 §5.3). */
 export const MANIFEST_VERSION = "1.0.0";
 
 /** A tool the pack may invoke (seed 003 §4.1 "Capabilities", §5.3). */
-export const ToolCapabilitySchema = lazySchema(() => strictObject("manifest.capabilities.tools[]", {
+export const ToolCapabilitySchema: () => StrictObject<{ name: z.ZodString; version: z.ZodOptional<z.ZodString>; optional: z.ZodOptional<z.ZodBoolean> }> = typedSchema(() => strictObject("manifest.capabilities.tools[]", {
   name: toolName(),
   version: semver().optional(),
   optional: z.boolean().optional(),
 }));
 
 /** Resource access modes. */
-export const ResourceAccessSchema = lazySchema(() => z.enum(["read", "write", "readwrite"]));
+export const ResourceAccessSchema: () => z.ZodEnum<{ read: "read"; write: "write"; readwrite: "readwrite" }> = typedSchema(() => z.enum(["read", "write", "readwrite"]));
 
 /**
  * A resource the pack may touch: a URI with a scheme (`workspace:///data/`, `memory://notes/`,
  * `https://api.example.com/`), read as a prefix by the policy layer (seed 003 §4.2 "Resource Boundaries").
  */
-export const ResourceCapabilitySchema = lazySchema(() => strictObject("manifest.capabilities.resources[]", {
+export const ResourceCapabilitySchema: () => StrictObject<{ uri: z.ZodURL; access: ReturnType<typeof ResourceAccessSchema> }> = typedSchema(() => strictObject("manifest.capabilities.resources[]", {
   uri: uriWithScheme(),
   access: ResourceAccessSchema(),
 }));
 
 /** Coarse permissions (upstream `Capabilities.permissions`). */
-export const PermissionSchema = lazySchema(() => z.enum(["network", "filesystem", "execution", "env_access"]));
+export const PermissionSchema: () => z.ZodEnum<{ network: "network"; filesystem: "filesystem"; execution: "execution"; env_access: "env_access" }> = typedSchema(() => z.enum(["network", "filesystem", "execution", "env_access"]));
 
 /** Declared capabilities (seed 003 §4.1). Absent lists mean "none". */
-export const CapabilitiesSchema = lazySchema(() => strictObject("manifest.capabilities", {
+export const CapabilitiesSchema: () => StrictObject<{
+  tools: z.ZodDefault<z.ZodArray<ReturnType<typeof ToolCapabilitySchema>>>;
+  resources: z.ZodDefault<z.ZodArray<ReturnType<typeof ResourceCapabilitySchema>>>;
+  permissions: z.ZodDefault<z.ZodArray<ReturnType<typeof PermissionSchema>>>;
+}> = typedSchema(() => strictObject("manifest.capabilities", {
   tools: z
     .array(ToolCapabilitySchema())
     .refine((tools) => distinct(tools.map((t) => t.name)), "manifest.capabilities.tools: each name may appear once")
@@ -65,7 +70,11 @@ export const CapabilitiesSchema = lazySchema(() => strictObject("manifest.capabi
 }));
 
 /** Sandbox settings (upstream `Policies.sandbox`; defaults are upstream's). */
-export const SandboxPolicySchema = lazySchema(() => strictObject("manifest.policies.sandbox", {
+export const SandboxPolicySchema: () => StrictObject<{
+  enabled: z.ZodDefault<z.ZodBoolean>;
+  network: z.ZodDefault<z.ZodEnum<{ none: "none"; restricted: "restricted"; full: "full" }>>;
+  filesystem: z.ZodDefault<z.ZodEnum<{ readonly: "readonly"; readwrite: "readwrite"; isolated: "isolated" }>>;
+}> = typedSchema(() => strictObject("manifest.policies.sandbox", {
   enabled: z.boolean().default(true),
   network: z.enum(["none", "restricted", "full"]).default("restricted"),
   filesystem: z.enum(["readonly", "readwrite", "isolated"]).default("isolated"),
@@ -75,7 +84,12 @@ export const SandboxPolicySchema = lazySchema(() => strictObject("manifest.polic
 const HOST_PATTERN_RE = /^(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
 
 /** Execution constraints (seed 003 §4.1 "Policies"; defaults are upstream's). */
-export const PoliciesSchema = lazySchema(() => strictObject("manifest.policies", {
+export const PoliciesSchema: () => StrictObject<{
+  maxExecutionTime: z.ZodDefault<z.ZodInt>;
+  maxToolCalls: z.ZodDefault<z.ZodInt>;
+  allowedHosts: z.ZodDefault<z.ZodArray<z.ZodString>>;
+  sandbox: z.ZodPrefault<ReturnType<typeof SandboxPolicySchema>>;
+}> = typedSchema(() => strictObject("manifest.policies", {
   maxExecutionTime: z.int().min(1000).default(300000),
   maxToolCalls: z.int().min(1).default(100),
   allowedHosts: z
@@ -85,7 +99,14 @@ export const PoliciesSchema = lazySchema(() => strictObject("manifest.policies",
 }));
 
 /** Descriptive metadata (upstream `Metadata`; seed 003 §5.3). */
-export const MetadataSchema = lazySchema(() => strictObject("metadata", {
+export const MetadataSchema: () => StrictObject<{
+  author: z.ZodOptional<z.ZodString>;
+  description: z.ZodOptional<z.ZodString>;
+  license: z.ZodOptional<z.ZodString>;
+  homepage: z.ZodOptional<z.ZodURL>;
+  repository: z.ZodOptional<z.ZodURL>;
+  tags: z.ZodOptional<z.ZodArray<z.ZodString>>;
+}> = typedSchema(() => strictObject("metadata", {
   author: z.string().optional(),
   description: z.string().max(1000).optional(),
   license: z.string().optional(),
@@ -95,7 +116,12 @@ export const MetadataSchema = lazySchema(() => strictObject("metadata", {
 }));
 
 /** The capability manifest (seed 003 §5.3). `policies` is filled with upstream defaults when absent. */
-export const ManifestSchema = lazySchema(() => strictObject("manifest", {
+export const ManifestSchema: () => StrictObject<{
+  manifestVersion: z.ZodLiteral<typeof MANIFEST_VERSION>;
+  capabilities: ReturnType<typeof CapabilitiesSchema>;
+  policies: z.ZodPrefault<ReturnType<typeof PoliciesSchema>>;
+  metadata: z.ZodOptional<ReturnType<typeof MetadataSchema>>;
+}> = typedSchema(() => strictObject("manifest", {
   manifestVersion: z.literal(MANIFEST_VERSION, { error: `manifest.manifestVersion: expected "${MANIFEST_VERSION}"` }),
   capabilities: CapabilitiesSchema(),
   policies: PoliciesSchema().prefault({}),
@@ -103,7 +129,13 @@ export const ManifestSchema = lazySchema(() => strictObject("manifest", {
 }));
 
 /** A pack signature (seed 003 §5.4: Ed25519 over a SHA-256 digest; upstream `Signature`). */
-export const PackSignatureSchema = lazySchema(() => strictObject("signature", {
+export const PackSignatureSchema: () => StrictObject<{
+  algorithm: z.ZodLiteral<"Ed25519">;
+  digest: z.ZodLiteral<"SHA-256">;
+  signature: z.ZodString;
+  publicKey: z.ZodOptional<z.ZodString>;
+  signedAt: z.ZodOptional<z.ZodISODateTime>;
+}> = typedSchema(() => strictObject("signature", {
   algorithm: z.literal("Ed25519"),
   digest: z.literal("SHA-256"),
   signature: ed25519Signature(),
@@ -112,7 +144,12 @@ export const PackSignatureSchema = lazySchema(() => strictObject("signature", {
 }));
 
 /** A dependency on another pack (upstream `Dependency`). */
-export const DependencySchema = lazySchema(() => strictObject("dependencies[]", {
+export const DependencySchema: () => StrictObject<{
+  id: z.ZodString;
+  version: z.ZodString;
+  optional: z.ZodOptional<z.ZodBoolean>;
+  source: z.ZodOptional<z.ZodURL>;
+}> = typedSchema(() => strictObject("dependencies[]", {
   id: identifier(),
   version: z.string().min(1),
   optional: z.boolean().optional(),
@@ -120,20 +157,24 @@ export const DependencySchema = lazySchema(() => strictObject("dependencies[]", 
 }));
 
 /** A MIME type without parameters (`image/svg+xml`); in an intent, `image/*` stands for every subtype. */
-const mimeType = (wildcard: boolean) =>
+const mimeType = (wildcard: boolean): z.ZodString =>
   z.string().max(255).regex(wildcard ? /^[a-z0-9][a-z0-9!#$&^_.+-]*\/(?:[a-z0-9][a-z0-9!#$&^_.+-]*|\*)$/ : /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/, {
     error: wildcard ? "expected a lowercase MIME type such as image/svg+xml (or image/*)" : "expected a lowercase MIME type such as image/svg+xml",
   });
 
 /** A keyword or phrase of an intent's match rules: words separated by single spaces, matched case-insensitively. */
-const keyword = () => z.string().min(1).max(100).regex(/^\S+(?: \S+)*$/, { error: "expected words separated by single spaces" });
+const keyword = (): z.ZodString => z.string().min(1).max(100).regex(/^\S+(?: \S+)*$/, { error: "expected words separated by single spaces" });
 
 /**
  * An intent's match rules (seed 004 "Intent Classification"), deterministic: the query is split into words (Unicode
  * letters and digits, NFKC, lowercase); each keyword is a word or a phrase of consecutive words. The intent matches
  * when one of `any` (if given) and all of `all` (if given) occur, and none of `none`.
  */
-export const IntentMatchSchema = lazySchema(() => strictObject("intents[].match", {
+export const IntentMatchSchema: () => StrictObject<{
+  any: z.ZodOptional<z.ZodArray<z.ZodString>>;
+  all: z.ZodOptional<z.ZodArray<z.ZodString>>;
+  none: z.ZodOptional<z.ZodArray<z.ZodString>>;
+}> = typedSchema(() => strictObject("intents[].match", {
   any: z.array(keyword()).min(1).max(64).optional(),
   all: z.array(keyword()).min(1).max(64).optional(),
   none: z.array(keyword()).max(64).optional(),
@@ -143,7 +184,12 @@ export const IntentMatchSchema = lazySchema(() => strictObject("intents[].match"
  * An intent the router may classify a query as (seed 004). With `artifacts` it is a generation intent: a plan for it
  * must use a tool that generates one of these MIME types (`tools[name].generates`), else `PLANNING_ERROR`.
  */
-export const IntentSchema = lazySchema(() => strictObject("intents[]", {
+export const IntentSchema: () => StrictObject<{
+  name: z.ZodString;
+  description: z.ZodOptional<z.ZodString>;
+  match: ReturnType<typeof IntentMatchSchema>;
+  artifacts: z.ZodOptional<z.ZodArray<z.ZodString>>;
+}> = typedSchema(() => strictObject("intents[]", {
   name: identifier(),
   description: z.string().max(1000).optional(),
   match: IntentMatchSchema(),
@@ -158,7 +204,16 @@ export const IntentSchema = lazySchema(() => strictObject("intents[]", {
  * result (of an MCP tool: the server's `inputSchema` and the `outputSchema` of its `structuredContent`, in the dialect
  * their `$schema` names; none means 2020-12).
  */
-export const ToolDefinitionSchema = lazySchema(() => strictObject("tools[name]", {
+export const ToolDefinitionSchema: () => StrictObject<{
+  kind: z.ZodEnum<{ wasm: "wasm"; component: "component"; js: "js"; python: "python"; mcp: "mcp" }>;
+  module: z.ZodOptional<z.ZodString>;
+  server: z.ZodOptional<z.ZodString>;
+  tool: z.ZodOptional<z.ZodString>;
+  description: z.ZodOptional<z.ZodString>;
+  inputSchema: z.ZodOptional<z.ZodRecord<z.ZodString, z.ZodUnknown>>;
+  outputSchema: z.ZodOptional<z.ZodRecord<z.ZodString, z.ZodUnknown>>;
+  generates: z.ZodOptional<z.ZodArray<z.ZodString>>;
+}> = typedSchema(() => strictObject("tools[name]", {
   kind: z.enum(["wasm", "component", "js", "python", "mcp"]),
   module: relativePath().optional(),
   /** An MCP tool's server: a key of `mcpServers`. */
@@ -181,7 +236,14 @@ const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * `env` value stands for that directory's path, `{{secret:NAME}}` in an `env` value for a declared secret); `{url}`
  * reaches it over Streamable HTTP.
  */
-export const McpServerSchema = lazySchema(() => z.union([
+export const McpServerSchema: () => z.ZodUnion<readonly [
+  StrictObject<{
+    command: z.ZodString;
+    args: z.ZodDefault<z.ZodArray<z.ZodString>>;
+    env: z.ZodDefault<z.ZodRecord<z.ZodString, z.ZodString>>;
+  }>,
+  StrictObject<{ url: z.ZodURL; headers: z.ZodOptional<z.ZodRecord<z.ZodString, z.ZodString>> }>,
+]> = typedSchema(() => z.union([
   strictObject("mcpServers[name]", {
     command: z.string().min(1).max(4096),
     args: z.array(z.string().max(4096)).max(256).default([]),
@@ -212,7 +274,12 @@ function checkToolSources(pack: { tools: Record<string, z.output<ReturnType<type
  * Run settings (reach-wasm): the virtual clock's start, the replan budget, the plan step limit, and the query of a
  * run whose input names none (seed 004 `ProductionRun.query`; `src/engine/intent.ts`).
  */
-export const RunSettingsSchema = lazySchema(() => strictObject("run", {
+export const RunSettingsSchema: () => StrictObject<{
+  epoch: z.ZodOptional<z.ZodISODateTime>;
+  maxReplans: z.ZodDefault<z.ZodInt>;
+  maxSteps: z.ZodOptional<z.ZodInt>;
+  query: z.ZodOptional<z.ZodString>;
+}> = typedSchema(() => strictObject("run", {
   epoch: timestamp().optional(),
   maxReplans: z.int().min(0).default(0),
   maxSteps: z.int().min(1).max(100).optional(),
@@ -227,7 +294,21 @@ export const PROTOCOL_SPEC_VERSION = "1.0.0";
  * `manifest.capabilities.tools` (seed 003 §4.1: only declared tools may be used). The major-version check of
  * `specVersion` is the loader's (it needs code `PROTO_VERSION_MISMATCH`), not the schema's.
  */
-export const PackSchema = lazySchema(() => strictObject("reach.json", {
+export const PackSchema: () => StrictObject<{
+  specVersion: z.ZodString;
+  id: z.ZodString;
+  version: z.ZodString;
+  manifest: ReturnType<typeof ManifestSchema>;
+  entrypoint: z.ZodString;
+  metadata: z.ZodOptional<ReturnType<typeof MetadataSchema>>;
+  signature: z.ZodOptional<ReturnType<typeof PackSignatureSchema>>;
+  dependencies: z.ZodOptional<z.ZodArray<ReturnType<typeof DependencySchema>>>;
+  tools: z.ZodDefault<z.ZodRecord<z.ZodString, ReturnType<typeof ToolDefinitionSchema>>>;
+  mcpServers: z.ZodOptional<z.ZodRecord<z.ZodString, ReturnType<typeof McpServerSchema>>>;
+  run: z.ZodOptional<ReturnType<typeof RunSettingsSchema>>;
+  intents: z.ZodOptional<z.ZodArray<ReturnType<typeof IntentSchema>>>;
+  secrets: z.ZodOptional<ReturnType<typeof SecretsSchema>>;
+}> = typedSchema(() => strictObject("reach.json", {
   specVersion: semver(),
   id: identifier(),
   version: semver(),

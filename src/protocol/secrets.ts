@@ -7,7 +7,8 @@
  */
 import { z } from "zod";
 import { strictObject } from "./_common.ts";
-import { lazySchema } from "./_lazy.ts";
+import type { StrictObject } from "./_common.ts";
+import { typedSchema } from "./_lazy.ts";
 
 /** A secret's name: an environment-variable-style name (letters, digits, `_`; not starting with a digit), 1–64 characters. */
 export const SECRET_NAME_RE: RegExp = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -16,7 +17,7 @@ export const SECRET_NAME_RE: RegExp = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const HOST_PATTERN_RE = /^(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
 
 /** One declared secret: where its value may be sent, and what it is for (shown to whoever supplies it). */
-export const SecretDeclarationSchema = lazySchema(() => strictObject("secrets[name]", {
+export const SecretDeclarationSchema: () => StrictObject<{ hosts: z.ZodArray<z.ZodString>; description: z.ZodOptional<z.ZodString> }> = typedSchema(() => strictObject("secrets[name]", {
   hosts: z
     .array(z.string().regex(HOST_PATTERN_RE, { error: "expected a host pattern such as api.example.com or *.example.com" }))
     .min(1, { error: "secrets[name].hosts: name at least one host the value may be sent to" })
@@ -25,7 +26,7 @@ export const SecretDeclarationSchema = lazySchema(() => strictObject("secrets[na
 }));
 
 /** The `secrets` member of `reach.json`: name → declaration (at most 32). */
-export const SecretsSchema = lazySchema(() => z
+export const SecretsSchema: () => z.ZodRecord<z.ZodString, ReturnType<typeof SecretDeclarationSchema>> = typedSchema(() => z
   .record(z.string().regex(SECRET_NAME_RE, { error: "a secret name is letters, digits and _ (not starting with a digit), at most 64 characters" }), SecretDeclarationSchema())
   .refine((r) => Object.keys(r).length <= 32, { error: "secrets: at most 32 secrets" }));
 

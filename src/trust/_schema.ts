@@ -21,7 +21,7 @@ export const MAX_DOCUMENT_CHARS = 4 * 1024 * 1024;
  * @param what what the value is, for the message ("an Ed25519 public key")
  * @returns a zod string schema
  */
-export const hex32 = (what: string) =>
+export const hex32 = (what: string): z.ZodString =>
   z.string().regex(HEX32_RE, { error: `expected ${what}: 32 bytes as 64 lowercase hex digits` });
 
 /**
@@ -29,7 +29,7 @@ export const hex32 = (what: string) =>
  * @param what what the value is, for the message ("an Ed25519 signature")
  * @returns a zod string schema
  */
-export const hex64 = (what: string) =>
+export const hex64 = (what: string): z.ZodString =>
   z.string().regex(HEX64_RE, { error: `expected ${what}: 64 bytes as 128 lowercase hex digits` });
 
 /** The protocol's strict object (unknown keys named with the allowed ones), re-exported for this folder. */

@@ -16,7 +16,8 @@ import { ReachError } from "../protocol/mod.ts";
 import { strictObject } from "./_schema.ts";
 import type { TrustStore } from "./trust-store.ts";
 import { publicKeyFromPrivateKey, signEd25519, verifyEd25519 } from "./verify.ts";
-import { lazySchema } from "../protocol/mod.ts";
+import { typedSchema } from "../protocol/mod.ts";
+import type { StrictObject } from "../protocol/mod.ts";
 
 /** The record type. */
 export const APPROVAL_TYPE = "reach-wasm/plan-approval";
@@ -25,7 +26,13 @@ const HEX64 = /^[0-9a-f]{64}$/;
 const HEX128 = /^[0-9a-f]{128}$/;
 
 /** A signed approval record. */
-export const ApprovalRecordSchema = lazySchema(() => strictObject("approval record", {
+export const ApprovalRecordSchema: () => StrictObject<{
+  type: z.ZodLiteral<typeof APPROVAL_TYPE>;
+  version: z.ZodLiteral<1>;
+  planHash: z.ZodString;
+  publicKey: z.ZodString;
+  signature: z.ZodString;
+}> = typedSchema(() => strictObject("approval record", {
   type: z.literal(APPROVAL_TYPE),
   version: z.literal(1),
   planHash: z.string().regex(HEX64),

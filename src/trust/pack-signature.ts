@@ -36,7 +36,8 @@ import { PackSignatureSchema } from "../protocol/mod.ts";
 import { entryPath, isEntryPath, parseDocument, parseJsonText, sha256Hex as sha256HexSchema, strictObject } from "./_schema.ts";
 import type { TrustStore } from "./trust-store.ts";
 import { publicKeyFromPrivateKey, publicKeyProblem, signEd25519, verifyEd25519 } from "./verify.ts";
-import { lazySchema } from "../protocol/mod.ts";
+import { typedSchema } from "../protocol/mod.ts";
+import type { StrictObject } from "../protocol/mod.ts";
 
 /** Where the signature lives inside a pack (seed 003 §5.4). Excluded from the listing. */
 export const PACK_SIGNATURE_PATH = ".reach/signature";
@@ -49,7 +50,7 @@ export const PACK_SIGNATURE_VERSION = 1;
 export type PackFiles = ReadonlyMap<string, Uint8Array> | Readonly<Record<string, Uint8Array>>;
 
 /** One entry of the pack listing. */
-export const PackFileEntrySchema = lazySchema(() => strictObject(".reach/signature files[]", {
+export const PackFileEntrySchema: () => StrictObject<{ path: z.ZodString; sha256: z.ZodString; size: z.ZodInt }> = typedSchema(() => strictObject(".reach/signature files[]", {
   path: entryPath(),
   sha256: sha256HexSchema(),
   size: z.int().min(0),
@@ -63,7 +64,17 @@ function ascending(entries: readonly PackFileEntry[]): boolean {
 }
 
 /** The `.reach/signature` document (version 1). */
-export const PackSignatureDocumentSchema = lazySchema(() => strictObject(".reach/signature", {
+export const PackSignatureDocumentSchema: () => StrictObject<{
+  algorithm: z.ZodLiteral<"Ed25519">;
+  digest: z.ZodLiteral<"SHA-256">;
+  signature: z.ZodString;
+  publicKey: z.ZodString;
+  signedAt: z.ZodOptional<z.ZodISODateTime>;
+  type: z.ZodLiteral<typeof PACK_SIGNATURE_TYPE>;
+  version: z.ZodLiteral<typeof PACK_SIGNATURE_VERSION>;
+  packDigest: z.ZodString;
+  files: z.ZodArray<ReturnType<typeof PackFileEntrySchema>>;
+}> = typedSchema(() => strictObject(".reach/signature", {
   algorithm: PackSignatureSchema().shape.algorithm,
   digest: PackSignatureSchema().shape.digest,
   signature: PackSignatureSchema().shape.signature,

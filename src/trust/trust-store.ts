@@ -19,13 +19,14 @@ import { z } from "zod";
 import { bytesToHex, hexToBytes } from "../canonical/mod.ts";
 import { hex32, HEX32_RE, parseDocument, parseJsonText, strictObject } from "./_schema.ts";
 import { publicKeyProblem } from "./verify.ts";
-import { lazySchema } from "../protocol/mod.ts";
+import { typedSchema } from "../protocol/mod.ts";
+import type { StrictObject } from "../protocol/mod.ts";
 
 /** The trust store version this code writes and reads. */
 export const TRUST_STORE_VERSION = 1;
 
 /** One trusted key. */
-export const TrustedKeySchema = lazySchema(() => strictObject("trust store keys[]", {
+export const TrustedKeySchema: () => StrictObject<{ publicKey: z.ZodString; name: z.ZodString }> = typedSchema(() => strictObject("trust store keys[]", {
   publicKey: hex32("an Ed25519 public key"),
   name: z
     .string()
@@ -34,7 +35,10 @@ export const TrustedKeySchema = lazySchema(() => strictObject("trust store keys[
 }));
 
 /** The trust store document (version 1). */
-export const TrustStoreSchema = lazySchema(() => strictObject("trust store", {
+export const TrustStoreSchema: () => StrictObject<{
+  version: z.ZodLiteral<typeof TRUST_STORE_VERSION>;
+  keys: z.ZodArray<ReturnType<typeof TrustedKeySchema>>;
+}> = typedSchema(() => strictObject("trust store", {
   version: z.literal(TRUST_STORE_VERSION, {
     error: `expected "version": ${TRUST_STORE_VERSION}; this reach-wasm reads trust stores of version 1 only`,
   }),
