@@ -17,6 +17,9 @@ import { chainAnnex } from "./annex.ts";
 import { runDocument } from "./run-document.ts";
 import type { AnnexEvent } from "./annex.ts";
 import type { ForkedFrom, ResumedFrom } from "./branch.ts";
+import { ReachError } from "../protocol/mod.ts";
+import { SANDBOX_API_LEVEL, SANDBOX_API_LEVELS } from "../sandbox/mod.ts";
+import type { SandboxApiLevel } from "../sandbox/mod.ts";
 
 /** What replay needs to ask for the same run again (`request.json`). */
 export type CapsuleRequest = {
@@ -41,7 +44,33 @@ export type CapsuleRequest = {
   forkedFrom?: ForkedFrom;
   /** A resumed run's parent, how it ended and the steps taken from it. */
   resumedFrom?: ResumedFrom;
+  /**
+   * The sandbox API level of the run's js and python tools (`SandboxApiLevel`, conformance/HASHING.md "What
+   * request.json holds"); absent: level 1, the `reach` object runs recorded before levels existed had.
+   */
+  sandboxApi?: number;
 };
+
+/**
+ * The sandbox API level a recorded `request.json` asks for: its `sandboxApi`, or 1 when absent (capsules recorded
+ * before levels existed). A replay, fork or resume runs the tools at that level, so they use the fuel they used.
+ * @param request the recorded request document
+ * @returns the level
+ * @throws ReachError `PROTO_VERSION_MISMATCH` for a level newer than this build runs; `REPLAY_CAPSULE_INVALID` for a
+ *   value that is not a level
+ * @example recordedSandboxApi({ seed: "1" }) // 1
+ */
+export function recordedSandboxApi(request: { sandboxApi?: unknown }): SandboxApiLevel {
+  const level = request.sandboxApi;
+  if (level === undefined) return 1;
+  if (SANDBOX_API_LEVELS.includes(level as SandboxApiLevel)) return level as SandboxApiLevel;
+  if (Number.isSafeInteger(level) && (level as number) > SANDBOX_API_LEVEL) {
+    throw new ReachError("PROTO_VERSION_MISMATCH", `request.json: the run was recorded at sandbox API level ${String(level)}; this reach-wasm runs ` +
+      `levels ${SANDBOX_API_LEVELS.join(", ")}; replay it with a newer reach-wasm`, { details: { entry: "request.json", sandboxApi: level as number, supported: [...SANDBOX_API_LEVELS] } });
+  }
+  throw new ReachError("REPLAY_CAPSULE_INVALID", `request.json: "sandboxApi" is ${JSON.stringify(level)?.slice(0, 40)}, not a sandbox API level ` +
+    `(${SANDBOX_API_LEVELS.join(", ")}); the capsule is damaged`, { details: { entry: "request.json", field: "sandboxApi" } });
+}
 
 /**
  * The request document of a run.

@@ -34,7 +34,7 @@ import type { HostContext } from "../sandbox/mod.ts";
 import { invocationStops } from "../sandbox/mod.ts";
 import type { FetchLike } from "../protocol/mod.ts";
 import type { MemoryStore } from "../sandbox/mod.ts";
-import type { ModuleIdentity, ToolRunner } from "../sandbox/mod.ts";
+import type { ModuleIdentity, SandboxApiLevel, ToolRunner } from "../sandbox/mod.ts";
 import type { JsonObject, JsonValue } from "../protocol/mod.ts";
 import type { StepTransaction, Workspace } from "../sandbox/mod.ts";
 import type { PackTool } from "./pack.ts";
@@ -73,6 +73,8 @@ export type ExecutorRunState = {
   readonly answers?: ReadonlyMap<number, TapeOutcome>;
   /** The run's secrets: placeholders checked against their hosts, values substituted and scrubbed (live). */
   readonly secrets?: SecretBox;
+  /** The run's sandbox API level: which `reach` object js and python tools get (default 1). */
+  readonly sandboxApi?: SandboxApiLevel;
   /** The runner for a tool kind, given the step's workspace transaction. */
   readonly runnerFor: (tool: PackTool, step: StepTransaction) => Promise<ToolRunner>;
   /** The run's abort signal (async waits). */
@@ -341,6 +343,7 @@ export async function executeEnvelope(
       fuel: budget,
       meter,
       memoryLimitBytes: STEP_MEMORY_BYTES,
+      ...(state.sandboxApi === undefined ? {} : { sandboxApi: state.sandboxApi }),
     });
     const common = { ...base, log: outcome.log, fuelUsed: outcome.fuelUsed, module: outcome.module ?? null };
     const violation = host.violation ?? step.violation();

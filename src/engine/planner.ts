@@ -21,7 +21,7 @@ import { TapeRecorder } from "../record/mod.ts";
 import { ArtifactSink } from "../sandbox/mod.ts";
 import { createHost } from "../sandbox/mod.ts";
 import { MemoryStore } from "../sandbox/mod.ts";
-import type { ToolOutcome, ToolRunner } from "../sandbox/mod.ts";
+import type { SandboxApiLevel, ToolOutcome, ToolRunner } from "../sandbox/mod.ts";
 import type { JsonObject, JsonValue } from "../protocol/mod.ts";
 import { FuelMeter } from "../sandbox/mod.ts";
 import { invocationStops } from "../sandbox/mod.ts";
@@ -93,6 +93,8 @@ export type PlanRequestOptions = {
   quickjs: () => ToolRunner;
   /** Fuel units per millisecond of timeout. */
   fuelPerMs: bigint;
+  /** The run's sandbox API level (default 1). */
+  sandboxApi?: SandboxApiLevel;
   /** The run's stops: its abort (signal, interrupt) and, in a replay, the recorded stop points. */
   state?: Pick<ExecutorRunState, "interrupted" | "signal" | "stopPoints" | "watchdogFactor" | "now">;
 };
@@ -158,6 +160,7 @@ export async function makePlan(options: PlanRequestOptions): Promise<unknown> {
       fuel: budget,
       meter,
       memoryLimitBytes: PLANNER_MEMORY_BYTES,
+      ...(options.sandboxApi === undefined ? {} : { sandboxApi: options.sandboxApi }),
     });
   } finally {
     stops.dispose();

@@ -18,7 +18,7 @@ import { ReachError } from "../protocol/mod.ts";
 import { differencePointer, firstDifference, showValue, TapePlayer } from "../record/mod.ts";
 import { readTapeJsonl } from "../record/mod.ts";
 import type { JsonValue } from "../protocol/mod.ts";
-import { buildRunCapsule } from "./capsule.ts";
+import { buildRunCapsule, recordedSandboxApi } from "./capsule.ts";
 import type { CapsuleRequest } from "./capsule.ts";
 import { runPack } from "./coordinator.ts";
 import { loadPack } from "./pack.ts";
@@ -257,6 +257,7 @@ function runRequestOf(
     ...(request.maxSteps === null ? {} : { maxSteps: request.maxSteps }),
     ...(request.stepTimeoutMs === null ? {} : { stepTimeoutMs: request.stepTimeoutMs }),
     ...(request.session === undefined ? {} : { session: chainOfCapsule(capsule, request.session) }),
+    sandboxApi: recordedSandboxApi(request),
   };
 }
 

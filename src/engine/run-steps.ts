@@ -105,6 +105,7 @@ export function prepareStep(run: Run, gen: Generation, i: number, generation: nu
     player: playerOf(run.request, step.id)?.forInvocation(invocationId).wire() ?? null,
     answers: answersOf(run.request, step.id),
     secrets: run.secrets,
+    sandboxApi: run.sandboxApi,
   };
   return { ...base, envelope, job, refusal: null };
 }

@@ -21,8 +21,8 @@ import { EventLog } from "../ledger/mod.ts";
 import type { RecordedEvent } from "../ledger/mod.ts";
 import { capabilityPolicy, workspaceResources } from "../policy/mod.ts";
 import type { CapabilityPolicy } from "../policy/mod.ts";
-import { SecretBox } from "../sandbox/mod.ts";
-import type { SecretSpec } from "../sandbox/mod.ts";
+import { SANDBOX_API_LEVEL, SecretBox } from "../sandbox/mod.ts";
+import type { SandboxApiLevel, SecretSpec } from "../sandbox/mod.ts";
 import type { CapabilityAudit } from "../policy/mod.ts";
 import { planDeprecations } from "../protocol/mod.ts";
 import type { DeprecationNotice } from "../protocol/mod.ts";
@@ -118,6 +118,8 @@ export class Run {
   readonly workspaceBefore: SnapshotEntry[];
   /** `request.json`: what the run was asked (replay asks it again); its hash is in `run.started`. */
   readonly requestDoc: CapsuleRequest;
+  /** The sandbox API level of the run's js and python tools (recorded in `request.json` unless 1). */
+  readonly sandboxApi: SandboxApiLevel;
   readonly tape = new TapeRecorder();
   readonly artifacts = new ArtifactSink();
   readonly maxSteps: number;
@@ -205,6 +207,7 @@ export class Run {
     this.#initialMemory = new Map(chain?.memory ?? []);
     this.workspaceBefore = workspace.snapshot();
     this.#workspaceBeforeDigest = workspace.digest();
+    this.sandboxApi = request.sandboxApi ?? SANDBOX_API_LEVEL;
     this.requestDoc = {
       input: this.input,
       seed: this.seed,
@@ -217,6 +220,7 @@ export class Run {
       ...(chain === undefined ? {} : { session: { segment: chain.segment, previousRunHash: chain.previousRunHash, memory: chain.memory.map(([k, v]) => [k, v] as [string, string]) } }),
       ...(request.approvals === undefined || request.approvals.length === 0 ? {} : { approvals: [...request.approvals] }),
       ...(request.branch === undefined ? {} : request.branch.lineage),
+      ...(this.sandboxApi === 1 ? {} : { sandboxApi: this.sandboxApi }),
     };
     const filesystem = this.policy.permissions.has("filesystem");
     this.preopenRoots = filesystem ? this.policy.workspaceRoots.map((r) => r.root) : null;
@@ -324,6 +328,7 @@ export class Run {
         epochMs: this.epochMs,
         quickjs: this.#runners.quickjs,
         fuelPerMs: FUEL_PER_MS,
+        sandboxApi: this.sandboxApi,
         state: this.#state,
       });
     } catch (err) {

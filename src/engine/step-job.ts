@@ -26,7 +26,7 @@ import { MemoryStore } from "../sandbox/mod.ts";
 import { SecretBox } from "../sandbox/mod.ts";
 import type { SecretSpec } from "../sandbox/mod.ts";
 import type { StopReason } from "../sandbox/mod.ts";
-import type { ModuleIdentity, ToolRunner } from "../sandbox/mod.ts";
+import type { ModuleIdentity, SandboxApiLevel, ToolRunner } from "../sandbox/mod.ts";
 import type { JsonObject } from "../protocol/mod.ts";
 import { Workspace, workspaceDelta } from "../sandbox/mod.ts";
 import type { StepTransaction, WorkspaceDelta, WorkspaceImage } from "../sandbox/mod.ts";
@@ -70,6 +70,8 @@ export type StepJob = {
    * written anywhere; `../sandbox/host/secrets.ts`).
    */
   readonly secrets: SecretSpec;
+  /** The run's sandbox API level (js and python tools' `reach`). */
+  readonly sandboxApi: SandboxApiLevel;
   /** Replay: this invocation's part of the tape. */
   readonly player: { readonly records: readonly TapeRecord[]; readonly blobs: readonly (readonly [string, Uint8Array])[] } | null;
   /** A fork's step: host calls (1-based numbers) answered with these outcomes instead of running (`branch.ts`). */
@@ -177,6 +179,7 @@ export async function runStepJob(job: StepJob, ctx: StepJobContext): Promise<Ste
     ...(player === undefined ? {} : { player }),
     ...(job.answers === undefined || job.answers === null ? {} : { answers: new Map(job.answers) }),
     secrets: SecretBox.from(job.secrets),
+    sandboxApi: job.sandboxApi,
   }, job.invocationId);
   const after = workspace.image().state;
   const viewMemory = new Map(job.memory);

@@ -4,7 +4,7 @@
  */
 import type { StopPoint } from "../sandbox/mod.ts";
 import type { FetchLike } from "../protocol/mod.ts";
-import type { SecretValues } from "../sandbox/mod.ts";
+import type { SandboxApiLevel, SecretValues } from "../sandbox/mod.ts";
 import type { StoredArtifact } from "../sandbox/mod.ts";
 import type { JsonObject, JsonValue } from "../protocol/mod.ts";
 import type { SnapshotEntry } from "../sandbox/mod.ts";
@@ -144,6 +144,11 @@ export type RunRequest = {
    * only, never recorded. Ignored in a replay (`player`), which needs none.
    */
   secrets?: SecretValues;
+  /**
+   * The sandbox API level the run's js and python tools get (`SandboxApiLevel`): default the current one
+   * (`SANDBOX_API_LEVEL`) for a new run; a replay, fork or resume passes the level its capsule recorded.
+   */
+  sandboxApi?: SandboxApiLevel;
   /** Replay: answer from this tape instead of the network (issue 5). */
   player?: TapePlayer;
   /** Progress callback. */

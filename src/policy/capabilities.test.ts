@@ -35,7 +35,7 @@ describe("requiredPermission", () => {
       "fs.read": "filesystem", "fs.write": "filesystem", "fs.list": "filesystem", "fs.stat": "filesystem",
       "fs.remove": "filesystem", "http.fetch": "network", "memory.get": null, "memory.set": null,
       "temp.write": "filesystem", "lines.read": "filesystem", log: null, "artifact.emit": null, "clock.now": null,
-      "random.bytes": null, "mcp.call": null,
+      "random.bytes": null, "mcp.call": null, "secret.placeholder": null,
     });
   });
 });

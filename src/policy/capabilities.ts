@@ -12,7 +12,7 @@
  * | `temp.write` | `filesystem` | always under `temp/` (seed 002 `write_temp`) |
  * | `http.fetch` | `network` | `sandbox.network` ≠ `"none"`; not restricted; host in `policies.allowedHosts`; URL under a declared `http(s)://` resource when any is declared |
  * | `memory.get` / `memory.set` | — (seed 002 infra tools, always available) | key under a declared `memory://` prefix when any is declared; restricted mode refuses `memory.set` |
- * | `log`, `artifact.emit`, `clock.now`, `random.bytes` | — (always allowed: they reach nothing outside the run) | |
+ * | `log`, `artifact.emit`, `clock.now`, `random.bytes`, `secret.placeholder` | — (always allowed: they reach nothing outside the run; a placeholder is not a value) | |
  *
  * Resource URIs (`capabilities.resources`, §4.1; read as prefixes, §4.2 "Resource Boundaries"):
  * - `workspace:///data/` → workspace root `data` with the declared access (`read`/`write`/`readwrite`); the

@@ -29,6 +29,7 @@ import type { JsonObject, JsonValue } from "../protocol/mod.ts";
  * | `clock.now` | `{}` | `{ms, iso}` (virtual clock, advances 1 ms per read) |
  * | `random.bytes` | `{n}` (0..65536) | `{data}` (from the invocation's seeded stream) |
  * | `mcp.call` (async only; `mcp` tools only) | `{server, tool, arguments}` | the server's whole CallToolResult |
+ * | `secret.placeholder` | `{name}` | `{placeholder}`: `{{secret:NAME}}` for a secret the pack declares (never the value) |
  */
 export const HOST_OPS = [
   "fs.read",
@@ -46,6 +47,7 @@ export const HOST_OPS = [
   "clock.now",
   "random.bytes",
   "mcp.call",
+  "secret.placeholder",
 ] as const;
 
 /** A host operation name. */
@@ -96,6 +98,31 @@ export interface HostApi {
   invoke(op: HostOp, request: JsonObject): Promise<JsonObject>;
 }
 
+/**
+ * A sandbox API level: which `reach` object the js and python preludes build (the host ops are the same at every
+ * level). 1: the object as first published; 2: adds `reach.secret(name)` (js and python). A run records its level in
+ * `request.json` (`sandboxApi`, absent for 1), so its run hash commits to it and a replay, fork or resume builds the
+ * same object again: a prelude's bytes are part of the fuel every step that touches `reach` uses.
+ */
+export type SandboxApiLevel = 1 | 2;
+
+/** The levels this build can run, oldest first. */
+export const SANDBOX_API_LEVELS: readonly SandboxApiLevel[] = Object.freeze([1, 2] as const);
+
+/** The level new runs record. */
+export const SANDBOX_API_LEVEL: SandboxApiLevel = 2;
+
+/**
+ * Check an invocation's `sandboxApi` (a runner's argument check).
+ * @param level the value (undefined: level 1)
+ * @throws RangeError when it is not a level this build runs
+ */
+export function checkSandboxApi(level: unknown): void {
+  if (level !== undefined && !SANDBOX_API_LEVELS.includes(level as SandboxApiLevel)) {
+    throw new RangeError(`"invocation.sandboxApi" expected one of ${SANDBOX_API_LEVELS.join(", ")}, got ${String(level)}`);
+  }
+}
+
 /** The tool kinds. */
 export type ToolKind = "wasm" | "component" | "js" | "python" | "infra" | "mcp";
 
@@ -123,6 +150,8 @@ export type ToolInvocation = {
   meter?: FuelMeter;
   /** Memory limit in bytes; exceeding it is EXEC_RESOURCE_EXHAUSTED. */
   memoryLimitBytes: number;
+  /** The sandbox API level of the run (js and python tools; default 1, see {@link SandboxApiLevel}). */
+  sandboxApi?: SandboxApiLevel;
 };
 
 /**

@@ -1,14 +1,13 @@
 // call-api — a QuickJS tool (kind "js") of the secret-api pack.
-// Input:  { "url": string }
+// Input:  { "url": string, "headers"?: { [name]: string } }
 // Output: { "status": integer, "url": string, "answer": any, "echoed": string | null }
-// The tool never sees the token: it writes the placeholder "{{secret:API_TOKEN}}", which the host replaces with the
-// value only for the secret's hosts, and puts back wherever the value comes back in the answer.
-const secret = (name) => `{{secret:${name}}}`;
-
+// The tool never sees the token: reach.secret("API_TOKEN") gives the placeholder "{{secret:API_TOKEN}}", which the
+// host replaces with the value only for the secret's hosts, and puts back wherever the value comes back in the answer.
+// Extra headers (the "headers" step's output) may hold placeholders too.
 export default async function callApi(input, reach) {
   if (typeof input.url !== "string") throw new TypeError('input needs a string "url"');
   const response = await reach.http.fetch(input.url, {
-    headers: { accept: "application/json", authorization: `Bearer ${secret("API_TOKEN")}` },
+    headers: { ...(input.headers ?? {}), accept: "application/json", authorization: `Bearer ${reach.secret("API_TOKEN")}` },
   });
   let answer = null;
   try {

@@ -20,6 +20,8 @@ import type { LogLevel, LogSink } from "./log-sink.ts";
 import { assertMemoryKey } from "./memory-store.ts";
 import type { MemoryTransaction } from "./memory-store.ts";
 import { body, int, invalid, optBool, shape, str } from "./_assert.ts";
+import { isSecretName, secretPlaceholder } from "./secrets.ts";
+import type { SecretBox } from "./secrets.ts";
 
 /** Limits of the synchronous ops. */
 export type OpLimits = {
@@ -54,6 +56,8 @@ export type OpContext = {
   random: RandomStream;
   log: LogSink;
   limits: OpLimits;
+  /** The run's secrets (`secret.placeholder` names only declared ones); absent: the tool is given none. */
+  secrets?: SecretBox | undefined;
 };
 
 const MAX_PATH = 4096;
@@ -132,6 +136,8 @@ export function runSyncOp(ctx: OpContext, op: HostOp, request: unknown): JsonObj
       checkOp(ctx.policy, op);
       return { data: bytesToBase64(ctx.random.bytes(n)) };
     }
+    case "secret.placeholder":
+      return secretOp(ctx, op, request);
     case "mcp.call":
       throw new ReachError("EXEC_SANDBOX_VIOLATION", "mcp.call is asynchronous; call it through invoke(), not invokeSync()", { details: { op } });
     case "http.fetch":
@@ -142,6 +148,34 @@ export function runSyncOp(ctx: OpContext, op: HostOp, request: unknown): JsonObj
       throw invalid(String(never), "op", "is not a host operation");
     }
   }
+}
+
+/**
+ * `secret.placeholder` (`reach.secret(name)` in js and python): the placeholder of a secret the pack declares, never
+ * its value; the same live and in replay (the declarations are in the capsule's pack).
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` for a malformed name, a name the pack does not declare, or a tool that
+ *   is given no secrets (a planner, an infrastructure tool)
+ */
+function secretOp(ctx: OpContext, op: "secret.placeholder", request: unknown): JsonObject {
+  const name = str(op, shape(op, request, ["name"]), "name", 200);
+  const shown = JSON.stringify(name.slice(0, 64));
+  if (!isSecretName(name)) {
+    throw new ReachError("PROTO_INVALID_ARGUMENT", `reach.secret(${shown}): a secret name is letters, digits and _ (not starting with a digit), ` +
+      `at most 64 characters, as "secrets" in reach.json declares it`, { details: { op, field: "name", reason: "malformed" } });
+  }
+  const box = ctx.secrets;
+  if (box === undefined) {
+    throw new ReachError("PROTO_INVALID_ARGUMENT", `reach.secret(${shown}): this tool is given no secrets (planners and infrastructure ` +
+      `tools never are); call it from a js, python or wasm tool of the pack`, { details: { op, field: "name", secret: name, reason: "no secrets" } });
+  }
+  if (!box.names.includes(name)) {
+    const names = box.names;
+    throw new ReachError("PROTO_INVALID_ARGUMENT", `reach.secret(${shown}): the pack declares no secret ${name}; declare it under "secrets" in ` +
+      `reach.json (with the hosts its value may be sent to)${names.length === 0 ? "" : `; it declares ${names.join(", ")}`}`,
+    { details: { op, field: "name", secret: name, reason: "undeclared" } });
+  }
+  checkOp(ctx.policy, op);
+  return { placeholder: secretPlaceholder(name) };
 }
 
 /** The `fs.*` ops. */

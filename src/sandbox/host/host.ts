@@ -202,6 +202,7 @@ class InvocationHost implements Host {
       random: ctx.random,
       log,
       limits,
+      secrets: ctx.secrets,
     };
     this.invokeSync = (op, request) => this.#invokeSync(op, request);
     this.invoke = (op, request) => this.#invoke(op, request);

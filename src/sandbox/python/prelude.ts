@@ -144,5 +144,29 @@ def _run():
     _host.finish(text)
 `;
 
+/** Where a level adds methods to the `Reach` class of {@link PRELUDE_SOURCE} (after its last method). */
+const REACH_LAST_METHOD = `    def random_bytes(self, n):\n        return _bytes(_call("random.bytes", {"n": n}))\n`;
+
+let preludeV2: string | undefined;
+
+/**
+ * The prelude of a sandbox API level (`SandboxApiLevel`, sandbox/types.ts). Level 1 is {@link PRELUDE_SOURCE} byte
+ * for byte (the interpreter's snapshot, and with it the fuel of every run recorded at level 1, depends on it); level 2
+ * adds `reach.secret(name)` → the placeholder `{{secret:NAME}}` of a secret the pack declares (host op
+ * `secret.placeholder`; a malformed or undeclared name raises the host's `PROTO_INVALID_ARGUMENT` as `ReachError`).
+ * @param level the run's level
+ * @returns the prelude's source
+ * @example preludeSource(2).includes("def secret(self, name):") // true
+ */
+export function preludeSource(level: 1 | 2): string {
+  if (level === 1) return PRELUDE_SOURCE;
+  if (preludeV2 !== undefined) return preludeV2;
+  const at = PRELUDE_SOURCE.indexOf(REACH_LAST_METHOD);
+  if (at < 0) throw new Error("the prelude's Reach class moved; update REACH_LAST_METHOD");
+  const end = at + REACH_LAST_METHOD.length;
+  const method = `    def secret(self, name):\n        return _call("secret.placeholder", {"name": name})["placeholder"]\n`;
+  return (preludeV2 = PRELUDE_SOURCE.slice(0, end) + method + PRELUDE_SOURCE.slice(end));
+}
+
 /** What each invocation executes (after the prelude, in the same `__main__`). */
 export const DRIVER_SOURCE = "_run()\n";

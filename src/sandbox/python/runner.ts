@@ -18,7 +18,8 @@
  * @module
  */
 import { ReachError } from "../../protocol/mod.ts";
-import type { ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
+import { checkSandboxApi } from "../types.ts";
+import type { SandboxApiLevel, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
 import { interpreterMemoryCap, PythonEngine } from "./interpreter.ts";
 import type { PythonWasmSource } from "./interpreter.ts";
 import { chargeImport, invocationFuel, releaseFuel } from "./fuel.ts";
@@ -138,7 +139,7 @@ export class PythonRunner implements ToolRunner {
     const cap = interpreterMemoryCap(inv.memoryLimitBytes);
     let warm: WarmInterpreter;
     try {
-      warm = await this.#interpreter(cap);
+      warm = await this.#interpreter(cap, inv.sandboxApi ?? 1);
     } catch (err) {
       const error = err instanceof ReachError ? err : new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the Python interpreter could not be loaded", { cause: err });
       return { status: "error", error, log: "", fuelUsed: 0n };
@@ -165,18 +166,19 @@ export class PythonRunner implements ToolRunner {
     return { status: "success", output, log: job.kind === "tool" ? log : hooks.log, fuelUsed: used };
   }
 
-  /** The kept interpreter when its memory fits under `cap`, else a freshly prepared one. */
-  async #interpreter(cap: number): Promise<WarmInterpreter> {
+  /** The kept interpreter when its memory fits under `cap` and it ran `level`'s prelude, else a freshly prepared one. */
+  async #interpreter(cap: number, level: SandboxApiLevel): Promise<WarmInterpreter> {
     const kept = this.#warm;
     this.#warm = undefined; // taken by this invocation; put back only when it is reset
-    if (kept !== undefined && kept.memoryBytes <= cap) return kept;
-    return WarmInterpreter.prepare(this.#engine, this.#reuse);
+    if (kept !== undefined && kept.memoryBytes <= cap && kept.level === level) return kept;
+    return WarmInterpreter.prepare(this.#engine, this.#reuse, level);
   }
 }
 
 function checkInvocation(inv: PythonInvocation): void {
   if (typeof inv !== "object" || inv === null) throw new TypeError(`"invocation" expected an object`);
   if (typeof inv.toolName !== "string") throw new TypeError(`"invocation.toolName" expected a string`);
+  checkSandboxApi(inv.sandboxApi);
   if (!Number.isFinite(inv.timeoutMs) || inv.timeoutMs <= 0) throw new RangeError(`"invocation.timeoutMs" expected a positive number, got ${inv.timeoutMs}`);
   if (typeof inv.fuel !== "bigint" || inv.fuel < 0n) throw new RangeError(`"invocation.fuel" expected a non-negative bigint`);
   if (!Number.isSafeInteger(inv.memoryLimitBytes) || inv.memoryLimitBytes <= 0) {

@@ -12,7 +12,8 @@ import { idleHooks, REF_REACH } from "./imports.ts";
 import type { GuestHooks } from "./imports.ts";
 import { INTERPRETER_BASE_BYTES, raiseStackLimit } from "./interpreter.ts";
 import type { Interpreter, PythonEngine } from "./interpreter.ts";
-import { DRIVER_SOURCE, PRELUDE_SOURCE } from "./prelude.ts";
+import type { SandboxApiLevel } from "../types.ts";
+import { DRIVER_SOURCE, preludeSource } from "./prelude.ts";
 import { MemorySnapshot } from "./snapshot.ts";
 
 /** MicroPython's Python stack (frames of Python calls), in words: 64 KiB. */
@@ -59,12 +60,15 @@ function readResult(interp: Interpreter, out: number): RawResult {
 /** A prepared interpreter and the snapshot of its memory. */
 export class WarmInterpreter {
   readonly interp: Interpreter;
+  /** The sandbox API level whose prelude it ran (a snapshot serves that level only). */
+  readonly level: SandboxApiLevel;
   readonly #snapshot: MemorySnapshot | null;
   readonly #driver: { ptr: number; len: number };
   readonly #out: number;
 
-  private constructor(interp: Interpreter, snapshot: MemorySnapshot | null, driver: { ptr: number; len: number }, out: number) {
+  private constructor(interp: Interpreter, level: SandboxApiLevel, snapshot: MemorySnapshot | null, driver: { ptr: number; len: number }, out: number) {
     this.interp = interp;
+    this.level = level;
     this.#snapshot = snapshot;
     this.#driver = driver;
     this.#out = out;
@@ -75,11 +79,12 @@ export class WarmInterpreter {
    * snapshot the memory. Preparing is not charged to any invocation (it runs with `PREPARE_FUEL`).
    * @param engine the engine to instantiate
    * @param keep take a snapshot so that the interpreter can serve more than one invocation
+   * @param level the sandbox API level (which prelude, `preludeSource`; default 1)
    * @returns the prepared interpreter
    * @throws ReachError `EXEC_RESOURCE_UNAVAILABLE` when it cannot be prepared
    * @example const warm = await WarmInterpreter.prepare(engine, true);
    */
-  static async prepare(engine: PythonEngine, keep: boolean): Promise<WarmInterpreter> {
+  static async prepare(engine: PythonEngine, keep: boolean, level: SandboxApiLevel = 1): Promise<WarmInterpreter> {
     const interp = await engine.instantiate();
     interp.link.hooks = prepareHooks();
     const setup = prepareFuel(interp);
@@ -92,14 +97,14 @@ export class WarmInterpreter {
       const value = x.malloc(12);
       new Uint32Array(interp.memory.buffer, value, 3).set([7, REF_REACH, 0]); // a JavaScript object, ref 2
       x.mp_js_register_js_module(name.ptr, value);
-      const prelude = cString(interp, PRELUDE_SOURCE);
+      const prelude = cString(interp, preludeSource(level));
       const out = x.malloc(12);
       x.mp_js_do_exec(prelude.ptr, prelude.len, out);
       const ran = readResult(interp, out);
       if (ran.kind === "raised") throw new Error(`the prelude raised ${ran.type}: ${ran.text}`);
       const driver = cString(interp, DRIVER_SOURCE);
       interp.link.hooks = idleHooks();
-      return new WarmInterpreter(interp, keep ? MemorySnapshot.take(interp.memory) : null, driver, out);
+      return new WarmInterpreter(interp, level, keep ? MemorySnapshot.take(interp.memory) : null, driver, out);
     } catch (err) {
       if (err instanceof ReachError) throw err;
       throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the Python interpreter could not be prepared; reinstall dependencies", { cause: err });

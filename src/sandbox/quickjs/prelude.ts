@@ -125,6 +125,31 @@ export const PRELUDE_SOURCE = String.raw`(function setup(callSync, callAsync, al
   return freeze({ run, describe: (e) => load().describe(e) });
 })`;
 
+/** Where a level adds members to the frozen `reach` object of {@link PRELUDE_SOURCE} (its last member). */
+const REACH_LAST_MEMBER = `    random: freeze({ bytes: (n) => new U8(sync("random.bytes", { n }).bytes) }),\n`;
+
+/**
+ * The prelude of a sandbox API level (`SandboxApiLevel`, sandbox/types.ts). Level 1 is {@link PRELUDE_SOURCE} byte
+ * for byte (its bytes are part of the fuel of every run recorded at level 1); level 2 adds
+ * `reach.secret(name)` → the placeholder `{{secret:NAME}}` of a secret the pack declares (host op
+ * `secret.placeholder`; a malformed or undeclared name throws the host's `PROTO_INVALID_ARGUMENT`).
+ * @param level the run's level
+ * @returns the prelude's source
+ * @example preludeSource(2).includes("secret.placeholder") // true
+ */
+export function preludeSource(level: 1 | 2): string {
+  if (level === 1) return PRELUDE_SOURCE;
+  return preludeV2 ??= addMember(PRELUDE_SOURCE, `    secret: (name) => sync("secret.placeholder", { name }).placeholder,\n`);
+}
+let preludeV2: string | undefined;
+
+function addMember(source: string, member: string): string {
+  const at = source.indexOf(REACH_LAST_MEMBER);
+  if (at < 0 || source.indexOf(REACH_LAST_MEMBER, at + 1) >= 0) throw new Error("the prelude's reach object moved; update REACH_LAST_MEMBER");
+  const end = at + REACH_LAST_MEMBER.length;
+  return source.slice(0, end) + member + source.slice(end);
+}
+
 /**
  * Global script (evaluated inside the sandbox by the prelude, at most once per invocation, on the first call of
  * `Math.random`); evaluates to a factory that takes `reach.random.bytes` and the real `Uint8Array` and returns the

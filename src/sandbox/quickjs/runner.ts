@@ -24,7 +24,8 @@ import { sha256Hex } from "../../canonical/mod.ts";
 import { ReachError } from "../../protocol/mod.ts";
 import { FuelMeter, meterError } from "../fuel/mod.ts";
 import type { MeteredModuleStore } from "../fuel/mod.ts";
-import type { ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
+import { checkSandboxApi } from "../types.ts";
+import type { SandboxApiLevel, ToolInvocation, ToolOutcome, ToolRunner } from "../types.ts";
 import type { JsonValue } from "../../protocol/mod.ts";
 import { InvocationState } from "./bridge.ts";
 import { EngineHost } from "./engine.ts";
@@ -115,7 +116,7 @@ export class QuickJsRunner implements ToolRunner {
     const state = new InvocationState(this.#maxLogChars);
     let warm: WarmSandbox;
     try {
-      warm = await this.#sandbox(inv.memoryLimitBytes);
+      warm = await this.#sandbox(inv.memoryLimitBytes, inv.sandboxApi ?? 1);
     } catch (err) {
       const error = err instanceof ReachError ? err : new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the QuickJS engine could not be loaded", { cause: err });
       return { status: "error", error, log: "", fuelUsed: 0n };
@@ -159,16 +160,16 @@ export class QuickJsRunner implements ToolRunner {
   }
 
   /**
-   * The kept sandbox when its heap limit is the invocation's, or a sandbox prepared on a fresh engine (before the
-   * invocation's meter starts). Either way the engine's memory is that of the fresh engine right after
-   * preparing (up to the dead part of the C stack, see README.md "Reuse").
+   * The kept sandbox when its heap limit and sandbox API level are the invocation's, or a sandbox prepared on a
+   * fresh engine (before the invocation's meter starts). Either way the engine's memory is that of the fresh engine
+   * right after preparing that level's prelude (up to the dead part of the C stack, see README.md "Reuse").
    */
-  async #sandbox(memoryLimitBytes: number): Promise<WarmSandbox> {
+  async #sandbox(memoryLimitBytes: number, level: SandboxApiLevel): Promise<WarmSandbox> {
     const kept = this.#warm;
     this.#warm = undefined; // taken by this invocation; put back only if it leaves the engine reusable
-    if (kept !== undefined && kept.memoryLimitBytes === memoryLimitBytes) return kept;
+    if (kept !== undefined && kept.memoryLimitBytes === memoryLimitBytes && kept.level === level) return kept;
     const engine = await this.#engines.instantiate(memoryLimitBytes);
-    return WarmSandbox.prepare(engine, memoryLimitBytes, this.#maxStack, this.#reuse);
+    return WarmSandbox.prepare(engine, memoryLimitBytes, this.#maxStack, this.#reuse, level);
   }
 
   /** Evaluate the tool, call it, and pump jobs and host calls until its promise settles. */
@@ -251,6 +252,7 @@ function checkInvocation(inv: ToolInvocation): void {
   if (!(inv.code instanceof Uint8Array)) throw new TypeError(`"invocation.code" expected Uint8Array (UTF-8 JavaScript source)`);
   if (!Number.isFinite(inv.timeoutMs) || inv.timeoutMs <= 0) throw new RangeError(`"invocation.timeoutMs" expected a positive number, got ${inv.timeoutMs}`);
   if (typeof inv.fuel !== "bigint" || inv.fuel < 0n) throw new RangeError(`"invocation.fuel" expected a non-negative bigint`);
+  checkSandboxApi(inv.sandboxApi);
   if (!Number.isSafeInteger(inv.memoryLimitBytes) || inv.memoryLimitBytes <= 0) {
     throw new RangeError(`"invocation.memoryLimitBytes" expected a positive integer, got ${inv.memoryLimitBytes}`);
   }

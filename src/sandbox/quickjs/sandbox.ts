@@ -9,7 +9,8 @@ import { ReachError } from "../../protocol/mod.ts";
 import type { HostApi } from "../types.ts";
 import { InvocationState, makeHostFunctions } from "./bridge.ts";
 import type { HostSlot } from "./bridge.ts";
-import { API_SOURCE, GLOBAL_ALLOWLIST, PRELUDE_SOURCE, RANDOM_SOURCE } from "./prelude.ts";
+import type { SandboxApiLevel } from "../types.ts";
+import { API_SOURCE, GLOBAL_ALLOWLIST, preludeSource, RANDOM_SOURCE } from "./prelude.ts";
 
 /** `GLOBAL_ALLOWLIST` as the JSON object (`{"Array":1,…}`) the prelude looks names up in. */
 const ALLOWLIST_JSON = JSON.stringify(Object.fromEntries(GLOBAL_ALLOWLIST.map((name) => [name, 1])));
@@ -70,12 +71,13 @@ export function openSandbox(module: QuickJSWASMModule, memoryLimitBytes: number,
  * Evaluate the prelude and lock the globals down; stores the guest's entry points in the sandbox.
  * @param sb the sandbox
  * @param slot the invocation its host functions answer for
+ * @param level the sandbox API level: which prelude (`preludeSource`)
  * @returns the guest's entry points
  * @throws Stop when the prelude could not run (a violation or an engine failure)
  */
-export function prepareGuest(sb: Sandbox, slot: InvocationSlot): Guest {
+export function prepareGuest(sb: Sandbox, slot: InvocationSlot, level: SandboxApiLevel = 1): Guest {
   const { ctx } = sb;
-  const setupFn = unwrapSetup(ctx, ctx.evalCode(PRELUDE_SOURCE, "reach-prelude.js", { type: "global", strict: true }), slot.state);
+  const setupFn = unwrapSetup(ctx, ctx.evalCode(preludeSource(level), "reach-prelude.js", { type: "global", strict: true }), slot.state);
   const [callSync, callAsync] = makeHostFunctions(ctx, slot);
   const allow = ctx.newString(ALLOWLIST_JSON);
   // The lazily compiled parts of the prelude; their text is copied into the engine only when a tool needs them.

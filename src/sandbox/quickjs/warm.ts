@@ -14,6 +14,7 @@
 import type { QuickJSRuntime } from "quickjs-emscripten-core";
 import { ReachError } from "../../protocol/mod.ts";
 import { unmeteredWork } from "../fuel/mod.ts";
+import type { SandboxApiLevel } from "../types.ts";
 import type { InvocationState } from "./bridge.ts";
 import type { QuickJsEngine } from "./engine.ts";
 import { idleSlot, openSandbox, prepareGuest, Stop } from "./sandbox.ts";
@@ -37,6 +38,8 @@ export class WarmSandbox {
   readonly engine: QuickJsEngine;
   /** The QuickJS heap limit the sandbox was prepared with. */
   readonly memoryLimitBytes: number;
+  /** The sandbox API level whose prelude it was prepared with (a snapshot serves that level only). */
+  readonly level: SandboxApiLevel;
   /** The sandbox (runtime, context, guest). */
   readonly sandbox: Sandbox;
   /** What its host functions answer for. */
@@ -45,9 +48,10 @@ export class WarmSandbox {
   readonly #memoryBytes: number;
   readonly #hostRefs: { nextId: number; free: number };
 
-  private constructor(engine: QuickJsEngine, memoryLimitBytes: number, sandbox: Sandbox, slot: InvocationSlot, snapshot: MemorySnapshot | null, hostRefs: HostRefTable | undefined) {
+  private constructor(engine: QuickJsEngine, memoryLimitBytes: number, level: SandboxApiLevel, sandbox: Sandbox, slot: InvocationSlot, snapshot: MemorySnapshot | null, hostRefs: HostRefTable | undefined) {
     this.engine = engine;
     this.memoryLimitBytes = memoryLimitBytes;
+    this.level = level;
     this.sandbox = sandbox;
     this.slot = slot;
     this.#snapshot = hostRefs === undefined ? null : snapshot;
@@ -62,19 +66,20 @@ export class WarmSandbox {
    * @param memoryLimitBytes QuickJS's heap limit
    * @param maxStackBytes QuickJS's stack limit
    * @param keep take a snapshot so that the engine can serve more than one invocation
+   * @param level the sandbox API level (which prelude; default 1)
    * @returns the sandbox; `reusable` is false when no snapshot was taken (unknown memory layout, `keep` false, or
    *   a surprise in the engine's state), and the engine then serves one invocation
    * @throws ReachError `EXEC_RESOURCE_UNAVAILABLE` when the sandbox cannot be prepared (the engine must be dropped)
    * @example const warm = WarmSandbox.prepare(await engines.instantiate(limit), limit, 256 * 1024, true);
    */
-  static prepare(engine: QuickJsEngine, memoryLimitBytes: number, maxStackBytes: number, keep: boolean): WarmSandbox {
+  static prepare(engine: QuickJsEngine, memoryLimitBytes: number, maxStackBytes: number, keep: boolean, level: SandboxApiLevel = 1): WarmSandbox {
     const slot = idleSlot();
     let sandbox: Sandbox;
     try {
       const setup = unmeteredWork();
       if (engine.slot !== null) setup.bind(engine.slot);
       sandbox = openSandbox(engine.module, memoryLimitBytes, maxStackBytes, slot);
-      prepareGuest(sandbox, slot);
+      prepareGuest(sandbox, slot, level);
     } catch (err) {
       if (err instanceof Stop) throw err.error;
       throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the QuickJS sandbox could not be prepared", { cause: err });
@@ -86,7 +91,7 @@ export class WarmSandbox {
       snapshot = MemorySnapshot.take(engine.memory, layout, maxStackBytes);
       if (snapshot !== null && snapshot.size > MAX_SNAPSHOT_BYTES) snapshot = null;
     }
-    return new WarmSandbox(engine, memoryLimitBytes, sandbox, slot, snapshot, table);
+    return new WarmSandbox(engine, memoryLimitBytes, level, sandbox, slot, snapshot, table);
   }
 
   /** Whether the engine can serve another invocation after the current one (a snapshot was taken). */
