@@ -4,7 +4,9 @@
  * old capsules fails loudly. Regenerate only for an intentional format change, and say so in the CHANGELOG.
  * The signed capsule is signed with a key generated here and thrown away (its public key is in the capsule).
  * `npm run capsules -- NAME…` writes only those folders (the others keep their bytes: a signed capsule, or one made
- * against a local server on a random port, never comes out the same twice).
+ * against a local server on a random port, never comes out the same twice). Every folder but secret-api-v2 was recorded
+ * before sandbox API levels existed (request.json without `sandboxApi`: level 1); regenerating one records level 2 and
+ * loses CI's replay of level 1, so write new folders by name (`npm run capsules -- secret-api-v2`).
  * @module
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -98,10 +100,13 @@ try {
   server.close();
 }
 // a run with a secret (packs/secret-api against a local API that echoes its bearer token): the capsule holds only
-// {{secret:API_TOKEN}}, and replays offline without the value
+// {{secret:API_TOKEN}}, and replays offline without the value. Written as secret-api-v2: a run at sandbox API level 2,
+// whose js and python tools take the placeholder from reach.secret. The folder secret-api holds the run of the pack
+// as it was before levels existed (level 1: its tool wrote the placeholder itself); like every other folder made
+// before levels, it is kept as committed (regenerating it would record level 2) so that CI replays level 1 too.
 const api = await startEchoServer(["committed-capsule-token-0123456789"]);
 try {
-  await capsule("secret-api", "secret-api", { input: { url: `http://127.0.0.1:${api.port}/bounce` }, fetch: (u, i) => fetch(u, i), secrets: { API_TOKEN: "committed-capsule-token-0123456789" } });
+  await capsule("secret-api", "secret-api-v2", { input: { url: `http://127.0.0.1:${api.port}/bounce` }, fetch: (u, i) => fetch(u, i), secrets: { API_TOKEN: "committed-capsule-token-0123456789" } });
 } finally {
   await api.close();
 }
