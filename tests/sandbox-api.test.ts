@@ -14,7 +14,7 @@ import type { EngineRun } from "../src/engine/engine.ts";
 import { forkCapsule, resumeCapsule } from "../src/engine/fork.ts";
 import { replayCapsule } from "../src/engine/replay.ts";
 import { defaultEnvironment } from "../src/host/environment.ts";
-import { ReachError } from "../src/protocol/errors.ts";
+import type { ReachError } from "../src/protocol/errors.ts";
 import { QuickJsRunner } from "../src/sandbox/quickjs/runner.ts";
 import type { ToolOutcome } from "../src/sandbox/types.ts";
 import { readQuickJsEngineWasm } from "./support/platform.ts";
