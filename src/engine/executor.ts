@@ -326,9 +326,7 @@ export async function executeEnvelope(
   try {
     const host = createHost({
       ...hostContext(state, tool, invocationId, clock),
-      workspace: step,
-      memory,
-      artifacts,
+      workspace: step, memory, artifacts,
       fuel: meter,
       signal: stops.signal,
     });
@@ -343,7 +341,7 @@ export async function executeEnvelope(
       fuel: budget,
       meter,
       memoryLimitBytes: STEP_MEMORY_BYTES,
-      ...(state.sandboxApi === undefined ? {} : { sandboxApi: state.sandboxApi }),
+      sandboxApi: state.sandboxApi ?? 1,
     });
     const common = { ...base, log: outcome.log, fuelUsed: outcome.fuelUsed, module: outcome.module ?? null };
     const violation = host.violation ?? step.violation();
