@@ -2,12 +2,18 @@
 // record, a tool writes {{secret:NAME}}, the host substitutes the value only for the secret's hosts and puts the
 // placeholder back wherever the value comes back. Not one byte of the value (nor its encodings) in the capsule, the
 // run files, the event stream or the outputs; replay needs neither the value nor the network and gives the same hash.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readArchive } from "../src/capsule/archive.ts";
 import { readRunCapsule } from "../src/capsule/run-capsule.ts";
 import { runEngine } from "../src/engine/engine.ts";
 import type { EngineRun, EngineRunRequest } from "../src/engine/engine.ts";
 import { replayCapsule } from "../src/engine/replay.ts";
+import { forkCapsule } from "../src/engine/fork.ts";
+import { verifyRunCapsule } from "../src/engine/verify.ts";
+import { main } from "../src/cli/cli.ts";
 import type { RunProgress } from "../src/engine/types.ts";
 import { defaultEnvironment } from "../src/host/environment.ts";
 import { ReachError } from "../src/protocol/errors.ts";
@@ -138,5 +144,42 @@ describe("secrets through the engine call (the library face)", () => {
     expectNoLeak(everything(r, events), T1);
     const replay = await replayCapsule(readRunCapsule(r.capsule.bytes), env);
     expect(replay.matches).toBe(true);
+  }, 60_000);
+});
+
+describe("a fork of a run whose pack declares secrets", () => {
+  it("takes the values for its live steps (library secrets, CLI --secret); none reaches a record; it replays without them", async () => {
+    const { run: parent } = await run(apiPack(), { input: { url: `http://127.0.0.1:${server.port}/bounce` }, secrets: { API_TOKEN: T1 } });
+    expect(parent.status).toBe("COMPLETED");
+    const capsule = readRunCapsule(parent.capsule.bytes);
+    // without a value the live step cannot run: a clear error naming the option
+    await expect(forkCapsule(capsule, env, "call", { seed: "7" }, { fetch: net })).rejects.toMatchObject({ code: "PROTO_INVALID_ARGUMENT", message: expect.stringContaining("--secret API_TOKEN") });
+    const before = server.seen.length;
+    const child = await forkCapsule(capsule, env, "call", { seed: "7" }, { fetch: net, secrets: { API_TOKEN: T2 } });
+    expect(child.status, JSON.stringify(child.error?.toDetails())).toBe("COMPLETED");
+    expect(server.seen.slice(before).map((s) => s.headers.authorization)).toEqual([`Bearer ${T2}`, `Bearer ${T2}`]);
+    const where: [string, Uint8Array | string][] = [["capsule.tar.gz", child.capsule.bytes], ["result", JSON.stringify(child.result)]];
+    for (const [name, bytes] of readArchive(child.capsule.bytes)) where.push([`capsule:${name}`, bytes]);
+    for (const [name, bytes] of child.files) where.push([`files:${name}`, bytes]);
+    expectNoLeak(where, T1, T2);
+    const forked = readRunCapsule(child.capsule.bytes);
+    expect(verifyRunCapsule(forked).valid).toBe(true);
+    expect((await replayCapsule(forked, env)).matches).toBe(true);
+    // the CLI's fork reads the value as run does (--secret NAME=env:VAR), never from the command line
+    const dir = mkdtempSync(join(tmpdir(), "reach-fork-secret-"));
+    try {
+      writeFileSync(join(dir, "parent.capsule.tar.gz"), parent.capsule.bytes);
+      process.env["REACH_TEST_FORK_TOKEN"] = T2;
+      let stdout = "";
+      let stderr = "";
+      const io = { stdout: (t: string) => void (stdout += t), stderr: (t: string) => void (stderr += t) };
+      const code = await main(["fork", join(dir, "parent.capsule.tar.gz"), "--at", "call", "--seed", "7", "--secret", "API_TOKEN=env:REACH_TEST_FORK_TOKEN", "--out", join(dir, "out"), "--json"], io);
+      expect(code, stderr).toBe(0);
+      expect((JSON.parse(stdout) as { runHash: string }).runHash).toBe(child.runHash);
+      expect(stdout + stderr).not.toContain(T2);
+    } finally {
+      delete process.env["REACH_TEST_FORK_TOKEN"];
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 });

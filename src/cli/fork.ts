@@ -22,6 +22,7 @@ import { ReachError } from "../protocol/mod.ts";
 import type { CliIO } from "./io.ts";
 import { parseCommand } from "./options.ts";
 import { createProgress } from "./progress.ts";
+import { readSecrets } from "./secret-args.ts";
 import { FORK, RESUME } from "./specs-lineage.ts";
 
 /** Largest `--args` / `--input` / `--response` file (64 MiB) and `--tool` module (256 MiB). */
@@ -125,8 +126,9 @@ async function branchCommand(name: string, c: Common, io: CliIO, make: (capsule:
 export async function runForkCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const { values, positionals } = parseCommand(FORK, argv);
   const changes = await forkChanges(values);
+  const secrets = readSecrets(values.secret, "fork");
   const c = { capsule: positionals[0]!, out: values.out, key: values.key, json: values.json };
-  return await branchCommand("fork", c, io, (parent, signal, key) => forkCapsule(parent, defaultEnvironment(), values.at, changes, { signal, ...(key === undefined ? {} : { key }), fetch: (u, i) => fetch(u, i) }));
+  return await branchCommand("fork", c, io, (parent, signal, key) => forkCapsule(parent, defaultEnvironment(), values.at, changes, { signal, secrets, ...(key === undefined ? {} : { key }), fetch: (u, i) => fetch(u, i) }));
 }
 
 /**
@@ -137,6 +139,7 @@ export async function runForkCommand(argv: readonly string[], io: CliIO): Promis
  */
 export async function runResumeCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const { values, positionals } = parseCommand(RESUME, argv);
+  const secrets = readSecrets(values.secret, "resume");
   const c = { capsule: positionals[0]!, out: values.out, key: values.key, json: values.json };
-  return await branchCommand("resume", c, io, (parent, signal, key) => resumeCapsule(parent, defaultEnvironment(), { signal, ...(key === undefined ? {} : { key }), fetch: (u, i) => fetch(u, i) }));
+  return await branchCommand("resume", c, io, (parent, signal, key) => resumeCapsule(parent, defaultEnvironment(), { signal, secrets, ...(key === undefined ? {} : { key }), fetch: (u, i) => fetch(u, i) }));
 }

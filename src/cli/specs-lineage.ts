@@ -4,6 +4,7 @@
  * @module
  */
 import { ArgError, defineArgs, seed } from "./options.ts";
+import { SECRET_OPTION } from "./secret-args.ts";
 
 /** `NAME=MODULE` of `--tool`. */
 function toolOf(text: string): [string, string] {
@@ -36,6 +37,7 @@ export const FORK = defineArgs({
     tool: { type: "string", value: "NAME=MODULE", multiple: true, parse: toolOf, help: "run another build of tool NAME from STEP on (the module file; same kind)" },
     response: { type: "string", value: "K=FILE", multiple: true, parse: responseOf, help: "answer STEP's K-th host call (from 1) with the JSON response in FILE instead of running it" },
     seed: { type: "string", value: "N", parse: seed, help: "the seed of the random streams from STEP on (decimal 0..2^64-1)" },
+    secret: SECRET_OPTION,
     out,
     key,
     json,
@@ -48,7 +50,7 @@ export const RESUME = defineArgs({
   name: "resume",
   summary: "continue an ABORTED or timed-out run from its last completed step (those from its tape, checked; the rest live)",
   positionals: ["<capsule>"],
-  options: { out, key, json, quiet },
+  options: { secret: SECRET_OPTION, out, key, json, quiet },
 });
 
 /** The notes of `fork --help` and `resume --help`. */

@@ -23,6 +23,7 @@ import type { JsonObject, JsonValue } from "../protocol/mod.ts";
 import { TapePlayer } from "../record/mod.ts";
 import { readTapeJsonl } from "../record/mod.ts";
 import type { TapeOutcome } from "../record/mod.ts";
+import type { SecretValues } from "../sandbox/mod.ts";
 import { answerOf, branchOfCapsule, stepsBefore } from "./branch-capsule.ts";
 import type { Branch, BranchChanges, ForkedFrom } from "./branch.ts";
 import { buildRunCapsule, capsuleFileName } from "./capsule.ts";
@@ -59,6 +60,11 @@ export type BranchOptions = {
   signal?: AbortSignal;
   /** Sign the new run with this Ed25519 seed. */
   key?: Uint8Array;
+  /**
+   * Values of the secrets the pack declares, for the live steps (as a run's `secrets`: in memory only, never
+   * recorded; the steps taken from the parent need none).
+   */
+  secrets?: SecretValues;
   onProgress?: (p: RunProgress) => void;
   parallel?: number;
 } & LoadPackOptions;
@@ -184,6 +190,7 @@ async function branchRun(capsule: RunCapsule, env: EngineEnvironment, parent: Re
     branch: { ...branch, prefix: { before: point.before, player, stops } },
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...(options.secrets === undefined ? {} : { secrets: options.secrets }),
   };
   const record: RunRecord = parent.request.mode === "session" ? await replaySession(request, capsule) : await runPack(request);
   try {
