@@ -11,3 +11,4 @@ export { canonicalBytes, canonicalize, hashCanonical, MAX_DEPTH } from "./jcs.ts
 export { deriveId, uuidFromDigest } from "./ids.ts";
 export { uuidFromHex } from "./ids.ts";
 export { sortKeys } from "./jcs.ts";
+export { commitKey, hmacSha256, SALTED_COMMITMENTS, valueCommit, valueSalt } from "./commit.ts";

@@ -141,15 +141,16 @@ export function capsuleBody(c: CapsuleBodyParts): Map<string, Uint8Array> {
  * The digest of a capsule's body, which the run's terminal event commits as `contents`: SHA-256 of
  * `path \0 sha256hex \0 size \n` per body entry in path order (entries that are not body are skipped).
  * @param entries capsule entries (the body alone, or the whole capsule)
+ * @param absent entries of a redacted capsule that are not in it, with the digest and size its index keeps
  * @returns 64 lowercase hex digits
  * @example contentsDigest(new Map()) // SHA-256 of the empty string
  */
-export function contentsDigest(entries: ReadonlyMap<string, Uint8Array>): string {
+export function contentsDigest(entries: ReadonlyMap<string, Uint8Array>, absent: readonly { path: string; sha256: string; size: number }[] = []): string {
+  const lines = new Map<string, string>();
+  for (const [path, bytes] of entries) lines.set(path, `${path}\0${sha256Hex(bytes)}\0${bytes.length}\n`);
+  for (const f of absent) if (!entries.has(f.path)) lines.set(f.path, `${f.path}\0${f.sha256}\0${f.size}\n`);
   let listing = "";
-  for (const path of [...entries.keys()].filter((p) => !NOT_BODY.has(p)).sort(byPath)) {
-    const bytes = entries.get(path)!;
-    listing += `${path}\0${sha256Hex(bytes)}\0${bytes.length}\n`;
-  }
+  for (const path of [...lines.keys()].filter((p) => !NOT_BODY.has(p)).sort(byPath)) listing += lines.get(path)!;
   return sha256Hex(listing);
 }
 
@@ -172,7 +173,7 @@ export function capsuleEntries(c: RunCapsuleContents): Map<string, Uint8Array> {
  * @returns 64 lowercase hex digits
  */
 export function capsuleIndexDigest(index: CapsuleIndex): string {
-  const { proof: _proof, ...rest } = index;
+  const { proof: _proof, redacted: _redacted, ...rest } = index;
   return hashCanonical({ ...rest, files: rest.files.filter((f) => f.path !== PROOF_ENTRY), manifest: { ...rest.manifest, contents: rest.manifest.contents.filter((c) => c !== "proof") } });
 }
 
@@ -249,10 +250,15 @@ export function runCapsuleFromEntries(archiveEntries: Map<string, Uint8Array>): 
   const index = parseOrThrow(capsuleSchemas().CapsuleIndexSchema, parsed, "REPLAY_CAPSULE_INVALID", CAPSULE_INDEX);
   const damaged: RunCapsule["damaged"] = [];
   const listed = new Set<string>();
-  for (const f of index.files) {
-    listed.add(f.path);
+  const absent = new Set(index.redacted?.entries.map((r) => r.path));
+  const rewritten = new Map(index.redacted?.rewritten.map((r) => [r.path, r]));
+  for (const f0 of index.files) {
+    listed.add(f0.path);
+    const f = rewritten.get(f0.path) ?? f0;
     const b = entries.get(f.path);
-    if (b === undefined) damaged.push({ path: f.path, reason: "listed in capsule.json but missing from the archive" });
+    if (absent.has(f.path)) {
+      if (b !== undefined) damaged.push({ path: f.path, reason: "listed as redacted in capsule.json but present in the archive" });
+    } else if (b === undefined) damaged.push({ path: f.path, reason: "listed in capsule.json but missing from the archive" });
     else if (b.length !== f.size || sha256Hex(b) !== f.sha256) damaged.push({ path: f.path, reason: `its SHA-256 is ${sha256Hex(b)}, capsule.json says ${f.sha256}` });
   }
   for (const path of entries.keys()) if (!listed.has(path)) damaged.push({ path, reason: "in the archive but not listed in capsule.json" });

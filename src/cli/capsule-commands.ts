@@ -1,7 +1,8 @@
 /**
  * `reach-wasm replay <capsule> [--no-exec] [--json]` and `reach-wasm verify <capsule|pack-dir> [--trust FILE] [--json]`.
  * Exit 0: replay matched / verification passed; 1: replay diverged / a check failed; 2: the capsule or pack cannot
- * be read at all (malformed, malicious, truncated, over a limit) or a bad invocation.
+ * be read at all (malformed, malicious, truncated, over a limit) or a bad invocation; 3 (replay): the capsule is
+ * redacted where replay needs it (`REPLAY_REDACTED`, no verdict on the run).
  * @module
  */
 import { stat } from "node:fs/promises";
@@ -48,6 +49,11 @@ export async function runReplayCommand(argv: readonly string[], io: CliIO): Prom
     report = await progress.task(label, () => replayCapsule(capsule, defaultEnvironment(), { noExec: values["no-exec"], onProgress: progress.run }));
   } finally {
     progress.done();
+  }
+  if (report.redacted !== undefined) {
+    io.stderr(`reach-wasm: REPLAY_REDACTED: ${report.redacted.message}\n`);
+    if (values.json) io.stdout(JSON.stringify({ runHash: null, expectedRunHash: report.expectedRunHash, matches: false, status: null, redacted: report.redacted, ...(report.checks === undefined ? {} : { checks: report.checks }) }) + "\n");
+    return 3;
   }
   if (report.matches) {
     io.stderr(`reach-wasm: ${values["no-exec"] ? "verified without execution" : `replayed (${report.status})`}: run hash ${report.runHash} matches (${report.durationMs.toFixed(0)} ms)\n`);
@@ -136,7 +142,7 @@ export async function runVerifyCommand(argv: readonly string[], io: CliIO): Prom
         "checked as above, but the file's bytes are not the ones reach-wasm wrote" }];
     if (att !== null) checks.push(...att.checks);
     valid = checks.every((c) => c.ok);
-    extra = { runHash: v.runHash, canonicalArchive: canonical, ...(v.signer === null ? {} : { signer: v.signer }), ...(att === null ? {} : { attestation: { valid: att.valid, signer: att.signer } }) };
+    extra = { runHash: v.runHash, canonicalArchive: canonical, ...(v.signer === null ? {} : { signer: v.signer }), ...(v.redacted === undefined ? {} : { redacted: v.redacted }), ...(att === null ? {} : { attestation: { valid: att.valid, signer: att.signer } }) };
   }
   printChecks(io, checks);
   io.stderr(`reach-wasm: ${valid ? "verification passed" : `verification FAILED: ${checks.filter((c) => !c.ok).map((c) => c.name).join(", ")}`}\n`);

@@ -33,6 +33,7 @@ const HANDLERS: Readonly<Record<string, () => Promise<Handler>>> = {
   node: async () => (await import("./node.ts")).runNodeCommand,
   pack: async () => (await import("./pack.ts")).runPackCommand,
   plan: async () => (await import("./plan.ts")).runPlanCommand,
+  redact: async () => (await import("./redact.ts")).runRedactCommand,
   replay: async () => (await import("./capsule-commands.ts")).runReplayCommand,
   report: async () => (await import("./report.ts")).runReportCommand,
   resume: async () => (await import("./fork.ts")).runResumeCommand,

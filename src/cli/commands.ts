@@ -6,6 +6,7 @@
  */
 import type { CommandSpec } from "./help.ts";
 import { defineArgs } from "./options.ts";
+import { REDACT, REDACT_NOTES } from "./specs-redact.ts";
 import { DIFF, REPLAY, REPORT, RUN, RUN_NOTES, SHOW, VERIFY, WASI } from "./specs-run.ts";
 import { APPROVE, KEYGEN, MCP, PACK_SUBCOMMANDS, TRUST_SUBCOMMANDS } from "./specs-pack.ts";
 import { PLAN_SUBCOMMANDS } from "./specs-plan.ts";
@@ -29,8 +30,10 @@ export const COMMANDS: readonly CommandSpec[] = [
     notes: [
       "Re-runs the capsule's own pack with the recorded input and seed; every host call is answered from the tape",
       "(no network, no host file). Any difference is a REPLAY_DIVERGENCE naming the step, the event index and the",
-      "first differing field.",
-      "Exit 0 matched, 1 diverged, 2 the capsule cannot be read (malformed, malicious, truncated, over a limit).",
+      "first differing field. A redacted capsule replays unless it lacks request.json, plan.json, tape.jsonl or a",
+      "blob: then nothing is run and REPLAY_REDACTED names what is missing (no verdict on the run).",
+      "Exit 0 matched, 1 diverged, 2 the capsule cannot be read (malformed, malicious, truncated, over a limit),",
+      "3 the capsule is redacted where replay needs it (REPLAY_REDACTED).",
     ].join("\n"),
   },
   {
@@ -39,7 +42,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     notes: [
       "Capsule checks: files (each entry against capsule.json), events (hash chain, ordering, run hash), outputs,",
       "tape (hashes, blobs), pack (digest), pack.signature, plan (locked hash), plan.sha256 (the plan file against",
-      "EXECUTION_HEADER.json's plan_sha256, seed 001 §6), proof (run and step proofs).",
+      "EXECUTION_HEADER.json's plan_sha256, seed 001 §6), proof (run and step proofs), and for a",
+      "redacted capsule redaction (what it lacks; every removed value is still committed by the run hash).",
       "Each failed check names where the damage is.",
       "--attestation FILE (reach-wasm attest): attestation.signature (DSSE, by a key in the trust store or --key:",
       "REPLAY_PROOF_INVALID), attestation.signer (trusted, the one the predicate names: FED_TRUST_VIOLATION),",
@@ -49,6 +53,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     ].join("\n"),
   },
   { ...ATTEST, summary: "sign an in-toto attestation of a capsule (a DSSE envelope; check it with verify --attestation)", notes: ATTEST_NOTES },
+  { ...REDACT, notes: REDACT_NOTES },
   {
     ...SHOW,
     summary: "a run as a terminal timeline: steps, tools, durations, fuel, host calls, outputs, violations, stops",

@@ -49,6 +49,9 @@ export type CapsuleRequest = {
    * request.json holds"); absent: level 1, the `reach` object runs recorded before levels existed had.
    */
   sandboxApi?: number;
+
+  /** The value-commitment scheme (conformance/HASHING.md "Value commitments"); absent in a capsule recorded before it. */
+  commitments?: string;
 };
 
 /**

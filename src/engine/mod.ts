@@ -57,3 +57,4 @@ export { runStepJob } from "./step-job.ts";
 export type { StepJob, StepJobResult, StepPool } from "./step-job.ts";
 export { runWasi } from "./wasi-command.ts";
 export type { SecretValues } from "../sandbox/mod.ts";
+export { redactCapsule } from "./redact.ts";

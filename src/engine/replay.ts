@@ -31,6 +31,9 @@ import { Session } from "./session.ts";
 import { chainOfCapsule } from "./session-chain.ts";
 import type { AbortPoint, ReplayDirectives } from "./run.ts";
 import type { StopPoint } from "../sandbox/mod.ts";
+import { SALTED_COMMITMENTS } from "../canonical/mod.ts";
+import { redactedDigest, replayBlockers } from "./replay-redacted.ts";
+import type { ReplayRedacted } from "./replay-redacted.ts";
 
 /**
  * Where a replay first differed from the recording: the event (index, step), the first differing field of it, the
@@ -66,6 +69,8 @@ export type ReplayReport = {
    * recorded capsule's (every entry byte-identical, the proof aside). Null with noExec or when not rebuilt.
    */
   rebuilt: { bytes: Uint8Array; indexMatches: boolean } | null;
+  /** A redacted capsule that lacks what replay needs (`matches` false, `divergence` null: no verdict on the run). */
+  redacted?: ReplayRedacted;
   durationMs: number;
 };
 
@@ -258,6 +263,8 @@ function runRequestOf(
     ...(request.stepTimeoutMs === null ? {} : { stepTimeoutMs: request.stepTimeoutMs }),
     ...(request.session === undefined ? {} : { session: chainOfCapsule(capsule, request.session) }),
     sandboxApi: recordedSandboxApi(request),
+
+    commitments: request.commitments === SALTED_COMMITMENTS ? SALTED_COMMITMENTS : null,
   };
 }
 
@@ -315,11 +322,13 @@ function workspaceDivergence(capsule: RunCapsule, record: RunRecord, eventIndex:
   // The replayed workspace as the capsule stores it: regular files, and each link as its target's bytes.
   const mine = new Map(record.workspaceFiles);
   for (const [path, target] of record.workspaceLinks ?? []) mine.set(path, new TextEncoder().encode(target));
-  const paths = new Set([...after.keys(), ...mine.keys()]);
+  const hidden = (capsule.index.redacted?.entries ?? []).filter((r) => r.path.startsWith(AFTER_PREFIX)).map((r) => r.path.slice(AFTER_PREFIX.length));
+  const paths = new Set([...after.keys(), ...mine.keys(), ...hidden]);
   for (const p of [...paths].sort()) {
     const x = after.get(p);
     const y = mine.get(p);
-    if (x === undefined || y === undefined || sha256Hex(x) !== sha256Hex(y)) {
+    const recorded = x === undefined ? redactedDigest(capsule, `${AFTER_PREFIX}${p}`) : sha256Hex(x);
+    if (recorded === undefined || y === undefined || recorded !== sha256Hex(y)) {
       return { eventIndex, stepId: null, field: `workspace/after/${p}`, message: `the workspace after the replay differs from the recorded one at ${p}` };
     }
   }
@@ -362,8 +371,10 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
     const field = String(bad.location?.["field"] ?? bad.location?.["entry"] ?? bad.name);
     return { runHash: "", expectedRunHash: expected, matches: false, status: null, divergence: { eventIndex, stepId: null, field, message: `the capsule is damaged before replay: ${bad.name}: ${bad.message}` }, checks: pre.checks, rebuilt: null, durationMs: now() - started };
   }
+  const blocked = replayBlockers(capsule);
+  if (blocked !== null) return { runHash: "", expectedRunHash: expected, matches: false, status: null, divergence: null, checks: pre.checks, rebuilt: null, redacted: blocked, durationMs: now() - started };
   const { recorded, request, loaded, base } = await recordedRequest(capsule, env, options);
-  const replay = { ...replayDirectives(recorded), audit: recordedHasAudit(capsule), runDocument: capsule.entries.has(RUN_DOC_ENTRY), executionFields: recordedHasExecutionFields(capsule) };
+  const replay = { ...replayDirectives(recorded), audit: recordedHasAudit(capsule), runDocument: capsule.entries.has(RUN_DOC_ENTRY) || redactedDigest(capsule, RUN_DOC_ENTRY) !== undefined, executionFields: recordedHasExecutionFields(capsule) };
   const player = new TapePlayer(readTapeJsonl(capsule.entries.get(TAPE_ENTRY) ?? new Uint8Array()), entriesUnder(capsule.entries, BLOB_PREFIX));
   // A fork's or a resumed run's changes act again from its branch point (`branch.ts`); its own tape answers every step.
   const branch = await branchOfCapsule(capsule, request, recorded, loaded, options);

@@ -44,7 +44,7 @@ export function runResult(record: RunRecord): Record<string, unknown> {
     outputs: record.outputs,
     artifacts: record.artifacts.map((a) => a.info),
   };
-  if (record.status === "COMPLETED") out["outputHash"] = hashCanonical(record.outputs);
+  if (record.status === "COMPLETED") out["outputHash"] = hashCanonical(record.outputCommits ?? record.outputs);
   if (record.error !== null) out["error"] = record.error.toDetails();
   if (record.capabilityAudit !== undefined) out["capabilityAudit"] = record.capabilityAudit;
   if (record.deprecations !== undefined) out["deprecations"] = record.deprecations;

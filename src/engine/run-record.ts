@@ -15,6 +15,7 @@ import { Aborted } from "./run.ts";
 import type { Run } from "./run.ts";
 import { memoryDigest } from "./session-chain.ts";
 import { BRANCH_FILE_PREFIX } from "./branch.ts";
+import { outputHashes, outputsDigest } from "./value-commits.ts";
 import { recordPlanViolation, skippedEvidence, terminalReason } from "./step-events.ts";
 import { executionState, planLock, taskDocument } from "./task-files.ts";
 import type { AbortPoint, ExecutionHeader, RunRecord, RunStatus } from "./types.ts";
@@ -33,10 +34,9 @@ export function runBody(run: Run, status: RunStatus, error: ReachError | null): 
   const carried = request.session?.workspace;
   const before = new Map<string, Uint8Array>(carried?.files ?? []);
   if (carried === undefined) for (const [root, files] of Object.entries(loaded.workspaceFiles)) for (const [p, b] of Object.entries(files)) before.set(`${root}/${p}`, b);
-  const outputs: Record<string, string> = {};
-  for (const [stepId, output] of Object.entries(run.outputs)) outputs[stepId] = hashCanonical(output);
+  const outputs = outputHashes(run.valueKey, run.outputs, run.outputCommits);
   const result: Record<string, unknown> = { runId: run.runId, status, planHash: run.gated?.planHash ?? null, outputs, artifacts: run.artifacts.artifacts.map((a) => a.info) };
-  if (status === "COMPLETED") result["outputHash"] = hashCanonical(run.outputs);
+  if (status === "COMPLETED") result["outputHash"] = outputsDigest(run.valueKey, run.outputs, run.outputCommits);
   if (error !== null) result["error"] = error.toDetails();
   if (run.deprecations.length > 0) result["deprecations"] = run.deprecations.map((d) => ({ ...d }));
   // A session's run commits the memory it ends with, which the next run of the session starts from (HASHING.md).
@@ -137,6 +137,7 @@ export function runRecord(run: Run, status: RunStatus, error: ReachError | null,
     input: run.input,
     seed: run.seed,
     outputs: run.outputs,
+    ...(run.valueKey === null ? {} : { outputCommits: run.outputCommits }),
     tape: run.tape,
     workspaceBefore: run.workspaceBefore,
     workspaceAfter: after,
@@ -191,7 +192,7 @@ function terminate(run: Run, status: RunStatus, error: ReachError | null, at: Ab
   const committed = { workspaceAfter: run.workspace.digest(), contents: contentsDigest(body), ...stops };
   if (status === "COMPLETED") {
     const artifacts = run.artifacts.artifacts.map((a) => a.info);
-    run.log.append("run.completed", { runId: run.runId, status: "success", outputHash: hashCanonical(run.outputs), ...(artifacts.length > 0 ? { artifacts } : {}), ...committed });
+    run.log.append("run.completed", { runId: run.runId, status: "success", outputHash: outputsDigest(run.valueKey, run.outputs, run.outputCommits), ...(artifacts.length > 0 ? { artifacts } : {}), ...committed });
   } else if (status === "ABORTED") {
     run.log.append("run.aborted", { runId: run.runId, status: "failure", reason: "aborted", signal: run.signalName(), error: error!.toDetails(), ...(at === null ? {} : { abortedAt: at }), ...committed });
   } else {

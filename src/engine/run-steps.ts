@@ -25,6 +25,7 @@ import { Aborted } from "./run.ts";
 import { failedEvidence, recordStep, stepEvidence, terminalReason } from "./step-events.ts";
 import type { StepJob, StepJobResult } from "./step-job.ts";
 import { unwireExecution } from "./step-job.ts";
+import { argumentFields } from "./value-commits.ts";
 
 /** A step ready to run (or refused before it could). */
 export type PreparedStep = {
@@ -148,13 +149,13 @@ export function emitStep(run: Run, gen: Generation, p: PreparedStep, result: Ste
     return { stepError: error, toolOutput: null };
   }
   const { envelope, invocationId } = p;
-  run.log.append("tool.invoked", { toolName: step.tool, invocationId, arguments: envelope.arguments, timeoutMs: envelope.timeout_ms, stepId: step.id });
+  run.log.append("tool.invoked", { toolName: step.tool, invocationId, ...argumentFields(run.valueKey, invocationId, envelope.arguments as JsonObject), timeoutMs: envelope.timeout_ms, stepId: step.id });
   run.tape.append(result.tape.records, result.tape.blobs);
   playerOf(run.request, step.id)?.forInvocation(invocationId).advance(result.played);
   const exec = unwireExecution(result.exec, run.tape.invocationDigest(invocationId));
   run.fuelSpent += exec.fuelUsed;
   run.recordStop(invocationId, exec.stepError);
-  recordStep(run.log, step, exec, run.request.loaded.pack.manifest.capabilities.tools.map((t) => t.name));
+  const outputHash = recordStep(run.log, step, exec, run.request.loaded.pack.manifest.capabilities.tools.map((t) => t.name), run.valueKey);
   run.evidence.push(stepEvidence(step, envelope, exec.toolOutput, exec.stepError, exec.schemaValidation, exec.artifacts, exec.durationMs, run.requestId));
   run.markStep(step.id, exec.durationMs);
   progress({ kind: "step", ...at, status: exec.stepError === null ? "completed" : "failed", durationMs: exec.durationMs, fuel: exec.fuelUsed.toString(), ...(exec.stepError === null ? {} : { code: exec.stepError.code }) });
@@ -162,6 +163,7 @@ export function emitStep(run: Run, gen: Generation, p: PreparedStep, result: Ste
   gen.emitted(p.index);
   if (exec.stepError === null) {
     run.outputs[step.id] = exec.toolOutput!;
+    run.outputCommits[step.id] = outputHash!;
     run.artifacts.adopt(result.artifacts);
   } else if (exec.stepError.code === "EXEC_ABORTED") {
     run.failedStep = step.id;

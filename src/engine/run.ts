@@ -56,6 +56,9 @@ import { failedEvidence, terminalReason } from "./step-events.ts";
 import { RESERVED_STEP_PREFIX } from "./types.ts";
 import type { AbortPoint, RealTimes, RunPhase, RunRequest } from "./types.ts";
 import { epochMs } from "../determinism/mod.ts";
+import { SALTED_COMMITMENTS } from "../canonical/mod.ts";
+import { runValueKey } from "./value-commits.ts";
+import type { ValueKey } from "./value-commits.ts";
 
 /** The default virtual epoch (ARCHITECTURE "Determinism"). */
 export const DEFAULT_EPOCH = "1970-01-01T00:00:00.000Z";
@@ -130,6 +133,10 @@ export class Run {
   readonly phases: RunPhase[] = ["PENDING"];
   readonly evidence: RunEvidence[] = [];
   readonly outputs: JsonObject = {};
+  /** Each completed step's output commitment (`value-commits.ts`). */
+  readonly outputCommits: Record<string, string> = {};
+  /** The run's commit key, or null for the legacy unsalted form (`value-commits.ts`). */
+  readonly valueKey: ValueKey;
   readonly usedStepIds = new Set<string>();
   readonly stops: RecordedStop[] = [];
   gated: GatedPlan | null = null;
@@ -221,7 +228,10 @@ export class Run {
       ...(request.approvals === undefined || request.approvals.length === 0 ? {} : { approvals: [...request.approvals] }),
       ...(request.branch === undefined ? {} : request.branch.lineage),
       ...(this.sandboxApi === 1 ? {} : { sandboxApi: this.sandboxApi }),
+
+      ...(request.commitments === null ? {} : { commitments: SALTED_COMMITMENTS }),
     };
+    this.valueKey = runValueKey(this.seed, this.requestDoc.commitments);
     const filesystem = this.policy.permissions.has("filesystem");
     this.preopenRoots = filesystem ? this.policy.workspaceRoots.map((r) => r.root) : null;
     this.#runners = runRunners(request.env, this.preopenRoots, {

@@ -11,6 +11,8 @@ import type { ArtifactInfo, RunEvidence } from "../protocol/mod.ts";
 import type { PlanStep } from "../protocol/mod.ts";
 import type { JsonObject } from "../protocol/mod.ts";
 import type { StepExecution } from "./executor.ts";
+import { outputFields } from "./value-commits.ts";
+import type { ValueKey } from "./value-commits.ts";
 
 /**
  * The `reason` of a failed step or run: `timeout` for the watchdog and time budgets (seed 004 "timeout"),
@@ -43,8 +45,10 @@ function jsonInt(n: bigint): number | string {
  * @param step the plan step
  * @param exec what the executor reported
  * @param declared the manifest's tool names (for `policy.violation`)
+ * @param key the run's commit key (`value-commits.ts`; null: the legacy unsalted form)
+ * @returns the output's hash or commitment (`outputHash`), or null when the tool failed
  */
-export function recordStep(log: EventLog, step: PlanStep, exec: StepExecution, declared: readonly string[]): void {
+export function recordStep(log: EventLog, step: PlanStep, exec: StepExecution, declared: readonly string[], key: ValueKey = null): string | null {
   const v = exec.violation;
   if (v !== null && v.code === "POLICY_VIOLATION") {
     const d = v.details;
@@ -60,8 +64,9 @@ export function recordStep(log: EventLog, step: PlanStep, exec: StepExecution, d
   const ran: JsonObject = { fuel: jsonInt(exec.fuelUsed), hostCalls: exec.hostCalls, ...(exec.module === null ? {} : { module: exec.module }) };
   let outputHash: string | null = null;
   if (exec.toolOutput !== null) {
-    outputHash = hashCanonical(exec.toolOutput);
-    log.append("tool.completed", { invocationId: exec.invocationId, result: exec.toolOutput, outputHash, ...ran });
+    const fields = outputFields(key, exec.invocationId, exec.toolOutput);
+    outputHash = fields.outputHash;
+    log.append("tool.completed", { invocationId: exec.invocationId, ...fields, ...ran });
   } else {
     log.append("tool.failed", { invocationId: exec.invocationId, error: (exec.toolError ?? exec.stepError)!.toDetails(), ...ran });
   }
@@ -74,6 +79,7 @@ export function recordStep(log: EventLog, step: PlanStep, exec: StepExecution, d
     const status = exec.result.status === "success" ? "error" : exec.result.status;
     log.append("run.step.failed", { stepId: step.id, result: { status, reason: terminalReason(exec.stepError) }, error: exec.stepError.toDetails() });
   }
+  return outputHash;
 }
 
 /**

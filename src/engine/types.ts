@@ -120,6 +120,11 @@ export type RunRequest = {
    * commits to it); a run after the first starts from the workspace and memory its previous run ended with.
    */
   session?: SessionChain;
+  /**
+   * The value-commitment scheme (`request.json` `commitments`, conformance/HASHING.md "Value commitments"): salted
+   * (the default) or `null` for the legacy unsalted form a capsule recorded before it asks for on replay.
+   */
+  commitments?: "salted-v1" | null;
   /** Replay: the recorded stops to reproduce (`replay.ts` reads them from the capsule's events). */
   replay?: ReplayDirectives;
   /**
@@ -232,6 +237,8 @@ export type RunRecord = {
   seed: string;
   /** Outputs of completed steps by step id (the run's output; its hash is committed in run.completed). */
   outputs: JsonObject;
+  /** Each completed step's salted output commitment (absent for a run in the legacy unsalted form). */
+  outputCommits?: Record<string, string>;
   tape: TapeRecorder;
   workspaceBefore: SnapshotEntry[];
   workspaceAfter: SnapshotEntry[];

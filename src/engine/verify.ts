@@ -22,6 +22,7 @@ import { firstDifference, TapePlayer } from "../record/mod.ts";
 import { canonicalize } from "../canonical/mod.ts";
 import { runDocument } from "./run-document.ts";
 import { headerPlanLock } from "./task-files.ts";
+import { outputChecks, redactionCheck } from "./verify-values.ts";
 import { RESERVED_STEP_PREFIX } from "./types.ts";
 import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignature } from "../trust/mod.ts";
 import { parseProof, verifyProof } from "../trust/mod.ts";
@@ -38,7 +39,14 @@ import type { RunCapsule } from "../capsule/mod.ts";
 export type VerifyCheck = { name: string; ok: boolean; message: string; location?: Record<string, unknown> };
 
 /** The outcome of verifying a capsule. */
-export type CapsuleVerification = { valid: boolean; runHash: string; checks: VerifyCheck[]; signer: { publicKey: string; trusted: boolean; keyName?: string } | null };
+export type CapsuleVerification = {
+  valid: boolean;
+  runHash: string;
+  checks: VerifyCheck[];
+  signer: { publicKey: string; trusted: boolean; keyName?: string } | null;
+  /** What a redacted capsule lacks (capsule.json `redacted`). */
+  redacted?: NonNullable<RunCapsule["index"]["redacted"]>;
+};
 
 type Ev = { type: string; payload: Record<string, unknown>; eventHash: string };
 
@@ -70,13 +78,15 @@ export function verifyRunCapsule(capsule: RunCapsule, trustStore?: TrustStore): 
   checks.push(eventsCheck);
   // outputs: each tool.completed output hashes to its outputHash; a completed step refers to its tool's output by
   // hash; run.completed's outputHash is the hash of the completed steps' outputs.
-  if (events.length > 0) checks.push(...outputChecks(events));
+  const redacted = capsule.index.redacted;
+  const absent = index.files.filter((f) => redacted?.entries.some((r) => r.path === f.path) === true);
+  if (events.length > 0) checks.push(...outputChecks(events, new Set(redacted?.steps)));
   // commitments: everything else in the capsule is committed by hashes the chain covers
-  if (events.length > 0) checks.push(...commitmentChecks(events, entries));
+  if (events.length > 0) checks.push(...commitmentChecks(events, entries, absent));
   // run.json names the run hash, so it is outside `contents`: every field is derived again and compared
-  if (events.length > 0) checks.push(runDocumentCheck(events as never, index.runHash, entries));
+  if (events.length > 0) checks.push(absent.some((f) => f.path === RUN_DOC_ENTRY) ? found("run.json", true, "run.json is redacted (it is derived from the chain and the committed entries)") : runDocumentCheck(events as never, index.runHash, entries));
 
-  checks.push(tapeCheck(entries, events));
+  checks.push(tapeCheck(entries, events, new Set(absent.map((f) => f.path))));
   checks.push(...packChecks(capsule, events, trustStore));
   const plan = planCheck(entries, events);
   if (plan !== null) checks.push(plan);
@@ -84,7 +94,9 @@ export function verifyRunCapsule(capsule: RunCapsule, trustStore?: TrustStore): 
   if (lock !== null) checks.push(found("plan.sha256", lock.ok, lock.message, lock.ok ? undefined : { entry: "EXECUTION_HEADER.json" }));
   const proof = proofChecks(capsule, events, trustStore);
   checks.push(...proof.checks);
-  return { valid: checks.every((c) => c.ok), runHash: index.runHash, checks, signer: proof.signer };
+  const redaction = redactionCheck(index);
+  if (redaction !== null) checks.push(redaction);
+  return { valid: checks.every((c) => c.ok), runHash: index.runHash, checks, signer: proof.signer, ...(redacted === undefined ? {} : { redacted }) };
 }
 
 /** A check that keeps its location whenever one is given (`check` drops it from a passing one). */
@@ -107,7 +119,8 @@ function verifyEvents(rawEvents: Uint8Array | undefined, runHash: string): { eve
 }
 
 /** `tape`: canonical records, request/response hashes, every blob present and hashing to its name. */
-function tapeCheck(entries: RunCapsule["entries"], events: readonly Ev[]): VerifyCheck {
+function tapeCheck(entries: RunCapsule["entries"], events: readonly Ev[], absent: ReadonlySet<string>): VerifyCheck {
+  if (absent.has(TAPE_ENTRY)) return found("tape", true, `${TAPE_ENTRY} is redacted (its digest is committed through contents)`);
   try {
     const records = readTapeJsonl(entries.get(TAPE_ENTRY) ?? new Uint8Array());
     const blobs = entriesUnder(entries, BLOB_PREFIX);
@@ -123,7 +136,7 @@ function tapeCheck(entries: RunCapsule["entries"], events: readonly Ev[]): Verif
     }
     const tapeProblem = invocationTapeProblem(events, records);
     if (tapeProblem !== null) throw new ReachError("REPLAY_CAPSULE_INVALID", tapeProblem);
-    const missing = [...referenced].filter((h) => !blobs.has(h));
+    const missing = [...referenced].filter((h) => !blobs.has(h) && !absent.has(`${BLOB_PREFIX}${h}`));
     if (missing.length > 0) return found("tape", false, `the tape refers to blob ${missing[0]}, which is not in the capsule`, { entry: `${BLOB_PREFIX}${missing[0]}` });
     return found("tape", true, `${records.length} host calls, ${blobs.size} blobs, all hashes match`);
   } catch (err) {
@@ -206,33 +219,8 @@ function check(name: string, ok: boolean, message: string, location?: Record<str
   return location === undefined || ok ? { name, ok, message } : { name, ok, message, location };
 }
 
-/** Outputs are stored once (tool.completed) and referenced by hash elsewhere; every hash must hold. */
-function outputChecks(events: readonly Ev[]): VerifyCheck[] {
-  const problems: VerifyCheck[] = [];
-  const stepTypes = new Map<string, string>();
-  const stepOf = new Map<string, string>(); // invocationId → stepId
-  const lastOutput = new Map<string, unknown>(); // stepId → its tool's output
-  const outputs: Record<string, unknown> = {};
-  const bad = (i: number, message: string): void => void problems.push({ name: "outputs", ok: false, message: `event ${i} (${events[i]!.type}): ${message}`, location: { entry: EVENTS_ENTRY, eventIndex: i, field: "payload.outputHash" } });
-  events.forEach((e, i) => {
-    const p = e.payload;
-    if (e.type === "run.step.started") stepTypes.set(String(p["stepId"]), String(p["stepType"]));
-    else if (e.type === "tool.invoked") stepOf.set(String(p["invocationId"]), String(p["stepId"]));
-    else if (e.type === "tool.completed") {
-      if (hashCanonical(p["result"]) !== p["outputHash"]) bad(i, "the result does not hash to its outputHash");
-      lastOutput.set(stepOf.get(String(p["invocationId"])) ?? "", p["result"]);
-    } else if (e.type === "run.step.completed" && stepTypes.get(String(p["stepId"])) === "tool") {
-      const stepId = String(p["stepId"]);
-      const ref = (p["result"] as { outputHash?: unknown } | undefined)?.outputHash;
-      if (!lastOutput.has(stepId) || ref !== hashCanonical(lastOutput.get(stepId))) bad(i, "the step's outputHash is not the hash of its tool's output");
-      outputs[stepId] = lastOutput.get(stepId);
-    } else if (e.type === "run.completed" && hashCanonical(outputs) !== p["outputHash"]) bad(i, "outputHash is not the hash of the completed steps' outputs");
-  });
-  return problems.length === 0 ? [check("outputs", true, "every recorded output matches its hash")] : problems;
-}
-
 /** The workspace listing a capsule holds under `prefix` (links named by `workspace/links.json`). */
-function workspaceListing(entries: ReadonlyMap<string, Uint8Array>, prefix: string, side: "before" | "after"): SnapshotEntry[] {
+function workspaceListing(entries: ReadonlyMap<string, Uint8Array>, prefix: string, side: "before" | "after", absent: readonly { path: string; sha256: string; size: number }[]): SnapshotEntry[] {
   let links: Set<string> = new Set();
   const raw = entries.get(LINKS_ENTRY);
   if (raw !== undefined) {
@@ -245,15 +233,17 @@ function workspaceListing(entries: ReadonlyMap<string, Uint8Array>, prefix: stri
   for (const [path, bytes] of entriesUnder(entries, prefix)) {
     out.push(links.has(path) ? { path, size: bytes.length, sha256: sha256Hex(bytes), kind: "symlink", target: dec.decode(bytes) } : { path, size: bytes.length, sha256: sha256Hex(bytes) });
   }
+  // a redacted file (never a link: `redact` refuses those) by the digest and size the index keeps
+  for (const f of absent) if (f.path.startsWith(prefix)) out.push({ path: f.path.slice(prefix.length), size: f.size, sha256: f.sha256 });
   return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /** The body digest, the request and the workspaces against what run.started and the terminal event commit. */
-function commitmentChecks(events: readonly Ev[], entries: ReadonlyMap<string, Uint8Array>): VerifyCheck[] {
+function commitmentChecks(events: readonly Ev[], entries: ReadonlyMap<string, Uint8Array>, absent: readonly { path: string; sha256: string; size: number }[]): VerifyCheck[] {
   const started = events[0]!.type === "run.started" ? events[0]!.payload : {};
   const last = events[events.length - 1]!.payload;
   const out: VerifyCheck[] = [];
-  const contents = contentsDigest(entries);
+  const contents = contentsDigest(entries, absent);
   out.push(check("contents", last["contents"] === contents, last["contents"] === contents ? "every capsule entry is committed by the run hash (contents)" : `the capsule's entries hash to ${contents}; the terminal event commits ${String(last["contents"])} — an entry was changed, added or removed`, { entry: EVENTS_ENTRY, eventIndex: events.length - 1, field: "payload.contents" }));
   const request = entries.get(REQUEST_ENTRY);
   let requestHash = "(missing)";
@@ -262,11 +252,12 @@ function commitmentChecks(events: readonly Ev[], entries: ReadonlyMap<string, Ui
   } catch {
     requestHash = "(not JSON)";
   }
-  out.push(check("request", requestHash === started["requestHash"], requestHash === started["requestHash"] ? "request.json is the request run.started commits" : `request.json hashes to ${requestHash}; run.started commits ${String(started["requestHash"])}`, { entry: REQUEST_ENTRY }));
+  if (request === undefined && absent.some((f) => f.path === REQUEST_ENTRY)) out.push(check("request", true, "request.json is redacted (its digest is committed through contents)"));
+  else out.push(check("request", requestHash === started["requestHash"], requestHash === started["requestHash"] ? "request.json is the request run.started commits" : `request.json hashes to ${requestHash}; run.started commits ${String(started["requestHash"])}`, { entry: REQUEST_ENTRY }));
   for (const [side, prefix, committed] of [["before", BEFORE_PREFIX, started["workspaceBefore"]], ["after", AFTER_PREFIX, last["workspaceAfter"]]] as const) {
     let digest: string;
     try {
-      digest = snapshotDigest(workspaceListing(entries, prefix, side));
+      digest = snapshotDigest(workspaceListing(entries, prefix, side, absent));
     } catch (err) {
       digest = `(${(err as Error).message})`;
     }

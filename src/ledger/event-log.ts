@@ -8,7 +8,7 @@ import type { VirtualClock } from "../determinism/mod.ts";
 import { formatIsoMillis } from "../determinism/mod.ts";
 import { EVENT_SPEC_VERSION } from "../protocol/mod.ts";
 import type { EventType } from "../protocol/mod.ts";
-import { eventHash, GENESIS_HASH, payloadHash, runHash } from "./hash-chain.ts";
+import { eventHash, eventPayloadHash, GENESIS_HASH, runHash } from "./hash-chain.ts";
 import { OrderingState } from "./ordering.ts";
 
 
@@ -78,7 +78,7 @@ export class EventLog {
     if (payload === null || typeof payload !== "object" || Array.isArray(payload)) {
       throw new TypeError(`"payload" expected a JSON object for event "${String(type)}"`);
     }
-    const pHash = payloadHash(payload); // throws before any state changes
+    const pHash = eventPayloadHash(type, payload as Record<string, unknown>); // throws before any state changes
     this.#order.accept(type, payload);
     const timestamp = formatIsoMillis(this.#clock.tick()); // consecutive stamps reuse the formatted second
     const prev = this.#head;

@@ -23,6 +23,39 @@ export function payloadHash(payload: unknown): string {
   return sha256Hex(canonicalize(payload));
 }
 
+/** Per event type, the committed value fields (conformance/HASHING.md "Value commitments"): value, salt. */
+const COMMITTED_FIELDS: Readonly<Record<string, readonly [string, string]>> = {
+  "tool.invoked": ["arguments", "argumentsSalt"],
+  "tool.completed": ["result", "resultSalt"],
+};
+
+/**
+ * The form of a payload the chain hashes: a value committed with a salt (`argumentsSalt` beside `arguments` in
+ * `tool.invoked`, `resultSalt` beside `result` in `tool.completed`) is left out with its salt, since its commitment
+ * (`argumentsCommit`, `outputHash`) is in the payload; any other payload is hashed whole. A redacted payload is
+ * therefore already in this form, and hashes the same.
+ * @param type the event type
+ * @param payload the payload as stored
+ * @returns the payload to hash
+ */
+export function hashedPayload(type: string, payload: Record<string, unknown>): Record<string, unknown> {
+  const fields = COMMITTED_FIELDS[type];
+  if (fields === undefined || !(fields[1] in payload)) return payload;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(payload)) if (k !== fields[0] && k !== fields[1]) out[k] = v;
+  return out;
+}
+
+/**
+ * The payloadHash of an event: {@link payloadHash} of its {@link hashedPayload}.
+ * @param type the event type
+ * @param payload the payload as stored
+ * @returns 64 lowercase hex digits
+ */
+export function eventPayloadHash(type: string, payload: Record<string, unknown>): string {
+  return payloadHash(hashedPayload(type, payload));
+}
+
 /**
  * Hash of one event, chained to the previous one.
  * @param type event type, e.g. "run.started"

@@ -3,7 +3,7 @@
  * JSONL read/write, and chain verification.
  * @module
  */
-export { eventHash, GENESIS_HASH, payloadHash, runHash } from "./hash-chain.ts";
+export { eventHash, eventPayloadHash, GENESIS_HASH, hashedPayload, payloadHash, runHash } from "./hash-chain.ts";
 export { OrderingState } from "./ordering.ts";
 export { EventLog } from "./event-log.ts";
 export type { EventLogOptions, Payload, RecordedEvent } from "./event-log.ts";

@@ -12,7 +12,7 @@ import { parseIsoMillis } from "../determinism/mod.ts";
 import { ReachError } from "../protocol/mod.ts";
 import { EVENT_SPEC_VERSION } from "../protocol/mod.ts";
 import { isEventType } from "../protocol/mod.ts";
-import { eventHash, GENESIS_HASH, payloadHash, runHash } from "./hash-chain.ts";
+import { eventHash, eventPayloadHash, GENESIS_HASH, runHash } from "./hash-chain.ts";
 import { OrderingState } from "./ordering.ts";
 
 /** Result of `verifyChain`. */
@@ -81,7 +81,7 @@ export function verifyChain(events: readonly unknown[], expectedRunHash?: string
     }
     let pHash: string;
     try {
-      pHash = payloadHash(payload);
+      pHash = eventPayloadHash(String(ev.type), payload as Record<string, unknown>);
     } catch (err) {
       return bad(i, "payload", `payload cannot be canonicalised: ${(err as Error).message}`);
     }

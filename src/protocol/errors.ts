@@ -84,6 +84,7 @@ export const ERROR_CODES = {
     "REPLAY_CAPSULE_INVALID",
     "REPLAY_CAPSULE_TOO_LARGE",
     "REPLAY_PROOF_INVALID",
+    "REPLAY_REDACTED",
   ],
 } as const;
 

@@ -88,7 +88,12 @@ export const StepStartedPayloadSchema = lazySchema(() => strictObject("run.step.
 export const ToolInvokedPayloadSchema = lazySchema(() => strictObject("tool.invoked payload", {
   toolName: toolName(),
   invocationId: nonEmpty(),
-  arguments: jsonObject(),
+  /** The step's arguments; absent from a redacted capsule (`argumentsCommit` stays). */
+  arguments: jsonObject().optional(),
+  /** The salt of `argumentsCommit` (conformance/HASHING.md "Value commitments"); goes with the arguments. */
+  argumentsSalt: z.string().regex(/^[0-9a-f]{32}$/).optional(),
+  /** The salted commitment to the arguments: the chain hashes this, not the arguments. */
+  argumentsCommit: sha256Hex().optional(),
   timeoutMs: z.int().min(1),
   stepId: identifier(),
 }).meta({ id: "ToolInvokedPayload", description: "tool.invoked (upstream ToolInvokedPayload)" }));
@@ -106,10 +111,15 @@ const invocationCommitments = () => ({
   module: strictObject("module", { sha256: sha256Hex(), metered: sha256Hex().nullable() }).optional(),
 });
 
-/** `tool.completed`: the tool returned; `outputHash` is the SHA-256 of the canonical result (stored only here). */
+/**
+ * `tool.completed`: the tool returned. `outputHash` is the SHA-256 of the canonical result, or with `resultSalt` its
+ * salted commitment (conformance/HASHING.md "Value commitments"; the result is then outside the hashed payload, and a
+ * redacted capsule drops both).
+ */
 export const ToolCompletedPayloadSchema = lazySchema(() => strictObject("tool.completed payload", {
   invocationId: nonEmpty(),
-  result: jsonObject(),
+  result: jsonObject().optional(),
+  resultSalt: z.string().regex(/^[0-9a-f]{32}$/).optional(),
   outputHash: sha256Hex(),
   ...invocationCommitments(),
 }).meta({ id: "ToolCompletedPayload", description: "tool.completed (upstream ToolCompletedPayload)" }));

@@ -1,0 +1,29 @@
+/**
+ * `reach-wasm redact <capsule> (--step ID | --entry PATH | --blob SHA256)... --out FILE` (`src/engine/redact.ts`).
+ * Exit 0 written, 2 a bad invocation, a target that does not exist or cannot be redacted, or an unreadable capsule.
+ * @module
+ */
+import { DEFAULT_ARCHIVE_LIMITS, readRunCapsule } from "../engine/mod.ts";
+import { redactCapsule } from "../engine/mod.ts";
+import { readHostFile } from "../platform/files.ts";
+import { writeFileAtomic } from "../platform/write.ts";
+import type { CliIO } from "./io.ts";
+import { parseCommand } from "./options.ts";
+import { REDACT } from "./specs-redact.ts";
+
+/**
+ * The `redact` command.
+ * @param argv arguments after `redact`
+ * @param io output streams
+ * @returns the exit code
+ */
+export async function runRedactCommand(argv: readonly string[], io: CliIO): Promise<number> {
+  const { values, positionals } = parseCommand(REDACT, argv);
+  const capsule = readRunCapsule(await readHostFile(positionals[0]!, DEFAULT_ARCHIVE_LIMITS.maxCompressedBytes));
+  const out = redactCapsule(capsule, { steps: values.step, entries: values.entry, blobs: values.blob });
+  await writeFileAtomic(values.out, out.bytes);
+  const r = out.index.redacted!;
+  io.stderr(`reach-wasm: wrote ${values.out}: run hash ${out.index.runHash} unchanged; redacted ${r.steps.length} step(s), ${r.entries.length} entr${r.entries.length === 1 ? "y" : "ies"}\n`);
+  if (values.json) io.stdout(JSON.stringify({ runHash: out.index.runHash, out: values.out, redacted: r }) + "\n");
+  return 0;
+}
