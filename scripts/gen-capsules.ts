@@ -7,6 +7,7 @@
  * against a local server on a random port, never comes out the same twice). Every folder but secret-api-v2 was recorded
  * before sandbox API levels existed (request.json without `sandboxApi`: level 1); regenerating one records level 2 and
  * loses CI's replay of level 1, so write new folders by name (`npm run capsules -- secret-api-v2`).
+ * `notes-redacted` is the `notes-salted` run redacted (a step's values and a workspace file removed); it keeps its run hash.
  * @module
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -28,6 +29,7 @@ import { forkCapsule, resumeCapsule } from "../src/engine/fork.ts";
 import type { RunRequest } from "../src/engine/types.ts";
 import { readJsonl } from "../src/ledger/jsonl.ts";
 import { startEchoServer } from "../tests/support/secret-server.ts";
+import { redactCapsule } from "../src/engine/redact.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 const outRoot = join(root, "conformance/capsules");
@@ -78,9 +80,18 @@ async function lineage(): Promise<void> {
   }
 }
 
+/** The notes run redacted (conformance/HASHING.md "Redaction"): same run hash, the save step's values and a file gone. */
+async function redacted(): Promise<void> {
+  if (only.length > 0 && !only.includes("notes-redacted")) return;
+  const notes = readRunCapsule((await capsule("notes", "notes", { always: true }))!);
+  const out = redactCapsule(notes, { steps: ["save"], entries: ["workspace/after/out/index.json"] });
+  save("notes-redacted", "COMPLETED", out.index.runHash, out.bytes);
+}
+
 await capsule("hello", "hello", { restricted: true });
 await capsule("notes", "notes");
 await lineage();
+await redacted();
 await capsule("notes", "notes-signed", { key: generateKeyPair().privateKey });
 await capsule("return_spec_fail", "return_spec_fail");
 await capsule("path_escape_fail", "path_escape_fail");

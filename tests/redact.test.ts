@@ -109,6 +109,9 @@ describe("redact and verify through the CLI", () => {
     const v = spawnSync(deno[0]!, [...deno.slice(1), "verify", redacted, "--json"], { cwd: root, encoding: "utf8", timeout: 120_000 });
     expect(v.status, v.stderr).toBe(0);
     expect(JSON.parse(v.stdout)).toMatchObject({ valid: true, runHash: original.runHash, redacted: { steps: ["shout"] } });
+    const s = spawnSync(process.execPath, [join(root, "conformance/verifier/verify-capsule.mjs"), redacted], { cwd: root, encoding: "utf8", timeout: 60_000 });
+    expect(s.status, s.stdout + s.stderr).toBe(0);
+    expect(s.stdout).toMatch(/redact/);
     const p = spawnSync(node[0]!, [...node.slice(1), "replay", redacted, "--json"], { cwd: root, encoding: "utf8", timeout: 120_000 });
     expect(p.status, p.stderr).toBe(3);
     expect(JSON.parse(p.stdout)).toMatchObject({ matches: false, redacted: { code: "REPLAY_REDACTED", entries: ["request.json"] } });

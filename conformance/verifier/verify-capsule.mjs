@@ -14,6 +14,11 @@
 // tool.completed / tool.failed commits hostCalls = {count, hash}: the hash of that invocation's tape.jsonl lines; and
 // run.json (the run document, which names the run hash) is derived again from the events and committed entries.
 // It reads the archive as GNU tar (ustar, pax, gnu), bsdtar or Python's tarfile write it, not only reach-wasm's own form.
+
+// Value commitments: a tool.invoked with argumentsSalt and a tool.completed with resultSalt are hashed without the
+// value and its salt; argumentsCommit / outputHash = hex(SHA-256("reach-wasm/value/v1\0" + salt + "\0" + JCS(value))).
+// A redacted capsule (capsule.json "redacted") lacks the values of redacted.steps and the entries of redacted.entries
+// (their digests stay in capsule.json files and so in contents); redacted.rewritten gives events.jsonl's new digest.
 // Usage: node conformance/verifier/verify-capsule.mjs X.capsule.tar.gz   → exit 0 valid, 1 invalid, 2 unreadable.
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
@@ -94,10 +99,17 @@ function paxRecords(data) {
 
 export function verifyCapsule(bytes) {
   const files = untar(gunzipSync(bytes, { maxOutputLength: 1 << 30 }));
+  stepOfInvocation.clear();
   const checks = [];
   const check = (name, ok, message) => checks.push({ name, ok, message });
   const index = JSON.parse(new TextDecoder().decode(files.get("capsule.json")));
-  for (const f of index.files) check(`file ${f.path}`, files.has(f.path) && sha(files.get(f.path)) === f.sha256, "matches capsule.json");
+  const red = index.redacted ?? { steps: [], entries: [], rewritten: [] };
+  const absent = new Set(red.entries.map((r) => r.path));
+  const rewritten = new Map(red.rewritten.map((r) => [r.path, r.sha256]));
+  for (const f of index.files) {
+    if (absent.has(f.path)) check(`file ${f.path}`, !files.has(f.path), "redacted");
+    else check(`file ${f.path}`, files.has(f.path) && sha(files.get(f.path)) === (rewritten.get(f.path) ?? f.sha256), "matches capsule.json");
+  }
 
   const lines = new TextDecoder().decode(files.get("events.jsonl")).split("\n").filter((l) => l !== "");
   let prev = "0".repeat(64);
@@ -105,7 +117,8 @@ export function verifyCapsule(bytes) {
   let broken = -1;
   lines.forEach((line, i) => {
     const e = JSON.parse(line);
-    const payloadHash = sha(jcs(e.payload));
+    const payloadHash = sha(jcs(hashedPayload(e)));
+    valueChecks(e, i, red.steps, check);
     const eventHash = sha(e.type + e.timestamp + payloadHash + prev);
     if (broken < 0 && (e.payloadHash !== payloadHash || e.prevEventHash !== prev || e.eventHash !== eventHash || e.sequence !== i)) broken = i;
     hashes.push(e.eventHash);
@@ -118,7 +131,11 @@ export function verifyCapsule(bytes) {
   // Every other entry is committed by the run hash: the body's digest in the terminal event's payload.contents.
   const events = lines.map((l) => JSON.parse(l));
   const body = [...files.keys()].filter((p) => !["capsule.json", "events.jsonl", "proof.json", "federation.jsonl", "run.json"].includes(p)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const contents = sha(body.map((p) => `${p}\0${sha(files.get(p))}\0${files.get(p).length}\n`).join(""));
+  const gone = index.files.filter((f) => absent.has(f.path) && !["run.json"].includes(f.path));
+  const lineOf = (p) => (files.has(p) ? `${p}\0${sha(files.get(p))}\0${files.get(p).length}\n` : `${p}\0${gone.find((f) => f.path === p).sha256}\0${gone.find((f) => f.path === p).size}\n`);
+  body.push(...gone.map((f) => f.path));
+  body.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const contents = sha(body.map(lineOf).join(""));
   const committed = events.at(-1)?.payload?.contents;
   check("contents", committed === contents, committed === contents ? `${body.length} entries committed by the run hash` : `the entries hash to ${contents}, the terminal event commits ${committed}`);
   // Each invocation's host calls: the hash of its tape lines.
@@ -130,13 +147,14 @@ export function verifyCapsule(bytes) {
     const h = sha(mine.map((l) => `${l}\n`).join(""));
     check(`tape ${e.payload.invocationId}`, hc.count === mine.length && hc.hash === h, `${mine.length} host calls`);
   }
-  if (files.has("run.json")) runDocChecks(files, events, runHash, check);
+  if (absent.has("run.json")) check("run.json", true, "redacted (derived from the events and committed entries)");
+  else if (files.has("run.json")) runDocChecks(files, events, runHash, check);
   else check("run.json", ![...files.keys()].some((p) => p.startsWith("TASK_")), "absent (a capsule made before run.json existed)");
 
   const proofBytes = files.get("proof.json");
   if (proofBytes !== undefined) {
     const proof = JSON.parse(new TextDecoder().decode(proofBytes));
-    const { proof: _omit, ...rest } = index;
+    const { proof: _omit, redacted: _red, ...rest } = index;
     const digest = sha(jcs({ ...rest, files: rest.files.filter((f) => f.path !== "proof.json"), manifest: { ...rest.manifest, contents: rest.manifest.contents.filter((c) => c !== "proof") } }));
     const pk = unhex(proof.publicKey);
     const verify = (sig, msg) => ed.verify(unhex(sig), enc.encode(jcs(msg)), pk, { zip215: false });
@@ -148,7 +166,30 @@ export function verifyCapsule(bytes) {
       check(`proof.step ${s.stepId}`, inRun && verify(signature, { type: "reach-wasm/step-proof", runHash, ...statement }), `events ${s.firstEventIndex}..${s.lastEventIndex}`);
     }
   }
-  return { valid: checks.every((c) => c.ok), runHash, checks };
+  if (index.redacted !== undefined) check("redaction", true, `redacted: steps [${red.steps.join(", ")}], entries [${[...absent].join(", ")}]`);
+  return { valid: checks.every((c) => c.ok), runHash, checks, ...(index.redacted === undefined ? {} : { redacted: index.redacted }) };
+}
+
+/** The payload the chain hashes: a salted value (and its salt) is left out; its commitment stays in the payload. */
+function hashedPayload(e) {
+  const field = { "tool.invoked": ["arguments", "argumentsSalt"], "tool.completed": ["result", "resultSalt"] }[e.type];
+  if (field === undefined || !(field[1] in e.payload)) return e.payload;
+  const { [field[0]]: _v, [field[1]]: _s, ...rest } = e.payload;
+  return rest;
+}
+
+/** A step's arguments and output against their salted commitments; absent only for a step listed as redacted. */
+const stepOfInvocation = new Map();
+function valueChecks(e, i, redactedSteps, check) {
+  const p = e.payload;
+  const commit = (salt, v) => sha(`reach-wasm/value/v1\0${salt}\0${jcs(v)}`);
+  if (e.type === "tool.invoked") stepOfInvocation.set(p.invocationId, p.stepId);
+  const [value, salt, committed] = e.type === "tool.invoked" && "argumentsCommit" in p ? [p.arguments, p.argumentsSalt, p.argumentsCommit]
+    : e.type === "tool.completed" && ("resultSalt" in p || !("result" in p)) ? [p.result, p.resultSalt, p.outputHash] : [null, null, null];
+  if (committed === null) return;
+  const step = stepOfInvocation.get(p.invocationId);
+  if (value === undefined && salt === undefined) check(`value ${i}`, redactedSteps.includes(step), `step ${step}: redacted`);
+  else check(`value ${i}`, typeof salt === "string" && commit(salt, value) === committed, `step ${step}: matches its salted commitment`);
 }
 
 /** run.json: every field equals what the events and the committed entries imply (src/engine/run-document.ts). */

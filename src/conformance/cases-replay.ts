@@ -11,7 +11,7 @@ import { helloRun, notesRun, tail } from "./fixtures.ts";
 import type { ConformanceCase } from "./case.ts";
 
 /** The committed reference capsules, one folder each: `conformance/capsules/<name>/<runHash>.capsule.tar.gz`. */
-export const REFERENCE_CAPSULES = ["chart", "hello", "http", "mcp_memory", "notes", "notes-aborted", "notes-fork", "notes-resumed", "notes-signed", "parallel", "path_escape_fail", "return_spec_fail", "secret-api", "secret-api-v2"] as const;
+export const REFERENCE_CAPSULES = ["chart", "hello", "http", "mcp_memory", "notes", "notes-aborted", "notes-fork", "notes-redacted", "notes-resumed", "notes-salted", "notes-signed", "parallel", "path_escape_fail", "return_spec_fail", "secret-api", "secret-api-v2"] as const;
 
 /** The path and run hash of a reference capsule. */
 async function reference(ctx: SuiteContext, name: string): Promise<{ path: string; runHash: string }> {
