@@ -112,6 +112,16 @@ describe("redact and verify through the CLI", () => {
     const s = spawnSync(process.execPath, [join(root, "conformance/verifier/verify-capsule.mjs"), redacted], { cwd: root, encoding: "utf8", timeout: 60_000 });
     expect(s.status, s.stdout + s.stderr).toBe(0);
     expect(s.stdout).toMatch(/redact/);
+    const run = (...args: string[]) => spawnSync(node[0]!, [...node.slice(1), ...args], { cwd: root, encoding: "utf8", timeout: 120_000 });
+    const shown = JSON.parse(run("show", redacted, "--json").stdout);
+    expect(shown.steps.find((st: { stepId: string }) => st.stepId === "shout").redacted).toEqual(["arguments", "output"]);
+    expect(run("show", redacted).stdout).toMatch(/arguments and output redacted/);
+    const diff = JSON.parse(run("diff", input, redacted, "--json").stdout);
+    expect(diff.firstDivergence).toBeNull();
+    expect(diff.b.redacted).toMatchObject({ steps: ["shout"] });
+    const html = join(scratch, "r.html");
+    expect(run("report", redacted, "--out", html).status).toBe(0);
+    expect(readFileSync(html, "utf8")).toMatch(/output redacted/);
     const p = spawnSync(node[0]!, [...node.slice(1), "replay", redacted, "--json"], { cwd: root, encoding: "utf8", timeout: 120_000 });
     expect(p.status, p.stderr).toBe(3);
     expect(JSON.parse(p.stdout)).toMatchObject({ matches: false, redacted: { code: "REPLAY_REDACTED", entries: ["request.json"] } });

@@ -87,8 +87,9 @@ export function renderStep(s: StepView, blobs: ReadonlyMap<string, Uint8Array>):
   const facts = fact("invocation", s.invocationId) + fact("depends on", s.dependsOn.length === 0 ? null : s.dependsOn.join(", ")) +
     fact("output hash", s.outputHash) + fact("module sha256", s.module?.sha256 ?? null) + fact("metered module", s.module?.metered ?? null) +
     fact("host calls hash", s.hostCalls?.hash ?? null) + fact("virtual time", `${s.startedAt} → ${s.endedAt ?? "…"}`) + fact("events", `${s.events.first}–${s.events.last}`);
-  const input = s.type === "tool" ? `<h4>Input</h4>${s.arguments === undefined ? `<p class="note">none recorded</p>` : preBlock(s.arguments)}` : "";
-  const output = s.hasOutput ? `<h4>Output</h4>${preBlock(s.output)}` : s.replan !== null ? `<h4>Replan</h4>${preBlock(s.replan)}` : "";
+  const redacted = (what: "arguments" | "output"): string => `<p class="note">redacted (committed by the run hash)</p>`.replace("redacted", `${what} redacted`);
+  const input = s.type === "tool" ? `<h4>Input</h4>${s.redacted.includes("arguments") ? redacted("arguments") : s.arguments === undefined ? `<p class="note">none recorded</p>` : preBlock(s.arguments)}` : "";
+  const output = s.hasOutput ? `<h4>Output</h4>${preBlock(s.output)}` : s.redacted.includes("output") ? `<h4>Output</h4>${redacted("output")}` : s.replan !== null ? `<h4>Replan</h4>${preBlock(s.replan)}` : "";
   const artifacts = s.artifacts.length === 0 ? "" : `<h4>Artifacts</h4><ul>${s.artifacts.map((a) => `<li><a href="#artifacts">${esc(a.name)}</a> (${esc(a.mimeType)}, ${sizeCell(a.sizeBytes)})</li>`).join("")}</ul>`;
   const tape = s.type === "tool" ? `<h4>Tape (${s.tape.length} host call${s.tape.length === 1 ? "" : "s"})</h4>${tapeTable(s.tape, blobs)}` : "";
   return `<details class="step ${s.status}" id="${stepAnchor(s)}" data-step-id="${esc(s.stepId)}">${summaryLine(s)}<div class="step-body">` +

@@ -43,6 +43,8 @@ export type StepView = {
   /** The tool's output (`tool.completed` result); `hasOutput` false when it returned none. */
   output: unknown;
   hasOutput: boolean;
+  /** What of the step a redacted capsule lacks (conformance/HASHING.md "Redaction"): its arguments, its output. */
+  redacted: ("arguments" | "output")[];
   outputHash: string | null;
   error: { code: string; message: string; details: unknown } | null;
   fuel: string | null;
@@ -114,6 +116,7 @@ function newStep(e: RawEvent, position: number, kinds: ReadonlyMap<string, strin
     arguments: undefined,
     output: undefined,
     hasOutput: false,
+    redacted: [],
     outputHash: null,
     error: null,
     fuel: null,
@@ -139,6 +142,7 @@ function applyEvent(s: StepView, e: RawEvent, ctx: StepContext): void {
     case "tool.invoked":
       s.invocationId = str(p, "invocationId");
       s.arguments = get(p, "arguments");
+      if (s.arguments === undefined && Object.hasOwn(p, "argumentsCommit")) s.redacted.push("arguments");
       return;
     case "policy.violation":
       s.violations.push({ eventIndex: e.index, violationType: str(p, "violationType") ?? "?", details: str(p, "details") ?? "", attemptedCapability: str(p, "attemptedCapability") });
@@ -150,6 +154,7 @@ function applyEvent(s: StepView, e: RawEvent, ctx: StepContext): void {
         s.hasOutput = Object.hasOwn(p, "result");
         s.output = get(p, "result");
         s.outputHash = str(p, "outputHash");
+        if (!s.hasOutput) s.redacted.push("output");
       } else s.error = errorOf(get(p, "error"));
       return;
     case "run.step.completed":

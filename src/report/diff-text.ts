@@ -42,7 +42,7 @@ function divergenceLines(d: RunDiff, paint: Paint): string[] {
  */
 export function renderDiff(d: RunDiff, options: { color?: boolean } = {}): string {
   const paint = painter(options.color === true);
-  const side = (label: string, s: RunDiff["a"]) => `  ${label} ${shortHash(s.runHash)} ${s.status} (${s.steps} step${s.steps === 1 ? "" : "s"}, ${s.events} events)${s.damaged === 0 ? "" : paint("red", `, ${s.damaged} damaged entries`)}`;
+  const side = (label: string, s: RunDiff["a"]) => `  ${label} ${shortHash(s.runHash)} ${s.status} (${s.steps} step${s.steps === 1 ? "" : "s"}, ${s.events} events)${s.damaged === 0 ? "" : paint("red", `, ${s.damaged} damaged entries`)}${s.redacted === undefined ? "" : `, redacted: ${[...s.redacted.steps.map((id) => `step ${id}`), ...s.redacted.entries].join(", ")}`}`;
   const lines = [d.identical ? paint("green", "identical runs") : paint("red", "the runs differ"), side("A", d.a), side("B", d.b)];
   if (d.identical) {
     if (d.proofDiffers) lines.push("  (only the proofs differ: the same run, signed differently)");

@@ -33,11 +33,20 @@ export type FirstDivergence = {
 /** Paths added in B, removed from A, changed between them. */
 export type PathChanges = Omit<WorkspaceChanges, "unchanged">;
 
+/** One side of a comparison; `redacted` (steps and entries) when the capsule is redacted (HASHING.md "Redaction"). */
+export type RunSide = { runHash: string; status: string; steps: number; events: number; damaged: number; redacted?: { steps: string[]; entries: string[] } };
+
+/** What a redacted capsule lacks, for its side of the comparison. */
+function redactedOf(s: RunSource): Pick<RunSide, "redacted"> {
+  const r = s.index?.redacted;
+  return r === undefined ? {} : { redacted: { steps: [...r.steps], entries: r.entries.map((e) => e.path) } };
+}
+
 /** The comparison of two runs. */
 export type RunDiff = {
   identical: boolean;
-  a: { runHash: string; status: string; steps: number; events: number; damaged: number };
-  b: { runHash: string; status: string; steps: number; events: number; damaged: number };
+  a: RunSide;
+  b: RunSide;
   firstDivergence: FirstDivergence | null;
   inputs: string[];
   packFiles: PathChanges;
@@ -183,8 +192,8 @@ export function diffRuns(a: RunSource, b: RunSource): RunDiff {
   const proofDiffers = (proofA === undefined) !== (proofB === undefined) || (proofA !== undefined && proofB !== undefined && sha256Hex(proofA) !== sha256Hex(proofB));
   const diff: RunDiff = {
     identical: false,
-    a: { runHash: va.runHash, status: va.status, steps: va.steps.length, events: ea.length, damaged: a.damaged?.length ?? 0 },
-    b: { runHash: vb.runHash, status: vb.status, steps: vb.steps.length, events: eb.length, damaged: b.damaged?.length ?? 0 },
+    a: { runHash: va.runHash, status: va.status, steps: va.steps.length, events: ea.length, damaged: a.damaged?.length ?? 0, ...redactedOf(a) },
+    b: { runHash: vb.runHash, status: vb.status, steps: vb.steps.length, events: eb.length, damaged: b.damaged?.length ?? 0, ...redactedOf(b) },
     firstDivergence: firstDivergence(ea, eb, va, vb, lineageOnly(a.entries.get("request.json"), b.entries.get("request.json"))),
     inputs: requestFields(a.entries.get("request.json"), b.entries.get("request.json")),
     packFiles: pathChanges(under(a.entries, "pack/"), under(b.entries, "pack/")),

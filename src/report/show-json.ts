@@ -39,6 +39,7 @@ function stepJson(s: StepView, full: boolean): Record<string, unknown> {
     invocationId: s.invocationId,
     ...bounded("input", s.arguments, full),
     ...(s.hasOutput ? bounded("output", s.output, full) : {}),
+    ...(s.redacted.length > 0 ? { redacted: s.redacted } : {}),
     outputHash: s.outputHash,
     error: s.error,
     fuel: s.fuel,

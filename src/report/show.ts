@@ -101,6 +101,7 @@ function stepLines(s: StepView, paint: Paint, options: ShowOptions): string[] {
   if (s.dependsOn.length > 0) out.push(`      ${paint("dim", "after")} ${s.dependsOn.map((d) => safeText(d)).join(", ")}`);
   if (s.type === "tool" && s.arguments !== undefined) out.push(...value("input ", s.arguments, paint, options));
   if (s.hasOutput) out.push(...value("output", s.output, paint, options));
+  if (s.redacted.length > 0) out.push(`      ${s.redacted.join(" and ")} redacted (committed by the run hash; \`reach-wasm verify\` lists it)`);
   if (s.type === "replan" && s.replan !== null) out.push(...value("replan", s.replan, paint, options));
   if (s.error !== null) out.push(`      ${paint("red", "error")}  ${safeText(s.error.code)}: ${safeText(s.error.message)}${s.reason === null ? "" : paint("dim", ` (${safeText(s.reason)})`)}`);
   for (const v of s.violations) out.push(`      ${paint("red", "policy violation")} ${safeText(v.violationType)}${v.attemptedCapability === null ? "" : ` ${safeText(v.attemptedCapability)}`}: ${safeText(v.details)}`);
