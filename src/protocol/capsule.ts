@@ -15,6 +15,20 @@ import type { Same } from "./_lazy.ts";
 export const CAPSULE_FORMAT = "reach.capsule.v1";
 
 /**
+ * What `reach-wasm redact` removed (conformance/HASHING.md "Redaction"): `files` keeps every entry's original digest
+ * (the run hash commits to them through `contents`); `entries` are absent from the archive; `rewritten` are present
+ * with values removed (`events.jsonl`: the `steps`' arguments and outputs with their salts), checked against the
+ * digest given here and, through the chain, against the run hash. Outside the digest a run proof signs.
+ */
+function redactionSchema() {
+  return strictObject("capsule.redacted", {
+    steps: z.array(nonEmpty()),
+    entries: z.array(strictObject("capsule.redacted.entries[]", { path: entryPath(), by: z.enum(["step", "entry", "blob"]) })),
+    rewritten: z.array(strictObject("capsule.redacted.rewritten[]", { path: entryPath(), sha256: sha256Hex(), size: z.int().min(0) })),
+  });
+}
+
+/**
  * Builds the capsule's schemas. They are built on first use ({@link capsuleSchemas}): a run writes capsules without
  * parsing one, and building zod schemas is a measurable part of a short run's start-up.
  */
@@ -75,18 +89,6 @@ function build() {
   }
 
   /**
-   * What `reach-wasm redact` removed (conformance/HASHING.md "Redaction"): `files` keeps every entry's original digest
-   * (the run hash commits to them through `contents`); `entries` are absent from the archive; `rewritten` are present
-   * with values removed (`events.jsonl`: the `steps`' arguments and outputs with their salts), checked against the
-   * digest given here and, through the chain, against the run hash. Outside the digest a run proof signs.
-   */
-  const RedactionSchema = strictObject("capsule.redacted", {
-    steps: z.array(nonEmpty()),
-    entries: z.array(strictObject("capsule.redacted.entries[]", { path: entryPath(), by: z.enum(["step", "entry", "blob"]) })),
-    rewritten: z.array(strictObject("capsule.redacted.rewritten[]", { path: entryPath(), sha256: sha256Hex(), size: z.int().min(0) })),
-  });
-
-  /**
    * The capsule index. `createdAt` is the run's virtual epoch time, so that the same run gives the same bytes.
    * `files` lists every other entry in lexicographic order with its digest and size.
    */
@@ -105,7 +107,7 @@ function build() {
       ),
     packArchive: PackArchiveSchema,
     proof: ExecutionProofSchema.optional(),
-    redacted: RedactionSchema.optional(),
+    redacted: redactionSchema().optional(),
   }).meta({ description: "A reach-wasm capsule index, capsule.json (Reach Protocol v1.0.0 §8)" });
   return { CapsuleContentSchema, CapsuleManifestSchema, CapsuleFileSchema, PackArchiveFileSchema, PackArchiveSchema, AttestationSchema, ExecutionProofSchema, CapsuleIndexSchema };
 }
