@@ -10,7 +10,8 @@ import { describe, expect, it } from "vitest";
 import { uuidFromHex } from "../canonical/ids.ts";
 import { canonicalize, hashCanonical } from "../canonical/jcs.ts";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
-import { eventHash, GENESIS_HASH, payloadHash, runHash } from "../ledger/hash-chain.ts";
+import { eventHash, eventPayloadHash, GENESIS_HASH, runHash } from "../ledger/hash-chain.ts";
+import { valueCommit } from "../canonical/commit.ts";
 import type { RecordedEvent } from "../ledger/event-log.ts";
 import { createMcpServer } from "../mcp/server.ts";
 import { McpSessionRun } from "../mcp/session-run.ts";
@@ -150,7 +151,7 @@ function forged(record: RunRecord, mutate: (events: RecordedEvent[]) => void): R
   mutate(events);
   let prev = GENESIS_HASH;
   for (const e of events) {
-    e.payloadHash = payloadHash(e.payload);
+    e.payloadHash = eventPayloadHash(e.type, e.payload);
     e.prevEventHash = prev;
     e.eventHash = eventHash(e.type, e.timestamp, e.payloadHash, prev);
     e.eventId = uuidFromHex(e.eventHash);
@@ -168,20 +169,24 @@ describe("REPLAY_DIVERGENCE names the event, the field and both values", () => {
     // what a run that handed the tool its caller's key order would have recorded, with a hostile string in it
     const hostile = "zeta\u001b[31m\u009b2J\u202e";
     const output = { keys: [hostile, "alpha"], n: 1 };
+    // the output as salted commitments record it (HASHING.md "Value commitments"), so the capsule verifies
+    const completed = record.events.find((e) => e.type === "tool.completed")!;
+    const commit = valueCommit(String(completed.payload["resultSalt"]), output);
+    const replayedCommit = String(completed.payload["outputHash"]);
     const bad = forged(record, (events) => {
       for (const e of events) {
-        if (e.type === "tool.completed") Object.assign(e.payload, { result: output, outputHash: hashCanonical(output) });
-        if (e.type === "run.step.completed") e.payload["result"] = { outputHash: hashCanonical(output) };
-        if (e.type === "run.completed") e.payload["outputHash"] = hashCanonical({ s: output });
+        if (e.type === "tool.completed") Object.assign(e.payload, { result: output, outputHash: commit });
+        if (e.type === "run.step.completed") e.payload["result"] = { outputHash: commit };
+        if (e.type === "run.completed") e.payload["outputHash"] = hashCanonical({ s: commit });
       }
     });
     const capsule = readRunCapsule(buildRunCapsule(bad, loaded, capsuleRequest(bad, {})).bytes);
     const replay = await replayCapsule(capsule, env);
     expect(replay.matches).toBe(false);
     const d = replay.divergence!;
-    expect(d).toMatchObject({ eventIndex: 3, stepId: "s", field: "payload.outputHash", recorded: JSON.stringify(hashCanonical(output)), replayed: JSON.stringify(hashCanonical(record.outputs["s"])) });
+    expect(d).toMatchObject({ eventIndex: 3, stepId: "s", field: "payload.outputHash", recorded: JSON.stringify(commit), replayed: JSON.stringify(replayedCommit) });
     expect(d.value).toEqual({ of: "output", pointer: "/keys/0", recorded: '"zeta\\u001b[31m\\u009b2J\\u202e"', replayed: '"alpha"' });
-    expect(d.message).toContain(`event 3 (step "s", tool.completed) differs at payload.outputHash: recorded "${hashCanonical(output)}", replayed "${hashCanonical(record.outputs["s"])}"`);
+    expect(d.message).toContain(`event 3 (step "s", tool.completed) differs at payload.outputHash: recorded "${commit}", replayed "${replayedCommit}"`);
     expect(d.message).toContain('the output differs first at /keys/0: recorded "zeta\\u001b[31m\\u009b2J\\u202e", replayed "alpha"');
     // eslint-disable-next-line no-control-regex -- finding control characters is the point
     expect(d.message).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/); // nothing a terminal would act on
@@ -194,6 +199,7 @@ describe("REPLAY_DIVERGENCE names the event, the field and both values", () => {
     const bad = forged(record, (events) => {
       const invoked = events.find((e) => e.type === "tool.invoked")!;
       invoked.payload["arguments"] = { x: { text: "y".repeat(5000) } };
+      invoked.payload["argumentsCommit"] = valueCommit(String(invoked.payload["argumentsSalt"]), invoked.payload["arguments"]);
     });
     const replay = await replayCapsule(readRunCapsule(buildRunCapsule(bad, loaded, capsuleRequest(bad, {})).bytes), env);
     const d = replay.divergence!;
