@@ -4,10 +4,13 @@
  * old capsules fails loudly. Regenerate only for an intentional format change, and say so in the CHANGELOG.
  * The signed capsule is signed with a key generated here and thrown away (its public key is in the capsule).
  * `npm run capsules -- NAME…` writes only those folders (the others keep their bytes: a signed capsule, or one made
- * against a local server on a random port, never comes out the same twice). Every folder but secret-api-v2 was recorded
- * before sandbox API levels existed (request.json without `sandboxApi`: level 1); regenerating one records level 2 and
- * loses CI's replay of level 1, so write new folders by name (`npm run capsules -- secret-api-v2`).
- * `notes-redacted` is the `notes-salted` run redacted (a step's values and a workspace file removed); it keeps its run hash.
+ * against a local server on a random port, never comes out the same twice).
+ * The capsules committed before salted value commitments and sandbox API levels (every folder but `notes-salted`,
+ * `notes-redacted` and `secret-api-v2`) are written in that previous format (`commitments: null`, sandbox API level 1;
+ * conformance/HASHING.md), so that CI shows capsules people already hold keep verifying, replaying and rebuilding as
+ * recorded; do not regenerate them. Write new folders by name (`npm run capsules -- NAME`).
+ * `notes-salted` is the notes run in the current format, and `notes-redacted` the same run redacted (a step's
+ * values and host responses and a workspace file removed); it keeps the run hash of `notes-salted`.
  * @module
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -50,11 +53,11 @@ function save(folder: string, status: string, runHash: string, bytes: Uint8Array
 }
 
 /** Run a pack and write its capsule (unless `only` leaves the folder out); its bytes either way. */
-async function capsule(pack: string, folder: string, options: { input?: JsonValue; restricted?: boolean; key?: Uint8Array; fetch?: typeof fetch; resume?: RunRequest["resume"]; always?: boolean; secrets?: Record<string, string> } = {}): Promise<Uint8Array | null> {
+async function capsule(pack: string, folder: string, options: { input?: JsonValue; salted?: boolean; restricted?: boolean; key?: Uint8Array; fetch?: typeof fetch; resume?: RunRequest["resume"]; always?: boolean; secrets?: Record<string, string> } = {}): Promise<Uint8Array | null> {
   if (only.length > 0 && !only.includes(folder) && options.always !== true) return null;
   const loaded = await loadPack(await readPackFiles(join(root, "packs", pack)));
   const req = { restricted: options.restricted ?? false, approve: false };
-  const record = await runPack({ loaded, env, ...req, ...(options.input === undefined ? {} : { input: options.input }), ...(options.fetch === undefined ? {} : { fetch: options.fetch }), ...(options.resume === undefined ? {} : { resume: options.resume }), ...(options.secrets === undefined ? {} : { secrets: options.secrets }) });
+  const record = await runPack({ loaded, env, ...req, commitments: options.salted === true ? "salted-v1" : null, ...(options.input === undefined ? {} : { input: options.input }), ...(options.fetch === undefined ? {} : { fetch: options.fetch }), ...(options.resume === undefined ? {} : { resume: options.resume }), ...(options.secrets === undefined ? {} : { secrets: options.secrets }) });
   const { bytes } = buildRunCapsule(record, loaded, capsuleRequest(record, req), options.key);
   return only.length > 0 && !only.includes(folder) ? bytes : save(folder, record.status, record.runHash, bytes);
 }
@@ -80,10 +83,11 @@ async function lineage(): Promise<void> {
   }
 }
 
-/** The notes run redacted (conformance/HASHING.md "Redaction"): same run hash, the save step's values and a file gone. */
+/** The notes run salted, and redacted (conformance/HASHING.md "Redaction"): same run hash, the save step's values and a file gone. */
 async function redacted(): Promise<void> {
+  const bytes = await capsule("notes", "notes-salted", { salted: true, always: only.includes("notes-redacted") });
   if (only.length > 0 && !only.includes("notes-redacted")) return;
-  const notes = readRunCapsule((await capsule("notes", "notes", { always: true }))!);
+  const notes = readRunCapsule(bytes!);
   const out = redactCapsule(notes, { steps: ["save"], entries: ["workspace/after/out/index.json"] });
   save("notes-redacted", "COMPLETED", out.index.runHash, out.bytes);
 }

@@ -183,7 +183,7 @@ function checkPrefix(parent: readonly Ev[], child: readonly Ev[], k: number, pla
 type Point = { at: string | null; index: number; before: Set<string> };
 
 async function branchRun(capsule: RunCapsule, env: EngineEnvironment, parent: RecordedRun, branch: Omit<Branch, "prefix">, point: Point, options: BranchOptions): Promise<BranchedRun> {
-  const player = new TapePlayer(readTapeJsonl(capsule.entries.get(TAPE_ENTRY) ?? new Uint8Array()), entriesUnder(capsule.entries, BLOB_PREFIX));
+  const player = new TapePlayer(readTapeJsonl(capsule.entries.get(TAPE_ENTRY) ?? new Uint8Array(), undefined, capsule.entries), entriesUnder(capsule.entries, BLOB_PREFIX));
   const stops = replayDirectives(parent.recorded).stops;
   const request = {
     ...parent.base,

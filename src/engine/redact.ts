@@ -17,7 +17,8 @@ import { canonicalize } from "../canonical/mod.ts";
 import { utf8 } from "../canonical/mod.ts";
 import { sha256Hex } from "../canonical/mod.ts";
 import { writeArchive } from "../capsule/mod.ts";
-import { BLOB_PREFIX, CAPSULE_INDEX, EVENTS_ENTRY, FEDERATION_ENTRY, LINKS_ENTRY, PACK_PREFIX, PROOF_ENTRY, RUN_DOC_ENTRY, TASK_PREFIX } from "../capsule/mod.ts";
+import { tapeValuePath } from "../record/mod.ts";
+import { BLOB_PREFIX, CAPSULE_INDEX, EVENTS_ENTRY, FEDERATION_ENTRY, LINKS_ENTRY, PACK_PREFIX, PROOF_ENTRY, RUN_DOC_ENTRY, TAPE_ENTRY, TASK_PREFIX } from "../capsule/mod.ts";
 import type { RunCapsule } from "../capsule/mod.ts";
 import { readJsonl } from "../ledger/mod.ts";
 import type { CapsuleIndex } from "../protocol/mod.ts";
@@ -39,7 +40,7 @@ function refuse(message: string, details: Record<string, unknown> = {}): ReachEr
 }
 
 /** Remove the step's values from its invocations' events; the invocation ids it had. */
-function redactStepEvents(events: Ev[], stepId: string): void {
+function redactStepEvents(events: Ev[], stepId: string): Set<string> {
   const invocations = new Set<string>();
   for (const e of events) {
     if (e.type !== "tool.invoked" || e.payload["stepId"] !== stepId) continue;
@@ -56,6 +57,28 @@ function redactStepEvents(events: Ev[], stepId: string): void {
     const { result: _r, resultSalt: _s, ...rest } = e.payload;
     e.payload = rest;
   }
+  return invocations;
+}
+
+/**
+ * The value entries (`tape/<seq>.json`) of the host calls these invocations made, and the blobs only they refer to.
+ * @param capsule the capsule
+ * @param invocations the invocation ids
+ * @param gone entries already being removed (their blob references do not keep a blob)
+ * @returns entry paths to remove
+ */
+function stepTapeEntries(capsule: RunCapsule, invocations: ReadonlySet<string>, gone: ReadonlySet<string>): string[] {
+  const tape = new TextDecoder().decode(capsule.entries.get(TAPE_ENTRY) ?? new Uint8Array()).split("\n").slice(0, -1).map((l) => JSON.parse(l) as { seq: number; invocationId: string });
+  const mine = new Set(tape.filter((r) => invocations.has(r.invocationId)).map((r) => tapeValuePath(r.seq)));
+  const blobsOf = (path: string): string[] => {
+    const raw = capsule.entries.get(path);
+    if (raw === undefined) return [];
+    const v = JSON.parse(new TextDecoder().decode(raw)) as Record<string, { data?: { blob?: unknown } } | undefined>;
+    return [v["request"], v["response"]].flatMap((x) => (typeof x?.data?.blob === "string" ? [`${BLOB_PREFIX}${x.data.blob}`] : []));
+  };
+  const kept = new Set(tape.map((r) => tapeValuePath(r.seq)).filter((p) => !mine.has(p) && !gone.has(p)).flatMap(blobsOf));
+  const blobs = [...mine].flatMap(blobsOf).filter((b) => !kept.has(b) && capsule.entries.has(b));
+  return [...mine].filter((p) => capsule.entries.has(p)).concat(blobs);
 }
 
 /** Check an entry may be redacted. */
@@ -110,7 +133,7 @@ export function redactCapsule(capsule: RunCapsule, targets: RedactionTargets): {
     if (read.error !== undefined) throw new ReachError("REPLAY_CAPSULE_INVALID", `${EVENTS_ENTRY} line ${read.error.index}: ${read.error.reason}`);
     const events = read.events as Ev[];
     for (const stepId of steps) {
-      redactStepEvents(events, stepId);
+      for (const path of stepTapeEntries(capsule, redactStepEvents(events, stepId), new Set(absent.keys()))) if (!absent.has(path)) absent.set(path, "step");
       const task = `${TASK_PREFIX}${stepId}.json`;
       if (capsule.index.files.some((f) => f.path === task)) absent.set(task, "step");
     }

@@ -32,7 +32,7 @@ import { chainOfCapsule } from "./session-chain.ts";
 import type { AbortPoint, ReplayDirectives } from "./run.ts";
 import type { StopPoint } from "../sandbox/mod.ts";
 import { SALTED_COMMITMENTS } from "../canonical/mod.ts";
-import { redactedDigest, replayBlockers } from "./replay-redacted.ts";
+import { redactedDigest, redactedStop, replayBlockers } from "./replay-redacted.ts";
 import type { ReplayRedacted } from "./replay-redacted.ts";
 
 /**
@@ -375,12 +375,14 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
   if (blocked !== null) return { runHash: "", expectedRunHash: expected, matches: false, status: null, divergence: null, checks: pre.checks, rebuilt: null, redacted: blocked, durationMs: now() - started };
   const { recorded, request, loaded, base } = await recordedRequest(capsule, env, options);
   const replay = { ...replayDirectives(recorded), audit: recordedHasAudit(capsule), runDocument: capsule.entries.has(RUN_DOC_ENTRY) || redactedDigest(capsule, RUN_DOC_ENTRY) !== undefined, executionFields: recordedHasExecutionFields(capsule) };
-  const player = new TapePlayer(readTapeJsonl(capsule.entries.get(TAPE_ENTRY) ?? new Uint8Array()), entriesUnder(capsule.entries, BLOB_PREFIX));
+  const player = new TapePlayer(readTapeJsonl(capsule.entries.get(TAPE_ENTRY) ?? new Uint8Array(), undefined, capsule.entries), entriesUnder(capsule.entries, BLOB_PREFIX));
   // A fork's or a resumed run's changes act again from its branch point (`branch.ts`); its own tape answers every step.
   const branch = await branchOfCapsule(capsule, request, recorded, loaded, options);
   const runRequest: RunRequest = { ...base, player, replay, ...(branch === null ? {} : { branch }) };
   const record = request.mode === "session" ? await replaySession(runRequest, capsule) : await runPack(runRequest);
   let divergence = eventsDivergence(recorded, record);
+  const stop = redactedStop(record.events as unknown as Ev[], divergence?.eventIndex ?? null);
+  if (stop !== null) return { runHash: "", expectedRunHash: expected, matches: false, status: null, divergence: null, checks: pre.checks, rebuilt: null, redacted: stop, durationMs: now() - started };
   if (divergence === null && player.remaining > 0) {
     divergence = { eventIndex: recorded.length, stepId: null, field: "tape", message: `the replay made fewer host calls than recorded (${player.remaining} left on the tape)` };
   }

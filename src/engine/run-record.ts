@@ -5,7 +5,8 @@
  */
 import { hashCanonical } from "../canonical/mod.ts";
 import { utf8 } from "../canonical/mod.ts";
-import { capsuleBody } from "../capsule/mod.ts";
+import { capsuleBody, TAPE_ENTRY } from "../capsule/mod.ts";
+import { committedTape } from "../record/mod.ts";
 import { parseIsoMillis } from "../determinism/mod.ts";
 import { auditCapabilities, changedPaths } from "../policy/mod.ts";
 import { contentsDigest } from "../capsule/mod.ts";
@@ -59,6 +60,12 @@ export function runBody(run: Run, status: RunStatus, error: ReachError | null): 
     artifacts: new Map(run.artifacts.artifacts.map((a) => [a.info.path, a.bytes])),
     ...(request.replay?.runDocument === false ? {} : { tasks: runTasks(run) }),
   });
+  // Salted commitments: each host call committed apart (`tape.jsonl` lines hold commitments, `tape/<seq>.json` values).
+  if (run.valueKey !== null) {
+    const committed = committedTape(run.valueKey, run.tape.records);
+    body.set(TAPE_ENTRY, committed.tape);
+    for (const [path, bytes] of committed.values) body.set(path, bytes);
+  }
   // A fork's change files (tool builds, host responses), by SHA-256: committed with the body (`branch.ts`).
   for (const [sha, bytes] of request.branch?.files ?? []) body.set(`${BRANCH_FILE_PREFIX}${sha}`, bytes);
   return body;

@@ -232,6 +232,7 @@ export class Run {
       ...(request.commitments === null ? {} : { commitments: SALTED_COMMITMENTS }),
     };
     this.valueKey = runValueKey(this.seed, this.requestDoc.commitments);
+    if (this.valueKey !== null) this.tape.commitWith(this.valueKey);
     const filesystem = this.policy.permissions.has("filesystem");
     this.preopenRoots = filesystem ? this.policy.workspaceRoots.map((r) => r.root) : null;
     this.#runners = runRunners(request.env, this.preopenRoots, {

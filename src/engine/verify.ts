@@ -29,8 +29,6 @@ import { parseProof, verifyProof } from "../trust/mod.ts";
 import type { TrustStore } from "../trust/mod.ts";
 import { AFTER_PREFIX, BEFORE_PREFIX, BLOB_PREFIX, capsuleIndexDigest, contentsDigest, entriesUnder, EVENTS_ENTRY, LINKS_ENTRY, PACK_PREFIX, PLAN_ENTRY, PROOF_ENTRY, REQUEST_ENTRY, RUN_DOC_ENTRY, TAPE_ENTRY, TASK_PREFIX } from "../capsule/mod.ts";
 import { sha256Hex } from "../canonical/mod.ts";
-import { tapeToJsonl } from "../record/mod.ts";
-import type { TapeRecord } from "../record/mod.ts";
 import { snapshotDigest } from "../sandbox/mod.ts";
 import type { SnapshotEntry } from "../sandbox/mod.ts";
 import type { RunCapsule } from "../capsule/mod.ts";
@@ -122,7 +120,7 @@ function verifyEvents(rawEvents: Uint8Array | undefined, runHash: string): { eve
 function tapeCheck(entries: RunCapsule["entries"], events: readonly Ev[], absent: ReadonlySet<string>): VerifyCheck {
   if (absent.has(TAPE_ENTRY)) return found("tape", true, `${TAPE_ENTRY} is redacted (its digest is committed through contents)`);
   try {
-    const records = readTapeJsonl(entries.get(TAPE_ENTRY) ?? new Uint8Array());
+    const records = readTapeJsonl(entries.get(TAPE_ENTRY) ?? new Uint8Array(), undefined, entries);
     const blobs = entriesUnder(entries, BLOB_PREFIX);
     new TapePlayer(records, blobs); // seq order, blob hashes
     const referenced = new Set<string>();
@@ -134,7 +132,7 @@ function tapeCheck(entries: RunCapsule["entries"], events: readonly Ev[], absent
       blobOf(r.request);
       blobOf(r.response);
     }
-    const tapeProblem = invocationTapeProblem(events, records);
+    const tapeProblem = invocationTapeProblem(events, entries.get(TAPE_ENTRY) ?? new Uint8Array());
     if (tapeProblem !== null) throw new ReachError("REPLAY_CAPSULE_INVALID", tapeProblem);
     const missing = [...referenced].filter((h) => !blobs.has(h) && !absent.has(`${BLOB_PREFIX}${h}`));
     if (missing.length > 0) return found("tape", false, `the tape refers to blob ${missing[0]}, which is not in the capsule`, { entry: `${BLOB_PREFIX}${missing[0]}` });
@@ -293,19 +291,21 @@ function runDocumentCheck(events: Parameters<typeof runDocument>[0], runHash: st
 }
 
 /** Each invocation's tape lines against the hostCalls its tool.completed / tool.failed commits; null when they agree. */
-function invocationTapeProblem(events: readonly Ev[], records: readonly TapeRecord[]): string | null {
-  const byInvocation = new Map<string, TapeRecord[]>();
-  for (const r of records) {
-    const list = byInvocation.get(r.invocationId) ?? [];
-    list.push(r);
-    byInvocation.set(r.invocationId, list);
+function invocationTapeProblem(events: readonly Ev[], tape: Uint8Array): string | null {
+  // the lines as stored (canonical, checked by readTapeJsonl): inline records, or a committed tape's commitments
+  const byInvocation = new Map<string, string[]>();
+  for (const line of new TextDecoder().decode(tape).split("\n").slice(0, -1)) {
+    const id = String((JSON.parse(line) as { invocationId?: unknown }).invocationId);
+    const list = byInvocation.get(id) ?? [];
+    list.push(line + "\n");
+    byInvocation.set(id, list);
   }
   for (const [i, e] of events.entries()) {
     if (e.type !== "tool.completed" && e.type !== "tool.failed") continue;
     const committed = e.payload["hostCalls"] as { count?: unknown; hash?: unknown } | undefined;
     if (committed === undefined) continue; // a tool.failed that closes an interrupted step
     const mine = byInvocation.get(String(e.payload["invocationId"])) ?? [];
-    const hash = sha256Hex(tapeToJsonl(mine));
+    const hash = sha256Hex(mine.join(""));
     if (committed.count !== mine.length || committed.hash !== hash) {
       return `event ${i} (${e.type}) commits ${String(committed.count)} host calls with hash ${String(committed.hash)}; the tape holds ${mine.length} for that invocation, hashing to ${hash}`;
     }

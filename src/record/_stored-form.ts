@@ -23,6 +23,8 @@ export type TapeRecord = {
   error?: ErrorDetails;
   requestHash: string;
   responseHash: string;
+  /** The call's values are redacted (a committed tape without its `tape/<seq>.json`): nothing to play or show. */
+  redacted?: true;
 };
 
 /** Decoded `data` sizes above this (bytes) go to the blob map: 4 KiB. */

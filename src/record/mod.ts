@@ -17,3 +17,4 @@ export { TapePlayer, errorFromDetails, firstDifference, replayDivergence } from 
 export type { PlayedCall } from "./player.ts";
 export { readTapeJsonl } from "./tape-jsonl.ts";
 export { differencePointer, showValue } from "./player.ts";
+export { committedTape, committedTapeJsonl, isCommittedTape, TAPE_VALUE_PREFIX, tapeValuePath } from "./tape-commits.ts";

@@ -15,6 +15,7 @@ import { ReachError, isErrorCode } from "../protocol/mod.ts";
 import type { ErrorDetails } from "../protocol/mod.ts";
 import { storedRequest, stripBlobs } from "./tape.ts";
 import type { TapeJson, TapeOutcome, TapeRecord } from "./tape.ts";
+import { tapeValuePath } from "./tape-commits.ts";
 
 /** A recorded call handed out by {@link TapePlayer.next}: the record and its outcome with blobs resolved. */
 export type PlayedCall = {
@@ -279,6 +280,10 @@ export class TapePlayer {
       throw replayDivergence(seq, "invocationId", rec.invocationId, invocationId, extra);
     }
     if (rec.op !== op) throw replayDivergence(seq, "op", rec.op, op, extra);
+    if (rec.redacted === true) {
+      throw new ReachError("REPLAY_REDACTED", `tape call ${seq} (${rec.op}) is redacted: its request and response are not in the capsule, so the step that made it cannot be replayed; \`reach-wasm verify\` still checks it`,
+        { details: { ...extra, seq, entry: tapeValuePath(seq) } });
+    }
     const now = storedRequest(request, rec.error !== undefined);
     if (now.text !== canonicalize(rec.request)) {
       const field = firstDifference(rec.request, now.value, "request") ?? "request";

@@ -9,6 +9,7 @@ import { canonicalize } from "../canonical/mod.ts";
 import { sha256Hex, utf8 } from "../canonical/mod.ts";
 import { ReachError, isErrorCode } from "../protocol/mod.ts";
 import type { TapeRecord } from "./tape.ts";
+import { tapeValuePath, uncommitTapeLine } from "./tape-commits.ts";
 
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const RECORD_KEYS = new Set(["seq", "invocationId", "op", "request", "response", "error", "requestHash", "responseHash"]);
@@ -26,15 +27,18 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * Parse and check a JSONL tape.
  * @param input UTF-8 bytes or text, one canonical record per line, each line ending in `\n`
  * @param maxLines refuse more lines than this (default 1,000,000)
+ * @param values a committed tape's value entries (`tape/<seq>.json`, `tape-commits.ts`): a tape whose lines hold
+ *   commitments is read with them, each value checked against its commitment, an absent one giving a `redacted` record
  * @returns the records, in order
  * @throws ReachError `REPLAY_CAPSULE_INVALID` naming the first bad line: not UTF-8, not canonical JSON, unknown or
  *   missing fields, seq out of order, neither or both of response / error, a hash that does not match
  * @example readTapeJsonl(recorder.toJsonl()).length === recorder.records.length
  */
-export function readTapeJsonl(input: Uint8Array | string, maxLines = 1_000_000): TapeRecord[] {
+export function readTapeJsonl(input: Uint8Array | string, maxLines = 1_000_000, values: ReadonlyMap<string, Uint8Array> = new Map()): TapeRecord[] {
   const bytes = typeof input === "string" ? utf8(input) : input;
   const out: TapeRecord[] = [];
   let start = 0;
+  let committedForm = false;
   while (start < bytes.length) {
     const index = out.length;
     if (index >= maxLines) throw bad(index, `more than ${maxLines} lines`);
@@ -50,6 +54,15 @@ export function readTapeJsonl(input: Uint8Array | string, maxLines = 1_000_000):
     }
     if (!isObject(value)) throw bad(index, "the line is not a JSON object");
     if (canonicalize(value) !== line) throw bad(index, "the line is not in RFC 8785 canonical form");
+    const committed = "requestCommit" in value;
+    if (index === 0) committedForm = committed;
+    else if (committed !== committedForm) throw bad(index, "the tape mixes committed and inline lines");
+    if (committed) {
+      if (value["seq"] !== index) throw bad(index, `seq ${String(value["seq"])} where ${index} was expected`);
+      out.push(uncommitTapeLine(value, values.get(tapeValuePath(index))));
+      start = nl + 1;
+      continue;
+    }
     for (const k of Object.keys(value)) if (!RECORD_KEYS.has(k)) throw bad(index, `unknown field ${JSON.stringify(k)}`);
     const r = value;
     if (r["seq"] !== index) throw bad(index, `seq ${String(r["seq"])} where ${index} was expected`);

@@ -29,6 +29,7 @@ import { ReachError } from "../protocol/mod.ts";
 import type { ErrorDetails } from "../protocol/mod.ts";
 import { clipOp, flatCanonical, MAX_INLINE_REFUSED_BYTES, NO_BLOBS, outcomeText, oversize, storedRequest, stripData, textHash } from "./_stored-form.ts";
 import type { Blob, TapeJson, TapeOutcome, TapeRecord } from "./_stored-form.ts";
+import { committedTapeJsonl } from "./tape-commits.ts";
 
 export { BLOB_THRESHOLD, MAX_INLINE_REFUSED_BYTES, storedRequest, stripBlobs } from "./_stored-form.ts";
 export type { TapeJson, TapeOutcome, TapeRecord } from "./_stored-form.ts";
@@ -62,6 +63,7 @@ export class TapeRecorder {
   #blobBytes = 0;
   readonly #maxBlobBytes: number;
   readonly #maxRecords: number;
+  #commitKey: Uint8Array | null = null;
 
   /**
    * @param options limits
@@ -235,15 +237,25 @@ export class TapeRecorder {
   }
 
   /**
+   * Commit each call separately (`tape-commits.ts`): from now on {@link invocationDigest} hashes the calls' committed
+   * lines, as a run with salted commitments stores them.
+   * @param key the run's commit key
+   */
+  commitWith(key: Uint8Array): void {
+    this.#commitKey = key;
+  }
+
+  /**
    * The host calls one invocation made, as the run's events commit them: how many, and the SHA-256 of their tape
-   * lines (each record's canonical JSON + "\n", in seq order), blob references included.
+   * lines (each record's canonical JSON + "\n", in seq order), blob references included; with {@link commitWith},
+   * of their committed lines.
    * @param invocationId the invocation
    * @returns `{count, hash}` (the hash of the empty string when it made none)
    * @example tape.invocationDigest(invocationId) // { count: 2, hash: "…" }
    */
   invocationDigest(invocationId: string): { count: number; hash: string } {
     const mine = [...(this.#byInvocation.get(invocationId) ?? [])].sort((a, b) => a - b).map((seq) => this.#records[seq]!);
-    return { count: mine.length, hash: sha256Hex(tapeToJsonl(mine)) };
+    return { count: mine.length, hash: sha256Hex(this.#commitKey === null ? tapeToJsonl(mine) : committedTapeJsonl(this.#commitKey, mine)) };
   }
 
   /** Records made so far, in seq order (reserved but unfinished calls are skipped). */

@@ -109,7 +109,7 @@ export function buildRunView(source: RunSource): RunView {
   const started = events[0]?.type === "run.started" ? events[0].payload : null;
   const header = obj(parseJsonBytes(entries.get("EXECUTION_HEADER.json")));
   const request = obj(parseJsonBytes(entries.get("request.json")));
-  const tape = readTape(entries.get("tape.jsonl"), warnings);
+  const tape = readTape(entries.get("tape.jsonl"), entries, warnings);
   const kinds = toolKinds(entries.get("pack/reach.json"));
   const { steps, stops } = buildSteps(events, { tape, kinds, entries, evidence: source.evidence, warnings });
   const terminal = terminalOf(events);
@@ -170,10 +170,10 @@ function readEvents(bytes: Uint8Array | undefined, warnings: string[]): RawEvent
   return events;
 }
 
-function readTape(bytes: Uint8Array | undefined, warnings: string[]): TapeRecord[] {
+function readTape(bytes: Uint8Array | undefined, entries: ReadonlyMap<string, Uint8Array>, warnings: string[]): TapeRecord[] {
   if (bytes === undefined || bytes.length === 0) return [];
   try {
-    return readTapeJsonl(bytes);
+    return readTapeJsonl(bytes, undefined, entries);
   } catch (err) {
     warnings.push(`tape.jsonl: ${(err as Error).message}; host calls are not shown`);
     return [];

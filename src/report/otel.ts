@@ -88,7 +88,7 @@ function tapeOf(entries: ReadonlyMap<string, Uint8Array>): TapeRecord[] {
   const bytes = entries.get("tape.jsonl");
   if (bytes === undefined) return [];
   try {
-    return readTapeJsonl(bytes);
+    return readTapeJsonl(bytes, undefined, entries);
   } catch (err) {
     throw new ReachError("REPLAY_CAPSULE_INVALID", `the capsule's tape.jsonl cannot be read (${err instanceof Error ? err.message : String(err)}); run \`reach-wasm verify\` on it`);
   }
