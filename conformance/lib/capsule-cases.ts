@@ -2,7 +2,8 @@
  * The committed capsules (`conformance/capsules/<name>/<runHash>.capsule.tar.gz`, written by `npm run capsules`) are
  * replayed by both runtimes (issue 5 "Compatibility over time"): each must verify, replay to its recorded run hash,
  * and rebuild into the same capsule entries — for unsigned capsules, into the very same bytes, which is how the
- * Node and Deno runners prove that their capsules are byte-identical.
+ * Node and Deno runners prove that their capsules are byte-identical. A redacted capsule whose redacted step made host
+ * calls replays up to that step and reports `REPLAY_REDACTED` naming it (conformance/HASHING.md "Redaction").
  * @module
  */
 import { sha256Hex } from "../../src/canonical/sha256.ts";
@@ -32,6 +33,13 @@ export function capsuleCases(io: ConformanceIO): ConformanceCase[] {
           const v = verifyRunCapsule(capsule);
           check(v.valid, `verify failed: ${v.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.message}`).join("; ")}`);
           const report = await replayCapsule(capsule, { quickjsEngine: engine, pythonEngine: async () => io.readBytes("../node_modules/@micropython/micropython-webassembly-pyscript/micropython.wasm") });
+          // a capsule whose redacted step made host calls replays up to that step and names it (never a verdict)
+          const stop = report.redacted;
+          if (stop !== undefined) {
+            check(capsule.index.redacted !== undefined && report.divergence === null && !report.matches, "a capsule that is not redacted stopped as redacted");
+            check(stop.step !== undefined && capsule.index.redacted!.steps.includes(stop.step) && (stop.replayedEvents ?? 0) > 0, `the replay stopped at ${stop.step ?? "(no step)"}, not a redacted step: ${stop.message}`);
+            return `redacted:${capsule.index.runHash}:${stop.step}:${stop.replayedEvents}:${stop.entries.join(",")}`;
+          }
           check(report.matches, `replay diverged: ${report.divergence?.message ?? `run hash ${report.runHash}`}`);
           check(report.rebuilt !== null && report.rebuilt.indexMatches, "the rebuilt capsule's entries differ from the recorded ones");
           // a redacted capsule (HASHING.md "Redaction") rebuilds into the whole run: redacted alike, the same bytes

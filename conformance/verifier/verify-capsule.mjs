@@ -17,6 +17,8 @@
 
 // Value commitments: a tool.invoked with argumentsSalt and a tool.completed with resultSalt are hashed without the
 // value and its salt; argumentsCommit / outputHash = hex(SHA-256("reach-wasm/value/v1\0" + salt + "\0" + JCS(value))).
+// A salted run's tape.jsonl lines hold only {invocationId, op, requestCommit, responseCommit, seq}; each call's values
+// are tape/<seq>.json = {request, requestSalt, response | error, responseSalt}, checked against those commitments.
 // A redacted capsule (capsule.json "redacted") lacks the values of redacted.steps and the entries of redacted.entries
 // (their digests stay in capsule.json files and so in contents); redacted.rewritten gives events.jsonl's new digest.
 // Usage: node conformance/verifier/verify-capsule.mjs X.capsule.tar.gz   → exit 0 valid, 1 invalid, 2 unreadable.
@@ -146,6 +148,14 @@ export function verifyCapsule(bytes) {
     const mine = tape.filter((l) => JSON.parse(l).invocationId === e.payload.invocationId);
     const h = sha(mine.map((l) => `${l}\n`).join(""));
     check(`tape ${e.payload.invocationId}`, hc.count === mine.length && hc.hash === h, `${mine.length} host calls`);
+  }
+  // A committed tape (lines with requestCommit): each call's tape/<seq>.json against its commitments, or redacted.
+  for (const line of tape.map((l) => JSON.parse(l)).filter((r) => "requestCommit" in r)) {
+    const path = `tape/${line.seq}.json`;
+    if (!files.has(path)) { check(path, absent.has(path), "redacted"); continue; }
+    const v = JSON.parse(new TextDecoder().decode(files.get(path)));
+    const commit = (salt, x) => sha(`reach-wasm/value/v1\0${salt}\0${jcs(x)}`);
+    check(path, commit(v.requestSalt, v.request) === line.requestCommit && commit(v.responseSalt, v.response ?? v.error) === line.responseCommit, "matches its salted commitments");
   }
   if (absent.has("run.json")) check("run.json", true, "redacted (derived from the events and committed entries)");
   else if (files.has("run.json")) runDocChecks(files, events, runHash, check);

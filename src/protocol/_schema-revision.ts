@@ -6,4 +6,4 @@
  */
 
 /** 16 hex digits; changes whenever a schema may validate differently. */
-export const SCHEMA_REVISION = "44ce1029a6b402d9";
+export const SCHEMA_REVISION = "2def530e34361354";
