@@ -24,6 +24,7 @@ export async function runRedactCommand(argv: readonly string[], io: CliIO): Prom
   await writeFileAtomic(values.out, out.bytes);
   const r = out.index.redacted!;
   io.stderr(`reach-wasm: wrote ${values.out}: run hash ${out.index.runHash} unchanged; redacted ${r.steps.length} step(s), ${r.entries.length} entr${r.entries.length === 1 ? "y" : "ies"}\n`);
-  if (values.json) io.stdout(JSON.stringify({ runHash: out.index.runHash, out: values.out, redacted: r }) + "\n");
+  for (const h of out.stillHeld) io.stderr(`reach-wasm: warning: a value of step ${h.step} is still in ${h.entry}${h.event === undefined ? "" : ` (event ${h.event})`}; ${h.fix.startsWith("cannot") ? h.fix : `redact it too with ${h.fix}`}\n`);
+  if (values.json) io.stdout(JSON.stringify({ runHash: out.index.runHash, out: values.out, redacted: r, stillHeld: out.stillHeld }) + "\n");
   return 0;
 }

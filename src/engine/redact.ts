@@ -18,6 +18,8 @@ import { utf8 } from "../canonical/mod.ts";
 import { sha256Hex } from "../canonical/mod.ts";
 import { writeArchive } from "../capsule/mod.ts";
 import { tapeValuePath } from "../record/mod.ts";
+import { stepValues, stillHeld } from "./redact-copies.ts";
+import type { StillHeld } from "./redact-copies.ts";
 import { BLOB_PREFIX, CAPSULE_INDEX, EVENTS_ENTRY, FEDERATION_ENTRY, LINKS_ENTRY, PACK_PREFIX, PROOF_ENTRY, RUN_DOC_ENTRY, TAPE_ENTRY, TASK_PREFIX } from "../capsule/mod.ts";
 import type { RunCapsule } from "../capsule/mod.ts";
 import { readJsonl } from "../ledger/mod.ts";
@@ -102,7 +104,8 @@ function linkPaths(capsule: RunCapsule): Set<string> {
  * Redact a capsule.
  * @param capsule the capsule (intact: `damaged` empty)
  * @param targets what to remove
- * @returns the new archive's bytes and its index
+ * @returns the new archive's bytes, its index, and the places that still hold a redacted step's value
+ *   (`redact-copies.ts`: a later step's arguments, a file; each with the selector that removes it)
  * @throws ReachError `PROTO_INVALID_ARGUMENT` when a target does not exist or cannot be redacted (nothing is written)
  * @example
  * ```ts
@@ -111,7 +114,7 @@ function linkPaths(capsule: RunCapsule): Set<string> {
  * const out = redactCapsule(readRunCapsule(bytes), { steps: ["fetch"] });
  * ```
  */
-export function redactCapsule(capsule: RunCapsule, targets: RedactionTargets): { bytes: Uint8Array; index: CapsuleIndex } {
+export function redactCapsule(capsule: RunCapsule, targets: RedactionTargets): { bytes: Uint8Array; index: CapsuleIndex; stillHeld: StillHeld[] } {
   if (capsule.damaged.length > 0) throw new ReachError("REPLAY_CAPSULE_INVALID", `the capsule is damaged (${capsule.damaged[0]!.path}: ${capsule.damaged[0]!.reason}); run \`reach-wasm verify\` first`);
   const steps = targets.steps ?? [];
   const absent = new Map<string, Redaction["entries"][number]["by"]>();
@@ -128,10 +131,12 @@ export function redactCapsule(capsule: RunCapsule, targets: RedactionTargets): {
   const previous = capsule.index.redacted;
   const entries = new Map(capsule.entries);
   const rewritten = new Map((previous?.rewritten ?? []).map((r) => [r.path, r]));
+  const traced = new Map<string, Set<string>>();
   if (steps.length > 0) {
     const read = readJsonl(entries.get(EVENTS_ENTRY) ?? new Uint8Array());
     if (read.error !== undefined) throw new ReachError("REPLAY_CAPSULE_INVALID", `${EVENTS_ENTRY} line ${read.error.index}: ${read.error.reason}`);
     const events = read.events as Ev[];
+    for (const stepId of steps) traced.set(stepId, stepValues(events, capsule.entries, stepId));
     for (const stepId of steps) {
       for (const path of stepTapeEntries(capsule, redactStepEvents(events, stepId), new Set(absent.keys()))) if (!absent.has(path)) absent.set(path, "step");
       const task = `${TASK_PREFIX}${stepId}.json`;
@@ -152,5 +157,5 @@ export function redactCapsule(capsule: RunCapsule, targets: RedactionTargets): {
   const index: CapsuleIndex = { ...capsule.index, redacted };
   const archive = [...entries].map(([path, bytes]) => ({ path, bytes }));
   archive.push({ path: CAPSULE_INDEX, bytes: utf8(canonicalize(index) + "\n") });
-  return { bytes: writeArchive(archive), index };
+  return { bytes: writeArchive(archive), index, stillHeld: stillHeld(traced, entries) };
 }
