@@ -172,8 +172,8 @@ describe("redact and verify through the CLI", () => {
     expect(s.stdout).toMatch(/redact/);
     const run = (...args: string[]) => spawnSync(node[0]!, [...node.slice(1), ...args], { cwd: root, encoding: "utf8", timeout: 120_000 });
     const shown = JSON.parse(run("show", redacted, "--json").stdout);
-    expect(shown.steps.find((st: { stepId: string }) => st.stepId === "shout").redacted).toEqual(["arguments", "output"]);
-    expect(run("show", redacted).stdout).toMatch(/arguments and output redacted/);
+    expect(shown.steps.find((st: { stepId: string }) => st.stepId === "shout").redacted).toEqual(["arguments", "output", "host calls"]);
+    expect(run("show", redacted).stdout).toMatch(/arguments and output and host calls redacted/);
     const diff = JSON.parse(run("diff", input, redacted, "--json").stdout);
     expect(diff.firstDivergence).toBeNull();
     expect(diff.b.redacted).toMatchObject({ steps: ["shout"] });

@@ -30,8 +30,9 @@ export const COMMANDS: readonly CommandSpec[] = [
     notes: [
       "Re-runs the capsule's own pack with the recorded input and seed; every host call is answered from the tape",
       "(no network, no host file). Any difference is a REPLAY_DIVERGENCE naming the step, the event index and the",
-      "first differing field. A redacted capsule replays unless it lacks request.json, plan.json, tape.jsonl or a",
-      "blob: then nothing is run and REPLAY_REDACTED names what is missing (no verdict on the run).",
+      "first differing field. A redacted capsule replays up to the first step whose host calls are redacted, then",
+      "stops with REPLAY_REDACTED naming it; without request.json, plan.json, tape.jsonl or a blob nothing is run",
+      "and REPLAY_REDACTED names what is missing (no verdict on the run either way).",
       "Exit 0 matched, 1 diverged, 2 the capsule cannot be read (malformed, malicious, truncated, over a limit),",
       "3 the capsule is redacted where replay needs it (REPLAY_REDACTED).",
     ].join("\n"),

@@ -41,6 +41,7 @@ function tapeTable(tape: readonly TapeRecord[], blobs: ReadonlyMap<string, Uint8
   const shown = tape.slice(0, HTML_LIMITS.tapeRowsPerStep);
   const cell = (v: unknown) => `<pre class="value small">${esc(clip(compact(v), HTML_LIMITS.tapeValueChars).text)}</pre>`;
   const rows = shown.map((r) => {
+    if (r.redacted === true) return row([esc(String(r.seq)), `<code>${esc(r.op)}</code>`, `<p class="note">request redacted</p>`, `<p class="note">response redacted (committed by the run hash)</p>`], "call-ok");
     const outcome = r.error === undefined ? cell(r.response ?? null) : `<span class="bad">${esc(r.error.code)}</span>${cell(r.error.message)}`;
     const referenced = blobCell(blobOf(r.request), blobs) + blobCell(blobOf(r.response), blobs);
     return row([esc(String(r.seq)), `<code>${esc(r.op)}</code>`, cell(r.request), outcome + referenced], r.error === undefined ? "call-ok" : "call-err");

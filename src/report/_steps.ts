@@ -43,8 +43,8 @@ export type StepView = {
   /** The tool's output (`tool.completed` result); `hasOutput` false when it returned none. */
   output: unknown;
   hasOutput: boolean;
-  /** What of the step a redacted capsule lacks (conformance/HASHING.md "Redaction"): its arguments, its output. */
-  redacted: ("arguments" | "output")[];
+  /** What of the step a redacted capsule lacks (conformance/HASHING.md "Redaction"): its arguments, its output, its host calls. */
+  redacted: ("arguments" | "output" | "host calls")[];
   outputHash: string | null;
   error: { code: string; message: string; details: unknown } | null;
   fuel: string | null;
@@ -213,7 +213,11 @@ function artifactOf(a: Obj | null, stepId: string, entries: ReadonlyMap<string, 
 function attachTape(steps: StepView[], tape: readonly TapeRecord[]): void {
   const byInvocation = new Map<string, StepView>();
   for (const s of steps) if (s.invocationId !== null) byInvocation.set(s.invocationId, s);
-  for (const r of tape) byInvocation.get(r.invocationId)?.tape.push(r);
+  for (const r of tape) {
+    const s = byInvocation.get(r.invocationId);
+    s?.tape.push(r);
+    if (r.redacted === true && s !== undefined && !s.redacted.includes("host calls")) s.redacted.push("host calls");
+  }
 }
 
 function attachStops(steps: StepView[], last: RawEvent | undefined): StopView[] {

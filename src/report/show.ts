@@ -109,7 +109,7 @@ function stepLines(s: StepView, paint: Paint, options: ShowOptions): string[] {
   if (s.stop !== null) out.push(`      ${paint("yellow", "stopped")} by ${s.stop.reason === "abort" ? "an abort" : safeText(s.stop.reason)} at fuel ${s.stop.fuel === null ? "?" : groupDigits(s.stop.fuel)}`);
   const calls = hostCallSummary(s);
   if (calls !== null && options.full !== true) out.push(`      ${paint("dim", "host calls")} ${calls}`);
-  if (options.full === true) for (const r of s.tape) out.push(`      ${paint("dim", `host call ${r.seq}`)} ${safeText(r.op)} ${safeText(compact(r.request))} → ${safeText(compact(r.error ?? r.response ?? null))}`);
+  if (options.full === true) for (const r of s.tape) out.push(`      ${paint("dim", `host call ${r.seq}`)} ${safeText(r.op)} ${r.redacted === true ? "(request and response redacted)" : `${safeText(compact(r.request))} → ${safeText(compact(r.error ?? r.response ?? null))}`}`);
   return out;
 }
 
