@@ -15,7 +15,7 @@ import { readArchive, writeArchive } from "../src/capsule/archive.ts";
 import { readRunCapsule } from "../src/capsule/run-capsule.ts";
 import { main } from "../src/cli/cli.ts";
 import { canonicalize } from "../src/canonical/jcs.ts";
-import { sha256Hex } from "../src/canonical/sha256.ts";
+import { valueCommit } from "../src/canonical/commit.ts";
 import { ReachError } from "../src/protocol/errors.ts";
 
 const root = new URL("../", import.meta.url).pathname;
@@ -169,27 +169,24 @@ describe("single-byte damage is found and located (exit 1)", () => {
   it("a tape record: verify names it (exit 1); a consistently re-hashed forgery is caught by the run hash's commitments too, by verify and by the standalone verifier, and replay names the step", async () => {
     const r = await cli(["run", "packs/notes", "--unrestricted", "--json", "--out", join(scratch, "tape")]);
     const capsule = r.json!["capsule"] as string;
-    const recordOf = (text: string) => text.split("\n").findIndex((l) => l.includes('"op":"fs.read"'));
-    const naive = tamper(capsule, "tape.jsonl", (b) => {
-      const lines = dec.decode(b).split("\n");
-      const i = recordOf(lines.join("\n"));
-      lines[i] = lines[i]!.replace('"path":"data/input.txt"', '"path":"data/input.tx7"');
-      return enc.encode(lines.join("\n"));
-    }, true);
+    // a run's tape commits each host call apart (HASHING.md "Value commitments"): the fs.read call's values are
+    // tape/<seq>.json, its tape.jsonl line holds their salted commitments
+    const line = dec.decode(readArchive(readFileSync(capsule)).get("tape.jsonl")!).split("\n").find((l) => l.includes('"op":"fs.read"'))!;
+    const seq = (JSON.parse(line) as { seq: number }).seq;
+    const naive = tamper(capsule, `tape/${seq}.json`, (b) => enc.encode(dec.decode(b).replace('"path":"data/input.txt"', '"path":"data/input.tx7"')), true);
     const v = await cli(["verify", naive, "--json"]);
     expect(v.code, v.stderr).toBe(1);
     expect((v.json!["checks"] as { ok: boolean; name: string }[]).filter((c) => !c.ok).map((c) => c.name)).toEqual(["contents", "tape"]);
     expect((await cli(["replay", naive])).code).toBe(1);
-    // a forger who re-hashes the record and patches capsule.json: the response claims other file bytes
-    const forged = tamper(capsule, "tape.jsonl", (b) => {
-      const lines = dec.decode(b).split("\n");
-      const i = recordOf(lines.join("\n"));
-      const rec = JSON.parse(lines[i]!);
-      rec.response.data = Buffer.from("forged file content\n").toString("base64");
-      rec.responseHash = sha256Hex(canonicalize(rec.response));
-      lines[i] = canonicalize(rec);
-      return enc.encode(lines.join("\n"));
+    // a forger who re-commits the call (same salt) and patches capsule.json: the response claims other file bytes
+    let commit = "";
+    const valued = tamper(capsule, `tape/${seq}.json`, (b) => {
+      const call = JSON.parse(dec.decode(b));
+      call.response.data = Buffer.from("forged file content\n").toString("base64");
+      commit = valueCommit(call.responseSalt, call.response);
+      return enc.encode(canonicalize(call) + "\n");
     }, true);
+    const forged = tamper(valued, "tape.jsonl", (b) => enc.encode(dec.decode(b).replace(line, canonicalize({ ...JSON.parse(line), responseCommit: commit }))), true);
     const fv = await cli(["verify", forged, "--json"]);
     expect(fv.code).toBe(1); // the run hash commits the tape: the invocation's hostCalls and the body's contents
     expect((fv.json!["checks"] as { ok: boolean; name: string }[]).filter((c) => !c.ok).map((c) => c.name)).toEqual(["contents", "tape"]);
