@@ -20,7 +20,7 @@ export const CAPSULE_FORMAT = "reach.capsule.v1";
  * with values removed (`events.jsonl`: the `steps`' arguments and outputs with their salts), checked against the
  * digest given here and, through the chain, against the run hash. Outside the digest a run proof signs.
  */
-function redactionSchema() {
+function redactionSchema(): RedactionShape {
   return strictObject("capsule.redacted", {
     steps: z.array(nonEmpty()),
     entries: z.array(strictObject("capsule.redacted.entries[]", { path: entryPath(), by: z.enum(["step", "entry", "blob"]) })),
@@ -121,6 +121,11 @@ type CapsuleManifestShape = StrictObject<{
   deterministic: z.ZodLiteral<true>;
 }>;
 type CapsuleFileShape = StrictObject<{ path: z.ZodString; sha256: z.ZodString; size: z.ZodInt }>;
+type RedactionShape = StrictObject<{
+  steps: z.ZodArray<z.ZodString>;
+  entries: z.ZodArray<StrictObject<{ path: z.ZodString; by: z.ZodEnum<{ step: "step"; entry: "entry"; blob: "blob" }> }>>;
+  rewritten: z.ZodArray<CapsuleFileShape>;
+}>;
 type PackArchiveFileShape = StrictObject<{ path: z.ZodString; hash: z.ZodString; size: z.ZodInt }>;
 type PackArchiveShape = StrictObject<{ hash: z.ZodString; files: z.ZodArray<PackArchiveFileShape> }>;
 type AttestationShape = StrictObject<{ nodeId: z.ZodString; signature: z.ZodString; signedAt: z.ZodISODateTime }>;
@@ -158,6 +163,7 @@ export interface CapsuleSchemas {
     files: z.ZodArray<CapsuleFileShape>;
     packArchive: PackArchiveShape;
     proof: z.ZodOptional<ExecutionProofShape>;
+    redacted: z.ZodOptional<RedactionShape>;
   }>;
 }
 // The written types are exactly the built schemas' (see `typedSchema` in ./_lazy.ts).
