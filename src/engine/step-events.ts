@@ -2,7 +2,6 @@
  * How one executed step is written into the event chain and the evidence (seed 003 §3.2; seed 004 RunEvidence).
  * @module
  */
-import { hashCanonical } from "../canonical/mod.ts";
 import type { EventLog } from "../ledger/mod.ts";
 import type { ExecutionEnvelope } from "../protocol/mod.ts";
 import { prefixOf } from "../protocol/mod.ts";
