@@ -1,6 +1,6 @@
 /**
  * `npm run bench` (redaction part; `npx vite-node scripts/bench-redact.ts`): what `verify` costs on a redacted capsule
- * against the capsule it was redacted from — the committed `notes` run and `notes-redacted` (a step's values and a
+ * against the capsule it was redacted from — the committed `notes-salted` run and `notes-redacted` (a step's values and a
  * workspace file removed, conformance/HASHING.md "Redaction") — in process on Node, interleaved (original, redacted,
  * original, …) so that load on the machine falls on both alike; medians and their ratio. Also the cost of `redact`
  * itself. Nothing here is asserted by tests; `REACH_BENCH_SMOKE=1` runs it with tiny counts.
@@ -22,7 +22,7 @@ const capsuleIn = (folder: string): Uint8Array => {
 };
 setSha256Backend(nativeSha256Backend); // as the CLI on Node
 
-const original = capsuleIn("notes");
+const original = capsuleIn("notes-salted");
 const redacted = capsuleIn("notes-redacted");
 const ROUNDS = n(41, 2);
 
