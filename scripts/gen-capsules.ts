@@ -57,7 +57,10 @@ async function capsule(pack: string, folder: string, options: { input?: JsonValu
   if (only.length > 0 && !only.includes(folder) && options.always !== true) return null;
   const loaded = await loadPack(await readPackFiles(join(root, "packs", pack)));
   const req = { restricted: options.restricted ?? false, approve: false };
-  const record = await runPack({ loaded, env, ...req, commitments: options.salted === true ? "salted-v1" : null, ...(options.input === undefined ? {} : { input: options.input }), ...(options.fetch === undefined ? {} : { fetch: options.fetch }), ...(options.resume === undefined ? {} : { resume: options.resume }), ...(options.secrets === undefined ? {} : { secrets: options.secrets }) });
+  // the previous format (no commitments, sandbox API level 1) unless salted (the current format: both); secret-api-v2
+  // alone is level 2 without commitments, as it was committed
+  const sandboxApi = options.salted === true || folder === "secret-api-v2" ? 2 : 1;
+  const record = await runPack({ loaded, env, ...req, sandboxApi, commitments: options.salted === true ? "salted-v1" : null, ...(options.input === undefined ? {} : { input: options.input }), ...(options.fetch === undefined ? {} : { fetch: options.fetch }), ...(options.resume === undefined ? {} : { resume: options.resume }), ...(options.secrets === undefined ? {} : { secrets: options.secrets }) });
   const { bytes } = buildRunCapsule(record, loaded, capsuleRequest(record, req), options.key);
   return only.length > 0 && !only.includes(folder) ? bytes : save(folder, record.status, record.runHash, bytes);
 }
