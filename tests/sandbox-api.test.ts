@@ -14,6 +14,7 @@ import type { EngineRun } from "../src/engine/engine.ts";
 import { forkCapsule, resumeCapsule } from "../src/engine/fork.ts";
 import { replayCapsule } from "../src/engine/replay.ts";
 import { defaultEnvironment } from "../src/host/environment.ts";
+import { readTapeJsonl } from "../src/record/tape-jsonl.ts";
 import type { ReachError } from "../src/protocol/errors.ts";
 import { QuickJsRunner } from "../src/sandbox/quickjs/runner.ts";
 import type { ToolOutcome } from "../src/sandbox/types.ts";
@@ -101,8 +102,8 @@ describe("reach.secret (sandbox API level 2)", () => {
     expect(r.error?.code).toBe("EXEC_TOOL_FAILED");
     expect(r.error?.details["errorCode"]).toBe("PROTO_INVALID_ARGUMENT");
     expect(r.error?.message).toContain("the pack declares no secret OTHER_TOKEN");
-    const tape = dec.decode(readRunCapsule(r.capsule.bytes).entries.get("tape.jsonl"));
-    const calls = tape.trim().split("\n").map((l) => JSON.parse(l) as { op: string; request: unknown; error?: { code: string } });
+    const capsule = readRunCapsule(r.capsule.bytes);
+    const calls = readTapeJsonl(capsule.entries.get("tape.jsonl")!, undefined, capsule.entries) as unknown as { op: string; request: unknown; error?: { code: string } }[];
     expect(calls.map((c) => [c.op, c.request, c.error?.code])).toEqual([
       ["secret.placeholder", { name: "NOPE" }, "PROTO_INVALID_ARGUMENT"],
       ["secret.placeholder", { name: "1 bad" }, "PROTO_INVALID_ARGUMENT"],
