@@ -6,9 +6,10 @@
  * file that has a counterpart in the capsule matches it.
  * @module
  */
-import { canonicalize, hashCanonical } from "../canonical/mod.ts";
+import { canonicalize, hashCanonical, valueCommit } from "../canonical/mod.ts";
 import { FEDERATION_ENTRY, RESULT_ENTRY } from "../capsule/mod.ts";
 import { readJsonl } from "../ledger/mod.ts";
+import { isCommittedTape, readTapeJsonl, tapeToJsonl } from "../record/mod.ts";
 import type { Delegation, NodeIdentity } from "../protocol/mod.ts";
 import { ReachError } from "../protocol/mod.ts";
 import { delegationAnnex } from "./annex.ts";
@@ -45,28 +46,64 @@ function counterpart(path: string): [string, boolean] | undefined {
 }
 
 /**
- * The run files' result.json is the capsule's plus the run hash, with each step's output in full where the capsule
- * holds its hash (an output is stored once in a capsule, in its events).
+ * The salt of each step's output in a salted run (conformance/HASHING.md "Value commitments"): the last
+ * `tool.completed` `resultSalt` of the step's invocations; empty for a run recorded before salted commitments.
  */
-function sameResult(entry: Uint8Array, file: Uint8Array, runHash: string): boolean {
+function outputSalts(entries: ReadonlyMap<string, Uint8Array>): Map<string, string> {
+  const steps = new Map<string, string>();
+  const salts = new Map<string, string>();
+  const events = readJsonl(entries.get("events.jsonl") ?? new Uint8Array()).events as { type?: unknown; payload?: Record<string, unknown> }[];
+  for (const e of events) {
+    const p = e.payload ?? {};
+    if (e.type === "tool.invoked" && typeof p["invocationId"] === "string" && typeof p["stepId"] === "string") steps.set(p["invocationId"], p["stepId"]);
+    const step = typeof p["invocationId"] === "string" ? steps.get(p["invocationId"]) : undefined;
+    if (e.type === "tool.completed" && step !== undefined && typeof p["resultSalt"] === "string") salts.set(step, p["resultSalt"]);
+  }
+  return salts;
+}
+
+/**
+ * The run files' result.json is the capsule's plus the run hash, with each step's output in full where the capsule
+ * holds its commitment (an output is stored once in a capsule, in its events): its salted commitment, or its plain
+ * hash in a run recorded before salted commitments.
+ */
+function sameResult(entry: Uint8Array, file: Uint8Array, runHash: string, salts: ReadonlyMap<string, string>): boolean {
   try {
     const inCapsule = JSON.parse(new TextDecoder().decode(entry)) as Record<string, unknown>;
     const { runHash: hash, outputs, ...rest } = JSON.parse(new TextDecoder().decode(file)) as Record<string, unknown>;
     if (hash !== runHash || outputs === null || typeof outputs !== "object") return false;
     const hashes: Record<string, string> = {};
-    for (const [k, v] of Object.entries(outputs)) hashes[k] = hashCanonical(v);
+    for (const [k, v] of Object.entries(outputs)) {
+      const salt = salts.get(k);
+      hashes[k] = salt === undefined ? hashCanonical(v) : valueCommit(salt, v);
+    }
     return canonicalize({ ...rest, outputs: hashes }) === canonicalize(inCapsule);
   } catch {
     return false;
   }
 }
 
+/**
+ * The host calls as the run files write them (`tape.jsonl` with each call's values inline): a salted capsule keeps
+ * each call's values in `tape/<seq>.json` beside a line of commitments, so its calls are read back through them.
+ */
+function plainTape(entries: ReadonlyMap<string, Uint8Array>): Uint8Array | undefined {
+  const tape = entries.get("tape.jsonl");
+  if (tape === undefined || !isCommittedTape(tape)) return tape;
+  try {
+    return new TextEncoder().encode(tapeToJsonl(readTapeJsonl(tape, undefined, entries)));
+  } catch {
+    return undefined;
+  }
+}
+
 function checkFiles(entries: ReadonlyMap<string, Uint8Array>, files: ReadonlyMap<string, Uint8Array>, runHash: string): void {
+  const salts = outputSalts(entries);
   for (const [path, bytes] of files) {
     const c = counterpart(path);
     if (c === undefined) continue; // evidence.json has no counterpart: it is vouched for by the signed reply only
-    const entry = entries.get(c[0]);
-    const same = entry !== undefined && (path === "result.json" ? sameResult(entry, bytes, runHash) : c[1] ? sameJson(entry, bytes) : sameBytes(entry, bytes));
+    const entry = c[0] === "tape.jsonl" ? plainTape(entries) : entries.get(c[0]);
+    const same = entry !== undefined && (path === "result.json" ? sameResult(entry, bytes, runHash, salts) : c[1] ? sameJson(entry, bytes) : sameBytes(entry, bytes));
     if (!same) throw untrusted(`does not match the run file ${path}`, { path });
   }
 }
