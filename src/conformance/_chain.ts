@@ -1,8 +1,10 @@
 /**
  * The hash rules of seed 003 §3.3, recomputed from a capsule's `events.jsonl` with nothing but RFC 8785 canonical
- * JSON and SHA-256 (not through the ledger the implementation may share): `payloadHash = SHA256(JCS(payload))`,
- * `eventHash = SHA256(type + timestamp + payloadHash + prevEventHash)`, the first `prevEventHash` 64 zeros,
- * `runHash = SHA256(eventHash₁ + … + eventHashₙ)`.
+ * JSON and SHA-256 (not through the ledger the implementation may share): `payloadHash = SHA256(JCS(payload))` of the
+ * hashed payload — the payload, less a salted value and its salt (conformance/HASHING.md "Value commitments":
+ * `arguments` + `argumentsSalt` of `tool.invoked`, `result` + `resultSalt` of `tool.completed`, whose commitments stay
+ * in the payload) — `eventHash = SHA256(type + timestamp + payloadHash + prevEventHash)`, the first `prevEventHash`
+ * 64 zeros, `runHash = SHA256(eventHash₁ + … + eventHashₙ)`.
  * @module
  */
 import { canonicalize } from "../canonical/mod.ts";
@@ -10,6 +12,19 @@ import { sha256Hex, utf8 } from "../canonical/mod.ts";
 import type { CapsuleEvent } from "./context.ts";
 
 const GENESIS = "0".repeat(64);
+
+/** Per event type, a salted value and its salt, left out of the hashed payload when the salt is there. */
+const SALTED: Readonly<Record<string, readonly [string, string]>> = {
+  "tool.invoked": ["arguments", "argumentsSalt"],
+  "tool.completed": ["result", "resultSalt"],
+};
+
+/** The payload the chain hashes (see the module notes). */
+function hashed(type: unknown, payload: unknown): unknown {
+  const fields = typeof type === "string" ? SALTED[type] : undefined;
+  if (fields === undefined || payload === null || typeof payload !== "object" || !(fields[1] in payload)) return payload;
+  return Object.fromEntries(Object.entries(payload).filter(([k]) => k !== fields[0] && k !== fields[1]));
+}
 const ISO_MS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /**
@@ -20,8 +35,8 @@ const ISO_MS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export function chainProblem(events: readonly CapsuleEvent[]): string | null {
   let prev = GENESIS;
   for (const [i, e] of events.entries()) {
-    const payloadHash = sha256Hex(utf8(canonicalize(e.payload)));
-    if (e.payloadHash !== payloadHash) return `event ${i} (${e.type}): payloadHash is ${String(e.payloadHash)}, SHA256(JCS(payload)) is ${payloadHash}`;
+    const payloadHash = sha256Hex(utf8(canonicalize(hashed(e.type, e.payload))));
+    if (e.payloadHash !== payloadHash) return `event ${i} (${e.type}): payloadHash is ${String(e.payloadHash)}, SHA256(JCS(hashed payload)) is ${payloadHash}`;
     if (e.prevEventHash !== prev) return `event ${i} (${e.type}): prevEventHash is ${String(e.prevEventHash)}, the previous eventHash is ${prev}`;
     const eventHash = sha256Hex(utf8(`${e.type}${e.timestamp}${payloadHash}${prev}`));
     if (e.eventHash !== eventHash) return `event ${i} (${e.type}): eventHash is ${String(e.eventHash)}, SHA256(type + timestamp + payloadHash + prevEventHash) is ${eventHash}`;

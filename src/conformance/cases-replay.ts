@@ -59,12 +59,24 @@ function referenceCase(name: string): ConformanceCase {
     id: `replay.reference-${name}`,
     category: "replay",
     clause: "§3.4 replay requirements",
-    title: `the reference capsule conformance/capsules/${name} replays to its run hash`,
+    title: REDACTED_CAPSULES.has(name) ? `the redacted reference capsule conformance/capsules/${name} replays what it can and names what it cannot (exit 3, REPLAY_REDACTED)` : `the reference capsule conformance/capsules/${name} replays to its run hash`,
     run: async (ctx) => {
       const ref = await reference(ctx, name);
-      await replayMatches(ctx, ref.path, ref.runHash, `conformance/capsules/${name}`);
+      if (REDACTED_CAPSULES.has(name)) await replayRedacted(ctx, ref.path, `conformance/capsules/${name}`);
+      else await replayMatches(ctx, ref.path, ref.runHash, `conformance/capsules/${name}`);
     },
   };
+}
+
+/** Reference capsules with contents redacted: their replay must name what it cannot replay, never give a verdict. */
+const REDACTED_CAPSULES: ReadonlySet<string> = new Set(["notes-redacted"]);
+
+async function replayRedacted(ctx: SuiteContext, path: string, what: string): Promise<void> {
+  const o = await ctx.cli(["replay", path, "--json"]);
+  const redacted = o.json?.["redacted"] as Record<string, unknown> | undefined;
+  if (o.code !== 3 || o.json?.["matches"] !== false || redacted?.["code"] !== "REPLAY_REDACTED" || typeof redacted["step"] !== "string") {
+    throw new Error(`replay of ${what}: exit ${o.code}, matches ${String(o.json?.["matches"])}, redacted ${JSON.stringify(redacted ?? null)} (expected exit 3, matches false, REPLAY_REDACTED naming the step it cannot replay)${tail(o.stderr)}`);
+  }
 }
 
 /**
