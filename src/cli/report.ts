@@ -1,7 +1,9 @@
 /**
- * `reach-wasm report <capsule|run-dir> [more...] [--out FILE.html | --out-dir DIR] [--trust FILE] [--json]`: one
- * self-contained HTML page per run (`src/report/html.ts`), with the capsule's verification (every check, the proof
- * signer) computed here. Written atomically; default `<capsule without .capsule.tar.gz>.report.html` beside the
+ * `reach-wasm report <capsule|run-dir> [more...] [--out FILE.html | --out-dir DIR] [--trust FILE] [--no-replay] [--json]`:
+ * one self-contained HTML page per run (`src/report/html.ts`), with the capsule's verification (every check, the proof
+ * signer) computed here. When the record leaves the state after a step unknown (a WASI tool's writes), the capsule is
+ * replayed through the engine and the states it observed are handed to the report (used only when the replay
+ * reproduces the run hash); `--no-replay` shows the record's alone. Written atomically; default `<capsule without .capsule.tar.gz>.report.html` beside the
  * capsule (a run directory: `<dir>/report.html`). Runs reported together (several, or `--out-dir`) are written as
  * `DIR/<runHash>.report.html`, and each page links its parent (fork, resume, session) and its children among them. Exit 0 written (whatever the run's status or the verdict, which the page shows); 2 the
  * input cannot be read or the page cannot be written.
@@ -9,7 +11,9 @@
  */
 import { basename, dirname, join, resolve } from "node:path";
 import { ReachError } from "../protocol/mod.ts";
-import { directParents, isRunHash, renderReport, reportFileName, statesJson } from "../report/mod.ts";
+import { directParents, isRunHash, needsReplay, renderReport, reportFileName, statesJson } from "../report/mod.ts";
+import { replayedStates } from "../engine/mod.ts";
+import { defaultEnvironment } from "../host/mod.ts";
 import { buildRunView } from "../report/mod.ts";
 import { verifyForReport } from "../report/mod.ts";
 import type { ChildLink, ReportVerification, RunView } from "../report/mod.ts";
@@ -33,14 +37,21 @@ type TrustStore = Parameters<typeof verifyForReport>[1];
 
 type Reported = { view: RunView; verification: ReportVerification | null; path: string; isCapsule: boolean };
 
-async function readReported(path: string, store: TrustStore | undefined, io: CliIO): Promise<Reported> {
+async function readReported(path: string, store: TrustStore | undefined, replay: boolean, io: CliIO): Promise<Reported> {
   const progress = createProgress(io);
   try {
     const announce = await isLargeRun(path);
     const run = await progress.task(`reading ${path}`, () => readHostRun(path), { announce });
     const capsule = run.capsule;
     const verification = capsule === null ? null : await progress.task("verifying the capsule", () => verifyForReport(capsule, store), { announce });
-    return { view: buildRunView(run.source), verification, path, isCapsule: capsule !== null && run.path === path };
+    let view = buildRunView(run.source);
+    // What the record cannot say (a WASI tool's writes), a replay of the capsule gives: trusted only when it
+    // reproduces the run (`replayedStates`); the report takes it as data.
+    if (replay && capsule !== null && needsReplay(view)) {
+      const replayed = await progress.task("replaying for the state after each step", () => replayedStates(capsule, defaultEnvironment()), { announce: true });
+      view = buildRunView({ ...run.source, replayed });
+    }
+    return { view, verification, path, isCapsule: capsule !== null && run.path === path };
   } finally {
     progress.done();
   }
@@ -79,7 +90,7 @@ export async function runReportCommand(argv: readonly string[], io: CliIO): Prom
   }
   const store = (await loadTrustStore(values.trust)) ?? undefined;
   const runs: Reported[] = [];
-  for (const path of positionals) runs.push(await readReported(path, store, io));
+  for (const path of positionals) runs.push(await readReported(path, store, values["no-replay"] !== true, io));
   const together = outDir !== undefined || runs.length > 1;
   const dir = resolve(outDir ?? dirname(resolve(positionals[0]!)));
   const pages = new Set(together ? runs.map((r) => r.view.runHash).filter(isRunHash) : []);

@@ -99,7 +99,8 @@ export const REPORT = defineArgs({
     out: { type: "string", value: "FILE.html", help: "the page (default: <capsule without .capsule.tar.gz>.report.html beside the capsule)" },
     "out-dir": { type: "string", value: "DIR", help: "write each run's page as DIR/<runHash>.report.html, linking a fork, a resumed\nrun or a session run to its parent and children among the runs given\n(the default with more than one run: the first run's folder)" },
     trust: { ...trust, help: `${trust.help}: judges the proof's signer` },
-    json: json("{out, runHash, status, verified, bytes, lineage, states: [...]}; with more than one\nrun, {reports: [...]}"),
+    "no-replay": { type: "boolean", help: "show only the states the record gives (by default, when it leaves the workspace or\nmemory after a step unknown, the capsule is replayed to give them)" },
+    json: json("{out, runHash, status, verified, bytes, lineage, replay, states: [...]}; with more than\none run, {reports: [...]}"),
   },
 });
 

@@ -15,6 +15,7 @@ import type { ReplanContext } from "./planner.ts";
 import { Aborted, InfraRefused, Run, RESERVED_STEP_PREFIX } from "./run.ts";
 import { finishRun } from "./run-record.ts";
 import { runGeneration } from "./scheduler.ts";
+import { observeStep } from "./step-observer.ts";
 import type { CompletedStep } from "./scheduler.ts";
 import type { RunRecord, RunRequest } from "./types.ts";
 
@@ -108,7 +109,8 @@ async function replan(run: Run, step: PlanStep, e: { code: string; message: stri
   const replanId = `${RESERVED_STEP_PREFIX}replan.${attempt}`;
   run.evidence[run.evidence.length - 1]!.replanEvents.push(replanId);
   run.request.onProgress?.({ kind: "replan", attempt, reason: e.code });
-  run.log.append("run.step.started", { stepId: replanId, stepType: "replan", stepIndex: run.stepIndex, description: `replan ${attempt} after step "${step.id}" failed with ${e.code}` });
+  const stepIndex = run.stepIndex;
+  run.log.append("run.step.started", { stepId: replanId, stepType: "replan", stepIndex, description: `replan ${attempt} after step "${step.id}" failed with ${e.code}` });
   run.stepIndex++;
   try {
     run.gated = await run.plan({ attempt, failure: { stepId: step.id, tool: step.tool, code: e.code, message: e.message }, completed: [...completed], previousPlanId: run.gated!.plan.plan_id });
@@ -116,10 +118,12 @@ async function replan(run: Run, step: PlanStep, e: { code: string; message: stri
     if (err instanceof Aborted || err instanceof InfraRefused) throw err;
     const pe = toReachError(err, "PLAN_PLANNER_FAILED");
     run.log.append("run.step.failed", { stepId: replanId, result: { status: "error", reason: "replan_rejected" }, error: pe.toDetails() });
+    observeStep(run, replanId, stepIndex);
     run.failedStep = replanId;
     throw pe;
   }
   const g = run.gated;
   run.log.append("run.step.completed", { stepId: replanId, result: { attempt, planId: g.plan.plan_id, planHash: g.planHash, cause: e.code } });
+  observeStep(run, replanId, stepIndex); // a replan changes neither the workspace nor the memory
   run.request.onProgress?.({ kind: "planned", planId: g.plan.plan_id, steps: g.steps.length, planHash: g.planHash });
 }

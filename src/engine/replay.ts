@@ -26,7 +26,7 @@ import type { LoadedPack, LoadPackOptions } from "./pack.ts";
 import { branchOfCapsule } from "./branch-capsule.ts";
 import { packLoading, realNow, useHashing } from "./runners.ts";
 import type { EngineEnvironment } from "./runners.ts";
-import type { RunProgress, RunRecord, RunRequest, RunStatus } from "./types.ts";
+import type { ObservedStep, RunProgress, RunRecord, RunRequest, RunStatus } from "./types.ts";
 import { Session } from "./session.ts";
 import { chainOfCapsule } from "./session-chain.ts";
 import type { AbortPoint, ReplayDirectives } from "./run.ts";
@@ -335,12 +335,29 @@ function workspaceDivergence(capsule: RunCapsule, record: RunRecord, eventIndex:
   return null;
 }
 
+/** How a capsule is replayed (`replayCapsule`). */
+export type ReplayOptions = {
+  /** Check the capsule without executing (`verifyRunCapsule`). */
+  noExec?: boolean;
+  now?: () => number;
+  /** The replayed run's progress. */
+  onProgress?: (p: RunProgress) => void;
+  /** Independent steps at once (the result is the same). */
+  parallel?: number;
+  /**
+   * Called after each replayed step is written, with the workspace and memory store then (`RunRequest.observeStep`).
+   * What it is told is the recorded run's state only when the replay as a whole matches (`ReplayReport.matches`).
+   */
+  onStep?: (step: ObservedStep) => void;
+} & LoadPackOptions;
+
 /**
  * Replay a capsule.
  * @param capsule the capsule (from `readRunCapsule`)
  * @param env the platform's engines
  * @param options `noExec`: check without executing; `prepareComponent` for component tools (default: jco, cached);
- *   `onProgress`: the replayed run's progress; `parallel`: independent steps at once (the result is the same)
+ *   `onProgress`: the replayed run's progress; `parallel`: independent steps at once (the result is the same);
+ *   `onStep`: the state after each replayed step
  * @returns the report (`matches` false on any divergence)
  * @throws ReachError `REPLAY_CAPSULE_INVALID` when the capsule lacks what a replay needs
  * @example
@@ -352,7 +369,7 @@ function workspaceDivergence(capsule: RunCapsule, record: RunRecord, eventIndex:
  * console.log(report.matches ? `same run hash ${report.runHash}` : report.divergence?.message);
  * ```
  */
-export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment, options: { noExec?: boolean; now?: () => number; onProgress?: (p: RunProgress) => void; parallel?: number } & LoadPackOptions = {}): Promise<ReplayReport> {
+export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment, options: ReplayOptions = {}): Promise<ReplayReport> {
   useHashing(env);
   const now = options.now ?? realNow(env);
   const started = now();
@@ -378,7 +395,7 @@ export async function replayCapsule(capsule: RunCapsule, env: EngineEnvironment,
   const player = new TapePlayer(readTapeJsonl(capsule.entries.get(TAPE_ENTRY) ?? new Uint8Array(), undefined, capsule.entries), entriesUnder(capsule.entries, BLOB_PREFIX));
   // A fork's or a resumed run's changes act again from its branch point (`branch.ts`); its own tape answers every step.
   const branch = await branchOfCapsule(capsule, request, recorded, loaded, options);
-  const runRequest: RunRequest = { ...base, player, replay, ...(branch === null ? {} : { branch }) };
+  const runRequest: RunRequest = { ...base, player, replay, ...(branch === null ? {} : { branch }), ...(options.onStep === undefined ? {} : { observeStep: options.onStep }) };
   const record = request.mode === "session" ? await replaySession(runRequest, capsule) : await runPack(runRequest);
   let divergence = eventsDivergence(recorded, record);
   const stop = redactedStop(record.events as unknown as Ev[], divergence?.eventIndex ?? null);

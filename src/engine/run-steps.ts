@@ -23,6 +23,7 @@ import { infraTool } from "./infra-tools.ts";
 import type { Run } from "./run.ts";
 import { Aborted } from "./run.ts";
 import { failedEvidence, recordStep, stepEvidence, terminalReason } from "./step-events.ts";
+import { observeStep } from "./step-observer.ts";
 import type { StepJob, StepJobResult } from "./step-job.ts";
 import { unwireExecution } from "./step-job.ts";
 import { argumentFields } from "./value-commits.ts";
@@ -146,6 +147,7 @@ export function emitStep(run: Run, gen: Generation, p: PreparedStep, result: Ste
     progress({ kind: "step", ...at, status: "failed", durationMs: 0, code: error.code });
     run.stepIndex++;
     gen.emitted(p.index);
+    observeStep(run, step.id, at.index);
     return { stepError: error, toolOutput: null };
   }
   const { envelope, invocationId } = p;
@@ -161,6 +163,7 @@ export function emitStep(run: Run, gen: Generation, p: PreparedStep, result: Ste
   progress({ kind: "step", ...at, status: exec.stepError === null ? "completed" : "failed", durationMs: exec.durationMs, fuel: exec.fuelUsed.toString(), ...(exec.stepError === null ? {} : { code: exec.stepError.code }) });
   run.stepIndex++;
   gen.emitted(p.index);
+  observeStep(run, step.id, at.index);
   if (exec.stepError === null) {
     run.outputs[step.id] = exec.toolOutput!;
     run.outputCommits[step.id] = outputHash!;

@@ -53,6 +53,7 @@ import { runStepJob } from "./step-job.ts";
 import { inputOf, seedOf } from "./branch.ts";
 import type { StepJob, StepJobResult, StepPool } from "./step-job.ts";
 import { failedEvidence, terminalReason } from "./step-events.ts";
+import { observeStep } from "./step-observer.ts";
 import { RESERVED_STEP_PREFIX } from "./types.ts";
 import type { AbortPoint, RealTimes, RunPhase, RunRequest } from "./types.ts";
 import { epochMs } from "../determinism/mod.ts";
@@ -512,6 +513,7 @@ export class Run {
     this.markStep(step.id, 0);
     this.stepIndex++;
     gen.emitted(i);
+    observeStep(this, step.id, this.stepIndex - 1);
   }
 
   /**

@@ -74,6 +74,20 @@ export type RunProgress =
   /** A hashed event as it is appended (only with `liveEvents`; `live-events.ts` maps it to seed 004's stream). */
   | { kind: "event"; event: { type: string; sequence: number; timestamp: string; eventHash: string; runId: string; payload: Record<string, unknown> } };
 
+/**
+ * The run's state right after one step was written into it (`RunRequest.observeStep`): the workspace (regular files'
+ * bytes and symbolic links' targets, by path) and the memory store (`[key, canonical value text]`, sorted by key).
+ * The byte arrays are the run's own: read them, never change them.
+ */
+export type ObservedStep = {
+  /** The step's id (a tool step's, or a recorded replan's). */
+  stepId: string;
+  /** Its `stepIndex` (its place among the run's `run.step.started` events, from 0). */
+  stepIndex: number;
+  workspace: { files: ReadonlyMap<string, Uint8Array>; links: ReadonlyMap<string, string> };
+  memory: readonly (readonly [string, string])[];
+};
+
 /** A run request. */
 export type RunRequest = {
   /** The loaded pack. */
@@ -158,6 +172,11 @@ export type RunRequest = {
   player?: TapePlayer;
   /** Progress callback. */
   onProgress?: (p: RunProgress) => void;
+  /**
+   * Called after each step is written into the run (in the record's order, whatever ran at the same time), with the
+   * workspace and the memory store as the run stands then (`step-observer.ts`). Never part of the record.
+   */
+  observeStep?: (step: ObservedStep) => void;
   /**
    * The wall clock (ms since the Unix epoch) for the real times of the run files' `run.json` and the live event stream;
    * never hashed (default the real clock's `epochMs`, `src/determinism/real-clock.ts`).

@@ -1,7 +1,8 @@
 /**
  * The report's step-through (`#states`): a list of the steps, then one section per step (`#state-N`) with the
  * workspace after it (every file's path, size and SHA-256; what the step added, changed or removed, with the text of
- * small text files it wrote) and the memory store after it, or why that state cannot be reconstructed. Previous and
+ * small text files it wrote) and the memory store after it, from the record or from a replay of the capsule handed
+ * in (`_replayed-states.ts`), or why that state cannot be reconstructed. Previous and
  * next links join the sections, so the page steps through a run without JavaScript; the page's script adds the
  * arrow keys. Anchors are numbers only; every path, key, value and reason from the capsule goes through `esc`.
  * Internal to `src/report/`.
@@ -61,7 +62,8 @@ type Budget = { chars: number };
 function basisNote(s: { basis: string; checked: boolean }): string {
   const from = s.basis === "before" ? "the workspace the run started from (it matches the recorded digest): no step before this one changed it"
     : s.basis === "after" ? "the workspace the run ended with (it matches the recorded digest): no later step changed it"
-      : "the recorded writes and removals applied step by step";
+      : s.basis === "replay" ? "as replaying the capsule left it after this step (the replay reproduced every event and the run hash)"
+        : "the recorded writes and removals applied step by step";
   const checked = s.basis !== "tape" ? "" : s.checked ? "; checked: the last state gives the recorded final digest" : "; not checked against the final digest: a later step's changes are not recorded";
   return `<p class="note">${esc(from + checked)}</p>`;
 }
@@ -99,7 +101,8 @@ function workspaceHtml(w: WorkspaceState, budget: Budget, sha: (b: Uint8Array) =
 function memoryHtml(m: MemoryState): string {
   if (!m.known) return `<h4>Memory</h4><p class="cannot">Cannot reconstruct the memory after this step: ${esc(m.reason)}</p>`;
   const changed = new Set(m.changed ?? []);
-  const note = `<p class="note">${esc(`from the recorded memory.set calls${m.checked ? "; checked against result.json session.memoryAfter" : ""}`)}</p>`;
+  const from = m.basis === "replay" ? "as replaying the capsule left it after this step (the replay reproduced every event and the run hash)" : `from the recorded memory.set calls${m.checked ? "; checked against result.json session.memoryAfter" : ""}`;
+  const note = `<p class="note">${esc(from)}</p>`;
   if (m.entries.size === 0) return `<h4>Memory</h4>${note}<p class="note">The memory store is empty.</p>`;
   const rows = [...m.entries].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, HTML_LIMITS.workspacePaths).map(([k, v]) => {
     const c = clip(v, STATE_LIMITS.valueChars);
@@ -130,5 +133,6 @@ export function renderStates(view: RunView, stepHref: (position: number) => stri
   const list = `<ol class="state-list">${steps.map((s) => `<li><a href="#${stateAnchor(s.position)}">${esc(s.stepId)}</a>${mark(s)}</li>`).join("")}</ol>`;
   const budget: Budget = { chars: STATE_LIMITS.pageContentChars };
   const sections = steps.map((s) => stateSection(s, steps.length, stepHref(s.position), budget, sha)).join("");
-  return `<section id="states"><h2>State after each step</h2><p class="note">Derived from the capsule without running anything: ${esc(checks.join("; "))}.</p>${list}${sections}</section>`;
+  const how = view.states.replay?.matches === true ? "From the capsule's record and, where it does not say, from replaying the capsule" : "Derived from the capsule without running anything";
+  return `<section id="states"><h2>State after each step</h2><p class="note">${how}: ${esc(checks.join("; "))}.</p>${list}${sections}</section>`;
 }

@@ -25,6 +25,7 @@ import { lineageOf } from "./lineage.ts";
 import type { LineageView } from "./lineage.ts";
 import { buildStepStates } from "./step-states.ts";
 import type { RunStates } from "./step-states.ts";
+import type { ReplayedRun } from "./_replayed-states.ts";
 import type { RawEvent, StepView, StopView } from "./_steps.ts";
 
 export type { ArtifactView, StepView, StopView, ViolationView } from "./_steps.ts";
@@ -41,6 +42,11 @@ export type RunSource = {
   damaged?: readonly { path: string; reason: string }[];
   /** `evidence.json` (a run directory's, or one found beside a capsule): real durations, unhashed. */
   evidence?: unknown;
+  /**
+   * What a replay of the capsule observed after each step (run outside `src/report/`, e.g. by the CLI's `report`):
+   * the states the record alone cannot give (`_replayed-states.ts`).
+   */
+  replayed?: ReplayedRun;
 };
 
 /** The run's end. */
@@ -139,7 +145,7 @@ export function buildRunView(source: RunSource): RunView {
     lineage: lineageOf(entries.get("request.json")),
     warnings,
   };
-  return { ...view, states: buildStepStates(view, entries) };
+  return { ...view, states: buildStepStates(view, entries, source.replayed) };
 }
 
 /** `request.json`'s session link, when it is well formed. */

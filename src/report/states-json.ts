@@ -1,7 +1,8 @@
 /**
  * The step-through as JSON (`reach-wasm report --json`): for each step, the workspace after it (each file's path,
  * size and SHA-256, each link's target, what the step added, changed or removed) and the memory store after it (key →
- * value), or `{known: false, reason}`; and the run's lineage. File contents are not repeated here: each file's
+ * value), or `{known: false, reason}`; whether a replay of the capsule filled in what the record does not say (`replay`:
+ * null when none was run); and the run's lineage. File contents are not repeated here: each file's
  * SHA-256 names its bytes in the capsule.
  * @module
  */
@@ -42,5 +43,15 @@ function stepJson(s: StepState): Record<string, unknown> {
  * @example statesJson(view).states[0].memory.known
  */
 export function statesJson(view: RunView): Record<string, unknown> {
-  return { lineage: view.lineage, checks: view.states.checks, states: view.states.steps.map(stepJson) };
+  return { lineage: view.lineage, checks: view.states.checks, replay: view.states.replay, states: view.states.steps.map(stepJson) };
+}
+
+/**
+ * Whether the record leaves the workspace or the memory after some step unknown (a replay of the capsule may give it).
+ * @param view the run
+ * @returns true when a state is not known
+ * @example if (needsReplay(view)) view = buildRunView({ ...source, replayed: await replayedStates(capsule, env) })
+ */
+export function needsReplay(view: RunView): boolean {
+  return view.states.replay === null && view.states.steps.some((s) => !s.workspace.known || !s.memory.known);
 }

@@ -15,17 +15,25 @@
  * - a memory read (`memory.get`) a tool made must have seen what the reconstruction holds at that point.
  * @module
  */
-import { canonicalize, sha256Hex } from "../canonical/mod.ts";
 import { readJsonl } from "../ledger/mod.ts";
-import { snapshotDigest } from "../sandbox/mod.ts";
 import { arr, get, obj, parseJsonBytes, str, strings } from "./_json.ts";
 import { isMutation, stepEffects } from "./_state-effects.ts";
 import type { Effect, FsChange, MemoryCall } from "./_state-effects.ts";
 import type { RunView, WorkspaceView } from "./model.ts";
 import type { WorkspaceChanges } from "./workspace-diff.ts";
+import { changesBetween, memoryDigestOf, workspaceDigest } from "./_state-digests.ts";
+import { joinReplayed } from "./_replayed-states.ts";
+import type { ReplayedRun } from "./_replayed-states.ts";
 
-/** How a shown state is known: equal to a committed snapshot, or derived from the tape (and checked or not). */
-export type StateBasis = "before" | "after" | "tape";
+export { fileSha256, workspaceDigest } from "./_state-digests.ts";
+
+type Snapshot = { files: Map<string, Uint8Array>; links: Map<string, string> };
+
+/**
+ * How a shown state is known: equal to a committed snapshot, derived from the tape (and checked or not), or observed
+ * by a replay of the capsule that reproduced the run hash (`_replayed-states.ts`).
+ */
+export type StateBasis = "before" | "after" | "tape" | "replay";
 
 /** A part of the state after a step: shown, or not with the reason. */
 export type Known<T> = ({ known: true; basis: StateBasis; checked: boolean } & T) | { known: false; reason: string };
@@ -39,71 +47,21 @@ export type MemoryState = Known<{ entries: ReadonlyMap<string, string>; changed:
 /** The state after one step. */
 export type StepState = { position: number; stepId: string; committed: boolean; workspace: WorkspaceState; memory: MemoryState };
 
-/** The states of a run, one per step, and what they were checked against. */
-export type RunStates = { steps: StepState[]; checks: string[] };
-
-type Snapshot = { files: Map<string, Uint8Array>; links: Map<string, string> };
-
-/** Each file's SHA-256, once per byte array (a state shares the byte arrays of the state before it). */
-const hashes = new WeakMap<Uint8Array, string>();
-
 /**
- * A file's SHA-256, computed once per byte array.
- * @param bytes the content
- * @returns 64 hex digits
- * @example fileSha256(new Uint8Array()) // "e3b0c442…"
+ * The states of a run, one per step, and what they were checked against; `replay` says whether a replay of the
+ * capsule was handed in (null: the record alone) and, when it did not reproduce the run, why.
  */
-export function fileSha256(bytes: Uint8Array): string {
-  let h = hashes.get(bytes);
-  if (h === undefined) hashes.set(bytes, (h = sha256Hex(bytes)));
-  return h;
-}
-
-function byCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** What changed from one snapshot to the next (files by content, links by target). */
-function changesBetween(a: Snapshot, b: Snapshot): WorkspaceChanges {
-  const out: WorkspaceChanges = { added: [], removed: [], changed: [], unchanged: 0 };
-  const key = (s: Snapshot, p: string): string | undefined => {
-    const f = s.files.get(p);
-    return f !== undefined ? `file:${fileSha256(f)}` : s.links.has(p) ? `link:${s.links.get(p)!}` : undefined;
-  };
-  const paths = new Set([...a.files.keys(), ...a.links.keys(), ...b.files.keys(), ...b.links.keys()]);
-  for (const path of [...paths].sort(byCodeUnits)) {
-    const p = key(a, path);
-    const q = key(b, path);
-    if (p === undefined) out.added.push(path);
-    else if (q === undefined) out.removed.push(path);
-    else if (p !== q) out.changed.push(path);
-    else out.unchanged++;
-  }
-  return out;
-}
-
-/**
- * The workspace digest of a snapshot (`conformance/HASHING.md` "The workspace").
- * @param w the files and links
- * @returns 64 hex digits
- * @example workspaceDigest({ files: new Map(), links: new Map() }) // SHA-256 of ""
- */
-export function workspaceDigest(w: WorkspaceView): string {
-  const entries = [
-    ...[...w.files].map(([path, bytes]) => ({ path, size: bytes.length, sha256: fileSha256(bytes) })),
-    ...[...w.links].map(([path, target]) => ({ path, size: 0, sha256: "", kind: "symlink" as const, target })),
-  ];
-  return snapshotDigest(entries.sort((a, b) => byCodeUnits(a.path, b.path)));
-}
+export type RunStates = { steps: StepState[]; checks: string[]; replay: { matches: boolean; reason: string | null } | null };
 
 /**
  * Derive the state after each step of a run.
  * @param view the run (`buildRunView`)
  * @param entries the capsule's entries (events, request and result documents)
+ * @param replayed what a replay of the capsule observed (`RunSource.replayed`), to fill in what the record cannot say
  * @returns one state per step, in the view's step order
  * @example const states = buildStepStates(view, capsule.entries); states.steps[0].memory.known
  */
-export function buildStepStates(view: Omit<RunView, "states">, entries: ReadonlyMap<string, Uint8Array>): RunStates {
+export function buildStepStates(view: Omit<RunView, "states">, entries: ReadonlyMap<string, Uint8Array>, replayed?: ReplayedRun): RunStates {
   const digests = recordedDigests(entries);
   const wasiFilesystem = digests.permissions === null || digests.permissions.includes("filesystem");
   const effects = view.steps.map((s) => stepEffects(s, { blobs: view.blobs, wasiFilesystem }));
@@ -113,10 +71,23 @@ export function buildStepStates(view: Omit<RunView, "states">, entries: Readonly
   const checks: string[] = [];
   const workspace = workspaceStates(view, effects.map((e) => (strayReason === null ? e.workspace : { known: false, reason: strayReason })), digests, checks);
   const memory = memoryStates(entries, effects.map((e) => (strayReason === null ? e.memory : { known: false, reason: strayReason })), checks);
-  return {
+  const tape: RunStates = {
     steps: view.steps.map((s, i) => ({ position: s.position, stepId: s.stepId, committed: s.type === "tool" && s.status === "completed", workspace: workspace[i]!, memory: memory[i]! })),
     checks,
+    replay: null,
   };
+  if (replayed === undefined) return tape;
+  const before = view.workspace.before;
+  return joinReplayed(view.steps, view.runHash, tape, replayed, {
+    before: before !== null && digests.before !== null && workspaceDigest(before) === digests.before ? before : null,
+    memoryStart: startMemory(entries),
+    after: digests.after,
+    memoryAfter: recordedMemoryAfter(entries),
+  });
+}
+
+function recordedMemoryAfter(entries: ReadonlyMap<string, Uint8Array>): string | null {
+  return str(obj(get(obj(parseJsonBytes(entries.get("result.json"))), "session")), "memoryAfter");
 }
 
 type Digests = { before: string | null; after: string | null; permissions: string[] | null };
@@ -217,9 +188,6 @@ function startMemory(entries: ReadonlyMap<string, Uint8Array>): Map<string, stri
   return memory;
 }
 
-function memoryDigestOf(m: ReadonlyMap<string, string>): string {
-  return sha256Hex(canonicalize([...m].sort((a, b) => byCodeUnits(a[0], b[0]))));
-}
 
 function memoryStates(entries: ReadonlyMap<string, Uint8Array>, effects: readonly Effect<MemoryCall>[], checks: string[]): MemoryState[] {
   let state = startMemory(entries);
@@ -244,7 +212,7 @@ function memoryStates(entries: ReadonlyMap<string, Uint8Array>, effects: readonl
       if (state !== null) states.push({ entries: state, changed: [...new Set(changed)] });
     }
   }
-  const recorded = str(obj(get(obj(parseJsonBytes(entries.get("result.json"))), "session")), "memoryAfter");
+  const recorded = recordedMemoryAfter(entries);
   const complete = state !== null && states.length === effects.length;
   const agrees = complete && recorded !== null && memoryDigestOf(state!) === recorded;
   if (complete && recorded !== null) checks.push(agrees ? "the memory after the last step matches result.json session.memoryAfter" : "the memory after the last step does NOT match result.json session.memoryAfter: no memory state is shown");
