@@ -3,7 +3,7 @@
  * Node and Deno: each case's fingerprint is the SHA-256 of what it rendered, so both runtimes must render the very
  * same bytes. The checks: every step is shown; the page is inert (one inline script, a strict CSP, nothing loaded
  * from anywhere); everything from a capsule is escaped (markup and terminal escapes); a damaged capsule is shown
- * with its damage; diff finds identical runs, a first divergence, and what else differs.
+ * with its damage; the state after each step, where the record cannot say, comes from a replay alike; diff finds identical runs, a first divergence, and what else differs.
  * @module
  */
 import { canonicalize } from "../../src/canonical/jcs.ts";
@@ -12,7 +12,8 @@ import { writeArchive } from "../../src/capsule/archive.ts";
 import { readRunCapsule } from "../../src/capsule/run-capsule.ts";
 import type { RunCapsule } from "../../src/capsule/run-capsule.ts";
 import { ReachError } from "../../src/protocol/errors.ts";
-import { buildRunView, diffLines, diffRuns, layers, renderDiff, renderReport, renderShow, reportCsp, showJson, verifyForReport } from "../../src/report/mod.ts";
+import { replayedStates } from "../../src/engine/replay-states.ts";
+import { buildRunView, diffLines, diffRuns, layers, renderDiff, renderReport, renderShow, reportCsp, showJson, statesJson, verifyForReport, workspaceDigest } from "../../src/report/mod.ts";
 import type { RunSource } from "../../src/report/mod.ts";
 import { hostileEntries, HOSTILE } from "./report-build.ts";
 import type { ConformanceCase, ConformanceIO } from "./types.ts";
@@ -56,6 +57,32 @@ function capsuleRenderCases(io: ConformanceIO): ConformanceCase[] {
       return sha256Hex(`${text}\0${full}\0${json}\0${html}`);
     },
   }));
+}
+
+/** The step-through where the record cannot say (WASI steps' writes): from a replay, the same bytes on both runtimes. */
+function replayedStateCases(io: ConformanceIO): ConformanceCase[] {
+  const env = { quickjsEngine: io.readBytes("../node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm") };
+  return [{
+    name: "report/step-through from a replay: notes and notes-fork show every step's workspace and memory",
+    run: async () => {
+      const out: string[] = [];
+      for (const folder of ["notes", "notes-fork"]) {
+        const capsule = capsuleAt(io, folder);
+        const replayed = await replayedStates(capsule, env);
+        check(replayed.matches, `${folder}: the replay did not reproduce the run: ${replayed.matches ? "" : replayed.reason}`);
+        const view = buildRunView({ ...source(capsule), replayed });
+        const unknown = view.states.steps.filter((s) => !s.workspace.known || !s.memory.known).map((s) => s.stepId);
+        check(unknown.length === 0, `${folder}: no state after ${unknown.join(", ")}`);
+        const last = view.states.steps[view.states.steps.length - 1]!.workspace;
+        check(last.known && last.digest === workspaceDigest(view.workspace.after), `${folder}: the last state is not the workspace after`);
+        const html = renderReport(view, verifyForReport(capsule));
+        check(html.includes("as replaying the capsule left it after this step"), `${folder}: no state is shown as replayed`);
+        checkInert(html, folder);
+        out.push(html, JSON.stringify(statesJson(view)));
+      }
+      return sha256Hex(out.join("\0"));
+    },
+  }];
 }
 
 function hostileCases(): ConformanceCase[] {
@@ -165,5 +192,5 @@ function unitCases(): ConformanceCase[] {
  * @returns the cases
  */
 export function reportCases(io: ConformanceIO): ConformanceCase[] {
-  return [...capsuleRenderCases(io), ...hostileCases(), ...damageCases(io), ...diffCases(io), ...unitCases()];
+  return [...capsuleRenderCases(io), ...replayedStateCases(io), ...hostileCases(), ...damageCases(io), ...diffCases(io), ...unitCases()];
 }
