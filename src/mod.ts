@@ -26,7 +26,9 @@ export { checkSessionChainLinks, SESSION_START, sessionLink } from "./engine/ses
 export type { SessionLink } from "./engine/session-chain.ts";
 export type { SessionChain } from "./engine/types.ts";
 export { replayCapsule } from "./engine/replay.ts";
-export type { Divergence, ReplayReport } from "./engine/replay.ts";
+export type { Divergence, ReplayOptions, ReplayReport } from "./engine/replay.ts";
+export { replayedStates } from "./engine/replay-states.ts";
+export type { ReplayedStates } from "./engine/replay-states.ts";
 export { verifyRunCapsule } from "./engine/verify.ts";
 export { forkCapsule, resumeCapsule } from "./engine/fork.ts";
 export type { BranchedRun, BranchOptions, ForkChanges } from "./engine/fork.ts";
@@ -35,7 +37,7 @@ export type { CapsuleVerification, VerifyCheck } from "./engine/verify.ts";
 export { runWasi } from "./engine/wasi-command.ts";
 export type { WasiDir, WasiOutcome, WasiRequest } from "./engine/wasi-command.ts";
 export type { EngineEnvironment } from "./engine/runners.ts";
-export type { RunProgress, RunStatus } from "./engine/types.ts";
+export type { ObservedStep, RunProgress, RunStatus } from "./engine/types.ts";
 export type { AnnexEvent } from "./engine/annex.ts";
 export { INFRA_TOOL_NAMES } from "./engine/infra-tools.ts";
 

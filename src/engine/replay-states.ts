@@ -22,7 +22,15 @@ export type ReplayedStates = { matches: true; runHash: string; steps: ObservedSt
  * @param env the platform's engines
  * @param options the replay's progress, parallelism and component preparation
  * @returns the states in the record's step order, or why they cannot be trusted (never throws for the capsule)
- * @example const r = await replayedStates(capsule, env); if (r.matches) r.steps[0].workspace.files
+ * @example
+ * ```ts
+ * import { readRunCapsule } from "../capsule/run-capsule.ts";
+ * import { defaultEnvironment } from "../host/node.ts";
+ * declare const bytes: Uint8Array; // a capsule's .tar.gz bytes
+ * const states = await replayedStates(readRunCapsule(bytes), defaultEnvironment());
+ * if (states.matches) for (const s of states.steps) console.log(s.stepId, [...s.workspace.files.keys()], s.memory);
+ * else console.log(states.reason);
+ * ```
  */
 export async function replayedStates(capsule: RunCapsule, env: EngineEnvironment, options: Omit<ReplayOptions, "noExec" | "onStep"> = {}): Promise<ReplayedStates> {
   const steps: ObservedStep[] = [];

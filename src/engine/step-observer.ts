@@ -14,7 +14,7 @@ const lastContents = new WeakMap<object, { files: Map<string, Uint8Array>; links
  * Tell the run's observer, if it has one, the state after the step just written.
  * @param run the run (its state includes the step's commits)
  * @param stepId the step's id
- * @param stepIndex the step's `stepIndex`
+ * @param stepIndex its index among the run's steps (`run.step.started` `stepIndex`)
  */
 export function observeStep(run: Run, stepId: string, stepIndex: number): void {
   const observe = run.request.observeStep;
