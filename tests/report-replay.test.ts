@@ -185,6 +185,18 @@ describe("the state after each step, from a replay where the record cannot say",
     expect(view.states.steps[1]!.workspace).toMatchObject({ known: false, reason: expect.stringContaining("damaged before replay") });
   });
 
+  it("a redacted capsule (capsule.json redacted) is not stepped through by replay: each step the record cannot give says so", async () => {
+    const c = load("notes");
+    const replayed = await replayedStates(c, env);
+    expect(replayed.matches).toBe(true);
+    const index = { ...c.index, redacted: { steps: ["save"], entries: [{ path: "workspace/after/out/index.json", by: "entry" }], rewritten: [] } };
+    const view = buildRunView({ ...source(c), index, replayed });
+    expect(view.states.replay).toMatchObject({ matches: false });
+    const reason = 'the capsule is redacted (step "save", "workspace/after/out/index.json"): the report does not replay it, so nothing removed is shown again';
+    for (const s of view.states.steps.slice(0, 4)) expect(s.workspace).toMatchObject({ known: false, reason: expect.stringContaining(reason) });
+    expect(renderReport(view, null)).not.toContain("as replaying the capsule left it");
+  });
+
   it("report --json replays by default and --no-replay shows the record alone", async () => {
     const r = await cli(["report", capsuleOf("notes"), "--out", join(scratch, "notes.html"), "--json"]);
     expect(r.code, r.stderr).toBe(0);

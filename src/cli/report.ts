@@ -11,7 +11,7 @@
  */
 import { basename, dirname, join, resolve } from "node:path";
 import { ReachError } from "../protocol/mod.ts";
-import { directParents, isRunHash, needsReplay, renderReport, reportFileName, statesJson } from "../report/mod.ts";
+import { directParents, isRunHash, needsReplay, redactionOf, renderReport, reportFileName, statesJson } from "../report/mod.ts";
 import { replayedStates } from "../engine/mod.ts";
 import { defaultEnvironment } from "../host/mod.ts";
 import { buildRunView } from "../report/mod.ts";
@@ -48,7 +48,8 @@ async function readReported(path: string, store: TrustStore | undefined, replay:
     // What the record cannot say (a WASI tool's writes), a replay of the capsule gives: trusted only when it
     // reproduces the run (`replayedStates`); the report takes it as data.
     if (replay && capsule !== null && needsReplay(view)) {
-      const replayed = await progress.task("replaying for the state after each step", () => replayedStates(capsule, defaultEnvironment()), { announce: true });
+      const redacted = redactionOf(capsule.index); // never replayed for the report: it would show what was removed
+      const replayed = redacted !== null ? { matches: false as const, reason: redacted } : await progress.task("replaying for the state after each step", () => replayedStates(capsule, defaultEnvironment()), { announce: true });
       view = buildRunView({ ...run.source, replayed });
     }
     return { view, verification, path, isCapsule: capsule !== null && run.path === path };

@@ -2,6 +2,7 @@
 // it verifies and replays, and its plan.json is the plan that locked the run.
 import { describe, expect, it } from "vitest";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
+import { readJsonl } from "../ledger/jsonl.ts";
 import { readPythonWasm, readQuickJsEngineWasm } from "../../tests/support/platform.ts";
 import { runEngine } from "./engine.ts";
 import { replayCapsule } from "./replay.ts";
@@ -26,8 +27,14 @@ describe("a replanned run's capsule", () => {
     const verification = verifyRunCapsule(capsule);
     expect(verification.checks.filter((c) => !c.ok), JSON.stringify(verification.checks.filter((c) => !c.ok))).toEqual([]);
     expect(verification.valid).toBe(true);
-    const replay = await replayCapsule(capsule, env);
+    const observed: { stepId: string; stepIndex: number }[] = [];
+    const replay = await replayCapsule(capsule, env, { onStep: (s) => observed.push({ stepId: s.stepId, stepIndex: s.stepIndex }) });
     expect(replay.matches, JSON.stringify(replay.divergence ?? null)).toBe(true);
     expect(replay.runHash).toBe(run.runHash);
+    // the observer hears of every step the record holds, the replan too, in the record's order
+    const events = readJsonl(capsule.entries.get("events.jsonl")!).events as { type: string; payload: Record<string, unknown> }[];
+    const started = events.filter((e) => e.type === "run.step.started").map((e) => ({ stepId: e.payload["stepId"], stepIndex: e.payload["stepIndex"] }));
+    expect(observed).toEqual(started);
+    expect(observed.map((s) => s.stepId)).toEqual(["try", "reach.replan.1", "again"]);
   });
 });

@@ -36,6 +36,24 @@ export type RecordedEnds = {
   memoryAfter: string | null;
 };
 
+/**
+ * Why a redacted capsule's states do not come from a replay, or null when it is not redacted (`capsule.json`
+ * `redacted`: the steps whose values and the entries that were removed). A replay would compute what was removed
+ * again, and the report would show it: so the report shows only what the capsule still holds, and says so per step.
+ * @param index the capsule's index (read leniently)
+ * @returns the reason, or null
+ * @example redactionOf({ redacted: { steps: ["save"], entries: [] } }) // "the capsule is redacted (step "save") …"
+ */
+export function redactionOf(index: unknown): string | null {
+  const r = index !== null && typeof index === "object" ? (index as { redacted?: unknown }).redacted : undefined;
+  if (r === undefined || r === null || typeof r !== "object") return null;
+  const steps = Array.isArray((r as { steps?: unknown }).steps) ? ((r as { steps: unknown[] }).steps).filter((x): x is string => typeof x === "string") : [];
+  const entries = Array.isArray((r as { entries?: unknown }).entries) ? ((r as { entries: unknown[] }).entries).map((e) => (e !== null && typeof e === "object" ? (e as { path?: unknown }).path : null)).filter((x): x is string => typeof x === "string") : [];
+  const what = [...steps.map((x) => `step ${JSON.stringify(x)}`), ...entries.map((x) => JSON.stringify(x))];
+  const shown = what.length > 6 ? `${what.slice(0, 6).join(", ")} and ${what.length - 6} more` : what.join(", ");
+  return `the capsule is redacted (${shown || "parts of it"}): the report does not replay it, so nothing removed is shown again`;
+}
+
 /** Every step the record cannot give says why the replay could not either. */
 function fallBack(tape: RunStates, reason: string): RunStates {
   const why = (w: { known: false; reason: string }) => ({ known: false as const, reason: `${w.reason}; ${reason}` });

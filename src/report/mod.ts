@@ -15,6 +15,7 @@ export { verifyForReport } from "./verification.ts";
 export { buildStepStates, fileSha256, workspaceDigest } from "./step-states.ts";
 export type { MemoryState, RunStates, StateBasis, StepState, WorkspaceState } from "./step-states.ts";
 export { needsReplay, statesJson } from "./states-json.ts";
+export { redactionOf } from "./_replayed-states.ts";
 export type { RecordedEnds, ReplayedRun, ReplayedStep } from "./_replayed-states.ts";
 export { directParents, isRunHash, lineageOf } from "./lineage.ts";
 export type { ChildLink, ForkLink, LineageView } from "./lineage.ts";

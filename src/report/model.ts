@@ -25,6 +25,7 @@ import { lineageOf } from "./lineage.ts";
 import type { LineageView } from "./lineage.ts";
 import { buildStepStates } from "./step-states.ts";
 import type { RunStates } from "./step-states.ts";
+import { redactionOf } from "./_replayed-states.ts";
 import type { ReplayedRun } from "./_replayed-states.ts";
 import type { RawEvent, StepView, StopView } from "./_steps.ts";
 
@@ -145,7 +146,9 @@ export function buildRunView(source: RunSource): RunView {
     lineage: lineageOf(entries.get("request.json")),
     warnings,
   };
-  return { ...view, states: buildStepStates(view, entries, source.replayed) };
+  // A redacted capsule's states never come from a replay (it would show what was removed again).
+  const redacted = source.replayed === undefined ? null : redactionOf(source.index);
+  return { ...view, states: buildStepStates(view, entries, redacted === null ? source.replayed : { matches: false, reason: redacted }) };
 }
 
 /** `request.json`'s session link, when it is well formed. */
