@@ -17,7 +17,8 @@ import type { RunRecord } from "../src/engine/types.ts";
 import { verifyRunCapsule } from "../src/engine/verify.ts";
 import { defaultEnvironment } from "../src/host/mod.ts";
 import type { RecordedEvent } from "../src/ledger/event-log.ts";
-import { eventHash, GENESIS_HASH, payloadHash, runHash } from "../src/ledger/hash-chain.ts";
+import { eventHash, eventPayloadHash, GENESIS_HASH, runHash } from "../src/ledger/hash-chain.ts";
+import { valueCommit } from "../src/canonical/commit.ts";
 import { buildRunView, renderReport, workspaceDigest } from "../src/report/mod.ts";
 import type { RunView } from "../src/report/mod.ts";
 import { wat } from "../src/sandbox/wasi/_test-support.ts";
@@ -94,7 +95,7 @@ function forged(record: RunRecord, mutate: (events: RecordedEvent[]) => void): R
   mutate(events);
   let prev = GENESIS_HASH;
   for (const e of events) {
-    e.payloadHash = payloadHash(e.payload);
+    e.payloadHash = eventPayloadHash(e.type, e.payload);
     e.prevEventHash = prev;
     e.eventHash = eventHash(e.type, e.timestamp, e.payloadHash, prev);
     e.eventId = uuidFromHex(e.eventHash);
@@ -154,15 +155,18 @@ describe("the state after each step, from a replay where the record cannot say",
     const files = await wasiPack();
     const loaded = await loadPack(files);
     const record = await runFiles(files);
+    // another output for the WASI step, as salted commitments record it (HASHING.md "Value commitments"), so the
+    // capsule verifies and only the replay can tell
     const output = { forged: true };
     const bad = forged(record, (events) => {
+      const commits: Record<string, string> = {};
       let step = "";
       for (const e of events) {
-        if (e.type === "run.completed") e.payload["outputHash"] = hashCanonical({ ...record.outputs, wasi: output });
         if (e.type === "run.step.started") step = String(e.payload["stepId"]);
-        if (step !== "wasi") continue;
-        if (e.type === "tool.completed") Object.assign(e.payload, { result: output, outputHash: hashCanonical(output) });
-        if (e.type === "run.step.completed") e.payload["result"] = { outputHash: hashCanonical(output) };
+        if (e.type === "tool.completed" && step === "wasi") Object.assign(e.payload, { result: output, outputHash: valueCommit(String(e.payload["resultSalt"]), output) });
+        if (e.type === "tool.completed") commits[step] = String(e.payload["outputHash"]);
+        if (e.type === "run.step.completed") e.payload["result"] = { outputHash: commits[step] };
+        if (e.type === "run.completed") e.payload["outputHash"] = hashCanonical(commits);
       }
     });
     const c = readRunCapsule(buildRunCapsule(bad, loaded).bytes);
@@ -189,12 +193,20 @@ describe("the state after each step, from a replay where the record cannot say",
     const c = load("notes");
     const replayed = await replayedStates(c, env);
     expect(replayed.matches).toBe(true);
-    const index = { ...c.index, redacted: { steps: ["save"], entries: [{ path: "workspace/after/out/index.json", by: "entry" }], rewritten: [] } };
+    const index = { ...c.index, redacted: { steps: ["save"], entries: [{ path: "workspace/after/out/index.json", by: "entry" as const }], rewritten: [] } };
     const view = buildRunView({ ...source(c), index, replayed });
     expect(view.states.replay).toMatchObject({ matches: false });
     const reason = 'the capsule is redacted (step "save", "workspace/after/out/index.json"): the report does not replay it, so nothing removed is shown again';
     for (const s of view.states.steps.slice(0, 4)) expect(s.workspace).toMatchObject({ known: false, reason: expect.stringContaining(reason) });
     expect(renderReport(view, null)).not.toContain("as replaying the capsule left it");
+    // the committed redacted capsule, through the CLI: not replayed, and each step it cannot give names the redaction
+    const r = await cli(["report", capsuleOf("notes-redacted"), "--out", join(scratch, "redacted.html"), "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j.replay).toMatchObject({ matches: false, reason: expect.stringContaining('the capsule is redacted (step "save"') });
+    const unknown = j.states.filter((x: { workspace: { known: boolean } }) => !x.workspace.known);
+    expect(unknown.length).toBeGreaterThan(0);
+    for (const x of unknown) expect(x.workspace.reason).toContain("the report does not replay it");
   });
 
   it("report --json replays by default and --no-replay shows the record alone", async () => {

@@ -37,8 +37,7 @@ export async function replayedStates(capsule: RunCapsule, env: EngineEnvironment
   try {
     const report = await replayCapsule(capsule, env, { ...options, onStep: (s) => steps.push(s) });
     if (report.matches) return { matches: true, runHash: report.runHash, steps };
-    const why = (report as { redacted?: { message?: unknown } }).redacted?.message;
-    const reason = typeof why === "string" ? why : report.divergence?.message ?? `the replay's run hash ${report.runHash} is not the recorded ${report.expectedRunHash}`;
+    const reason = report.redacted?.message ?? report.divergence?.message ?? `the replay's run hash ${report.runHash} is not the recorded ${report.expectedRunHash}`;
     return { matches: false, reason: `replaying the capsule did not reproduce the run: ${reason}` };
   } catch (err) {
     if (!(err instanceof ReachError)) throw err;
