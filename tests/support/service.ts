@@ -2,7 +2,7 @@
 // server, pack archives, the local run hash of a pack (what `reach-wasm run` computes), the CLI bundled from the
 // sources. Free of any test runner, so that scripts (scripts/bench-service.ts, scripts/bench-mcp.ts) use it too; the
 // vitest hooks are in cli-bundle-hooks.ts.
-import { rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeArchive } from "../../src/capsule/archive.ts";
 import { runEngine } from "../../src/engine/engine.ts";
@@ -85,18 +85,59 @@ export async function startTestService(options: Partial<ServiceOptions> & { dbUr
   };
 }
 
-/** Where {@link cliBundle} writes the bundle of this test process. */
-const cliBundleDir = (): string => join(root, "node_modules", ".cache", `reach-wasm-test-${process.pid}`);
+/**
+ * The folder the test files of one vitest run share the CLI bundle in (tests/_global-setup.ts names it), or
+ * undefined outside such a run (a benchmark script, a test run without the repository's vitest configuration).
+ */
+const sharedBundle = (): string | undefined => process.env["REACH_WASM_TEST_CLI_BUNDLE"] || undefined;
+
+/** Where {@link cliBundle} writes the bundle: the run's shared one, else this test process's own. */
+const cliBundleDir = (): string => {
+  const shared = sharedBundle();
+  return shared === undefined ? join(root, "node_modules", ".cache", `reach-wasm-test-${process.pid}`) : join(shared, "cli");
+};
 
 /**
  * The CLI bundled from the current sources (as `npm run build` bundles it), for tests that start `reach-wasm`
  * processes (workers to kill, `serve`). Written under node_modules/.cache so that its external packages resolve.
+ * Within a vitest run it is built once and shared by every test file (the sources do not change during a run);
+ * `remove` is then a no-op, the run's global teardown removes it.
  */
 export async function cliBundle(): Promise<{ main: string; deno: string; remove(): void }> {
   const { bundleCli } = await import("../../scripts/bundle/bundle.mjs");
   const out = cliBundleDir();
-  await bundleCli({ outdir: out, train: false }); // as `npm run build` bundles it, without the code cache's training run
-  return { main: join(out, "main.js"), deno: join(out, "deno.mjs"), remove: () => rmSync(out, { recursive: true, force: true }) };
+  // as `npm run build` bundles it, without the code cache's training run
+  const build = (): Promise<void> => bundleCli({ outdir: out, train: false });
+  const shared = sharedBundle();
+  if (shared === undefined) await build();
+  else await buildOnce(shared, build);
+  const remove = shared === undefined ? () => rmSync(out, { recursive: true, force: true }) : () => {};
+  return { main: join(out, "main.js"), deno: join(out, "deno.mjs"), remove };
+}
+
+/**
+ * Build into a folder several test processes share, once: the first caller takes `building` (mkdir is atomic) and
+ * builds, the others wait for its `built` marker, or its `failed` one (with the error, which they throw too).
+ */
+async function buildOnce(dir: string, build: () => Promise<void>): Promise<void> {
+  const [built, failed] = [join(dir, "built"), join(dir, "failed")];
+  try {
+    mkdirSync(join(dir, "building"));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    while (!existsSync(built)) {
+      if (existsSync(failed)) throw new Error(`the CLI bundle the test files share failed to build: ${readFileSync(failed, "utf8")}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return;
+  }
+  try {
+    await build();
+  } catch (e) {
+    writeFileSync(failed, e instanceof Error ? (e.stack ?? e.message) : String(e));
+    throw e;
+  }
+  writeFileSync(built, "");
 }
 
 /**
