@@ -114,7 +114,7 @@ export async function benchEngine(log: (line: string) => void): Promise<{ runMs:
     spawnMs([cli, "run", "packs/hello", "--out", out]); // warms the fuel cache
     const whole: number[] = [];
     const bare: number[] = [];
-    for (let i = 0; i < 10; i++) {
+    for (let i = 0; i < n(10, 2); i++) {
       whole.push(spawnMs([cli, "run", "packs/hello", "--out", out]));
       bare.push(spawnMs(["-e", "0"]));
     }

@@ -222,8 +222,8 @@ export async function benchComponent(log: (line: string) => void): Promise<{
   const cInvokeOnly = () => kept.invoke(cText);
   const [cRawUs, cOursUs, cUnmeteredUs, cFreshUs, cInvokeOnlyUs] = (await interleaved(
     [cBare, once(cCode, cInput, cMetered), once(cCode, cInput, cPlain), once(cCode, cInput, cFresh), cInvokeOnly],
-    200,
-    2000,
+    n(200, 1),
+    n(2000, 2),
   )) as [number, number, number, number, number];
   const c = { oursUs: cOursUs, unmeteredUs: cUnmeteredUs, freshUs: cFreshUs, rawUs: cRawUs, invokeOnlyUs: cInvokeOnlyUs, ratio: cOursUs / cRawUs };
   log(`tools/component c-wordcount: ${(cOursUs / 1000).toFixed(3)} ms per invocation (fuel metered, kept instance reset ` +
