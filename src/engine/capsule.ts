@@ -19,6 +19,7 @@ import type { AnnexEvent } from "./annex.ts";
 import type { ForkedFrom, ResumedFrom } from "./branch.ts";
 import { ReachError } from "../protocol/mod.ts";
 import { SANDBOX_API_LEVEL, SANDBOX_API_LEVELS } from "../sandbox/mod.ts";
+import { SALTED_COMMITMENTS } from "../canonical/mod.ts";
 import type { SandboxApiLevel } from "../sandbox/mod.ts";
 
 /** What replay needs to ask for the same run again (`request.json`). */
@@ -73,6 +74,26 @@ export function recordedSandboxApi(request: { sandboxApi?: unknown }): SandboxAp
   }
   throw new ReachError("REPLAY_CAPSULE_INVALID", `request.json: "sandboxApi" is ${JSON.stringify(level)?.slice(0, 40)}, not a sandbox API level ` +
     `(${SANDBOX_API_LEVELS.join(", ")}); the capsule is damaged`, { details: { entry: "request.json", field: "sandboxApi" } });
+}
+
+/**
+ * The value-commitment scheme a capsule's `request.json` names (conformance/HASHING.md "Value commitments"): absent
+ * for a run recorded before salted commitments (null: values inline), `"salted-v1"` since.
+ * @param request the capsule's `request.json`
+ * @returns the scheme, or null for the previous format
+ * @throws ReachError `PROTO_VERSION_MISMATCH` for a scheme this build does not know (a newer reach-wasm recorded
+ *   it), `REPLAY_CAPSULE_INVALID` for a value that is not a scheme name
+ */
+export function recordedCommitments(request: { commitments?: unknown }): typeof SALTED_COMMITMENTS | null {
+  const scheme = request.commitments;
+  if (scheme === undefined) return null;
+  if (scheme === SALTED_COMMITMENTS) return SALTED_COMMITMENTS;
+  if (typeof scheme === "string" && /^[a-z0-9-]{1,40}$/.test(scheme)) {
+    throw new ReachError("PROTO_VERSION_MISMATCH", `request.json: the run's values are committed by the scheme ${JSON.stringify(scheme)}; this ` +
+      `reach-wasm knows ${SALTED_COMMITMENTS}; replay it with the reach-wasm that recorded it, or a newer one`, { details: { entry: "request.json", commitments: scheme, supported: [SALTED_COMMITMENTS] } });
+  }
+  throw new ReachError("REPLAY_CAPSULE_INVALID", `request.json: "commitments" is ${JSON.stringify(scheme)?.slice(0, 40)}, not a commitment scheme ` +
+    `(${SALTED_COMMITMENTS}); the capsule is damaged`, { details: { entry: "request.json", field: "commitments" } });
 }
 
 /**

@@ -18,7 +18,7 @@ import { ReachError } from "../protocol/mod.ts";
 import { differencePointer, firstDifference, showValue, TapePlayer } from "../record/mod.ts";
 import { readTapeJsonl } from "../record/mod.ts";
 import type { JsonValue } from "../protocol/mod.ts";
-import { buildRunCapsule, recordedSandboxApi } from "./capsule.ts";
+import { buildRunCapsule, recordedSandboxApi, recordedCommitments } from "./capsule.ts";
 import type { CapsuleRequest } from "./capsule.ts";
 import { runPack } from "./coordinator.ts";
 import { loadPack } from "./pack.ts";
@@ -31,7 +31,6 @@ import { Session } from "./session.ts";
 import { chainOfCapsule } from "./session-chain.ts";
 import type { AbortPoint, ReplayDirectives } from "./run.ts";
 import type { StopPoint } from "../sandbox/mod.ts";
-import { SALTED_COMMITMENTS } from "../canonical/mod.ts";
 import { redactedDigest, redactedStop, replayBlockers } from "./replay-redacted.ts";
 import type { ReplayRedacted } from "./replay-redacted.ts";
 
@@ -263,8 +262,7 @@ function runRequestOf(
     ...(request.stepTimeoutMs === null ? {} : { stepTimeoutMs: request.stepTimeoutMs }),
     ...(request.session === undefined ? {} : { session: chainOfCapsule(capsule, request.session) }),
     sandboxApi: recordedSandboxApi(request),
-
-    commitments: request.commitments === SALTED_COMMITMENTS ? SALTED_COMMITMENTS : null,
+    commitments: recordedCommitments(request),
   };
 }
 
