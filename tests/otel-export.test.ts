@@ -16,6 +16,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { readRunCapsule } from "../src/capsule/run-capsule.ts";
+import { canonicalize } from "../src/canonical/jcs.ts";
 import { openSession } from "../src/engine/engine.ts";
 import type { EngineRun } from "../src/engine/engine.ts";
 import { replayCapsule } from "../src/engine/replay.ts";
@@ -233,6 +234,26 @@ describe("--otlp-endpoint (live, through the OpenTelemetry SDK's OTLP/HTTP expor
     } finally {
       await refusing.close();
     }
+  });
+});
+
+describe("a salted capsule's host calls in a trace", () => {
+  it("carry the calls' salted commitments: the same before and after redaction, never a plain hash of a value", () => {
+    const hostCalls = (folder: string): unknown[] => otelTrace(readRunCapsule(readFileSync(capsuleOf(folder))).entries, { scope: SCOPE }).spans
+      .flatMap((sp) => sp.events.filter((e) => e.name === "reach.host_call").map((e) => e.attributes.filter(([k]) => k.startsWith("reach.host."))));
+    const salted = hostCalls("notes-salted");
+    expect(salted.length).toBeGreaterThan(0);
+    expect(hostCalls("notes-redacted")).toEqual(salted);
+    const entries = readRunCapsule(readFileSync(capsuleOf("notes-salted"))).entries;
+    const plain = new Set<string>();
+    for (const [path, bytes] of entries) {
+      if (!path.startsWith("tape/")) continue;
+      const v = JSON.parse(new TextDecoder().decode(bytes)) as { request: unknown; response?: unknown; error?: unknown };
+      plain.add(createHash("sha256").update(canonicalize(v.request)).digest("hex"));
+      plain.add(createHash("sha256").update(canonicalize(v.response ?? v.error)).digest("hex"));
+    }
+    expect(plain.size).toBeGreaterThan(0);
+    expect(JSON.stringify(salted).match(/[0-9a-f]{64}/g)!.filter((h) => plain.has(h))).toEqual([]);
   });
 });
 

@@ -23,7 +23,7 @@
 import { sha256 } from "../canonical/mod.ts";
 import { bytesToHex } from "../canonical/mod.ts";
 import { verifyJsonl, readJsonl } from "../ledger/mod.ts";
-import { readTapeJsonl } from "../record/mod.ts";
+import { isCommittedTape, readTapeJsonl } from "../record/mod.ts";
 import type { TapeRecord } from "../record/mod.ts";
 import { ReachError } from "../protocol/mod.ts";
 import type { OtelSpan, OtelTrace, OtelValue } from "../protocol/mod.ts";
@@ -88,7 +88,12 @@ function tapeOf(entries: ReadonlyMap<string, Uint8Array>): TapeRecord[] {
   const bytes = entries.get("tape.jsonl");
   if (bytes === undefined) return [];
   try {
-    return readTapeJsonl(bytes, undefined, entries);
+    const records = readTapeJsonl(bytes, undefined, entries);
+    if (!isCommittedTape(bytes)) return records;
+    // A salted tape (conformance/HASHING.md "Value commitments"): a call's hashes are its salted commitments, the same
+    // whether its values were redacted or not, so a trace gives away no plain hash a short value could be found from.
+    const lines = new TextDecoder().decode(bytes).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { requestCommit: string; responseCommit: string });
+    return records.map((r, i) => ({ ...r, requestHash: lines[i]!.requestCommit, responseHash: lines[i]!.responseCommit }));
   } catch (err) {
     throw new ReachError("REPLAY_CAPSULE_INVALID", `the capsule's tape.jsonl cannot be read (${err instanceof Error ? err.message : String(err)}); run \`reach-wasm verify\` on it`);
   }
