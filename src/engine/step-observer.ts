@@ -5,7 +5,14 @@
  * (`replay-states.ts`); nothing here is hashed or recorded.
  * @module
  */
-import type { Run } from "./run.ts";
+import type { RunRequest } from "./types.ts";
+
+/** What the observer reads of a run (`Run` has it; named here so this file does not import the run). */
+export type ObservableRun = {
+  readonly request: Pick<RunRequest, "observeStep">;
+  readonly workspace: { contents(): { files: Map<string, Uint8Array>; links: Map<string, string> } };
+  memoryEntries(): [string, string][];
+};
 
 /** The last contents read, per workspace object (the run keeps one object while its state does not change). */
 const lastContents = new WeakMap<object, { files: Map<string, Uint8Array>; links: Map<string, string> }>();
@@ -16,7 +23,7 @@ const lastContents = new WeakMap<object, { files: Map<string, Uint8Array>; links
  * @param stepId the step's id
  * @param stepIndex its index among the run's steps (`run.step.started` `stepIndex`)
  */
-export function observeStep(run: Run, stepId: string, stepIndex: number): void {
+export function observeStep(run: ObservableRun, stepId: string, stepIndex: number): void {
   const observe = run.request.observeStep;
   if (observe === undefined) return;
   const ws = run.workspace;

@@ -11,7 +11,7 @@
 import { changesBetween, memoryDigestOf, workspaceDigest } from "./_state-digests.ts";
 import type { Snapshot } from "./_state-digests.ts";
 import type { StepView } from "./_steps.ts";
-import type { MemoryState, RunStates, StepState, WorkspaceState } from "./step-states.ts";
+import type { MemoryState, RunStates, StepState, WorkspaceState } from "./_state-types.ts";
 
 /** The state after one step as a replay observed it (the engine's `ObservedStep`). */
 export type ReplayedStep = {

@@ -7,7 +7,7 @@
  */
 import { canonicalize, sha256Hex } from "../canonical/mod.ts";
 import { snapshotDigest } from "../sandbox/mod.ts";
-import type { WorkspaceChanges } from "./workspace-diff.ts";
+import type { WorkspaceChanges } from "./_state-types.ts";
 
 /** A workspace state: regular files by path, and symbolic links (path → target). */
 export type Snapshot = { files: ReadonlyMap<string, Uint8Array>; links: ReadonlyMap<string, string> };

@@ -25,6 +25,7 @@ import { lineageOf } from "./lineage.ts";
 import type { LineageView } from "./lineage.ts";
 import { buildStepStates } from "./step-states.ts";
 import type { RunStates } from "./step-states.ts";
+import type { WorkspaceView } from "./_state-types.ts";
 import { redactionOf } from "./_replayed-states.ts";
 import type { ReplayedRun } from "./_replayed-states.ts";
 import type { RawEvent, StepView, StopView } from "./_steps.ts";
@@ -62,7 +63,7 @@ export type TerminalView = {
 };
 
 /** A workspace snapshot: regular files and symbolic links (link → target text). */
-export type WorkspaceView = { files: Map<string, Uint8Array>; links: Map<string, string> };
+export type { WorkspaceView } from "./_state-types.ts";
 
 /** A run, ready to render. */
 export type RunView = {

@@ -19,39 +19,27 @@ import { readJsonl } from "../ledger/mod.ts";
 import { arr, get, obj, parseJsonBytes, str, strings } from "./_json.ts";
 import { isMutation, stepEffects } from "./_state-effects.ts";
 import type { Effect, FsChange, MemoryCall } from "./_state-effects.ts";
-import type { RunView, WorkspaceView } from "./model.ts";
-import type { WorkspaceChanges } from "./workspace-diff.ts";
+import type { StepView } from "./_steps.ts";
+import type { TapeRecord } from "../record/mod.ts";
+import type { MemoryState, RunStates, StateBasis, WorkspaceState, WorkspaceView } from "./_state-types.ts";
 import { changesBetween, memoryDigestOf, workspaceDigest } from "./_state-digests.ts";
 import { joinReplayed } from "./_replayed-states.ts";
 import type { ReplayedRun } from "./_replayed-states.ts";
 
 export { fileSha256, workspaceDigest } from "./_state-digests.ts";
+export type { Known, MemoryState, RunStates, StateBasis, StepState, WorkspaceState } from "./_state-types.ts";
+
+/** What the states are built from: the run's view (`buildRunView`) without its states. */
+type StatesView = {
+  runHash: string;
+  steps: readonly StepView[];
+  tape: readonly TapeRecord[];
+  blobs: ReadonlyMap<string, Uint8Array>;
+  workspace: { before: WorkspaceView | null; after: WorkspaceView };
+};
 
 type Snapshot = { files: Map<string, Uint8Array>; links: Map<string, string> };
 
-/**
- * How a shown state is known: equal to a committed snapshot, derived from the tape (and checked or not), or observed
- * by a replay of the capsule that reproduced the run hash (`_replayed-states.ts`).
- */
-export type StateBasis = "before" | "after" | "tape" | "replay";
-
-/** A part of the state after a step: shown, or not with the reason. */
-export type Known<T> = ({ known: true; basis: StateBasis; checked: boolean } & T) | { known: false; reason: string };
-
-/** The workspace after a step (files: path → bytes; links: path → target). */
-export type WorkspaceState = Known<{ digest: string; files: Map<string, Uint8Array>; links: Map<string, string>; changes: WorkspaceChanges | null }>;
-
-/** The memory store after a step (key → canonical JSON text). */
-export type MemoryState = Known<{ entries: ReadonlyMap<string, string>; changed: string[] | null }>;
-
-/** The state after one step. */
-export type StepState = { position: number; stepId: string; committed: boolean; workspace: WorkspaceState; memory: MemoryState };
-
-/**
- * The states of a run, one per step, and what they were checked against; `replay` says whether a replay of the
- * capsule was handed in (null: the record alone) and, when it did not reproduce the run, why.
- */
-export type RunStates = { steps: StepState[]; checks: string[]; replay: { matches: boolean; reason: string | null } | null };
 
 /**
  * Derive the state after each step of a run.
@@ -61,7 +49,7 @@ export type RunStates = { steps: StepState[]; checks: string[]; replay: { matche
  * @returns one state per step, in the view's step order
  * @example const states = buildStepStates(view, capsule.entries); states.steps[0].memory.known
  */
-export function buildStepStates(view: Omit<RunView, "states">, entries: ReadonlyMap<string, Uint8Array>, replayed?: ReplayedRun): RunStates {
+export function buildStepStates(view: StatesView, entries: ReadonlyMap<string, Uint8Array>, replayed?: ReplayedRun): RunStates {
   const digests = recordedDigests(entries);
   const wasiFilesystem = digests.permissions === null || digests.permissions.includes("filesystem");
   const effects = view.steps.map((s) => stepEffects(s, { blobs: view.blobs, wasiFilesystem }));
@@ -132,7 +120,7 @@ function shown(s: Snapshot, basis: StateBasis, checked: boolean, digest: string)
   return { known: true, basis, checked, digest, files: s.files, links: s.links, changes: null };
 }
 
-function workspaceStates(view: Omit<RunView, "states">, effects: readonly Effect<FsChange>[], d: Digests, checks: string[]): WorkspaceState[] {
+function workspaceStates(view: StatesView, effects: readonly Effect<FsChange>[], d: Digests, checks: string[]): WorkspaceState[] {
   const n = effects.length;
   const touches = effects.map((e) => !e.known || e.changes.length > 0);
   const first = touches.indexOf(true);

@@ -4,10 +4,9 @@
  * @module
  */
 import { sha256Hex } from "../canonical/mod.ts";
-import type { WorkspaceView } from "./model.ts";
+import type { WorkspaceChanges, WorkspaceView } from "./_state-types.ts";
 
-/** The changes between two snapshots, each list in path order. */
-export type WorkspaceChanges = { added: string[]; removed: string[]; changed: string[]; unchanged: number };
+export type { WorkspaceChanges } from "./_state-types.ts";
 
 function flatten(ws: WorkspaceView): Map<string, string> {
   const out = new Map<string, string>();
