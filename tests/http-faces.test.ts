@@ -9,7 +9,7 @@ import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { spinPackArchive } from "./support/service.ts";
+import { servedUrl, spinPackArchive } from "./support/service.ts";
 import { mcpFace, nodeFace, root, serviceFace } from "./_test-faces.ts";
 import type { Face } from "./_test-faces.ts";
 
@@ -110,15 +110,7 @@ describe("every HTTP face refuses foreign Host and Origin", () => {
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let out = "";
-        child.stdout.on("data", (d: Buffer) => {
-          out += d.toString();
-          const line = out.split("\n").find((l) => l.startsWith("{"));
-          if (line !== undefined) resolve((JSON.parse(line) as { url: string }).url);
-        });
-        child.on("exit", (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
-      });
+      const url = await servedUrl(child, () => stderr);
       const port = Number(new URL(url).port);
       for (const h of hostile(port)) expect((await raw(`${url}/runs`, h.method, h.headers, h.body)).status, h.what).toBe(403);
       expect((await raw(`${url}/runs`, "GET", { host: `127.0.0.1:${port}` })).status).toBe(200);

@@ -30,6 +30,7 @@ import { readPythonWasm, readQuickJsEngineWasm } from "./support/platform.ts";
 import { decodeOtlpTraces } from "./support/otlp-decode.ts";
 import type { DecodedSpan } from "./support/otlp-decode.ts";
 import { cli, ROOT } from "./_test-report.ts";
+import { servedUrl } from "./support/service.ts";
 
 const env = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };
 const scratch = mkdtempSync(join(tmpdir(), "reach-otel-"));
@@ -294,15 +295,7 @@ describe("--otlp-endpoint of serve (a worker's run)", () => {
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let out = "";
-        child.stdout.on("data", (d: Buffer) => {
-          out += d.toString();
-          const line = out.split("\n").find((l) => l.startsWith("{"));
-          if (line !== undefined) resolve((JSON.parse(line) as { url: string }).url);
-        });
-        child.on("exit", (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
-      });
+      const url = await servedUrl(child, () => stderr);
       const out = join(scratch, "serve-out");
       const submitted = spawnSync(process.execPath, [join(ROOT, "dist/cli/main.js"), "submit", join(ROOT, "packs/hello"), "--server", url, "--wait", "--out", out, "--json"], { cwd: scratch, env, encoding: "utf8", timeout: 120_000 });
       expect(submitted.status, submitted.stderr + stderr).toBe(0);

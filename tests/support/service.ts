@@ -2,6 +2,7 @@
 // server, pack archives, the local run hash of a pack (what `reach-wasm run` computes), the CLI bundled from the
 // sources. Free of any test runner, so that scripts (scripts/bench-service.ts, scripts/bench-mcp.ts) use it too; the
 // vitest hooks are in cli-bundle-hooks.ts.
+import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeArchive } from "../../src/capsule/archive.ts";
@@ -159,4 +160,22 @@ export function cliRuntimes(scratch: string): { runtimes: [string, string[]][]; 
     },
     remove: () => bundle?.remove(),
   };
+}
+
+/**
+ * The URL a `serve --json` child prints on its first JSON line of stdout.
+ * @param child the spawned `serve` (stdout piped)
+ * @param stderr what it has written on stderr so far, for the error if it exits first
+ * @returns the service's base URL
+ */
+export function servedUrl(child: ChildProcess, stderr: () => string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      const line = out.split("\n").find((l) => l.startsWith("{"));
+      if (line !== undefined) resolve((JSON.parse(line) as { url: string }).url);
+    });
+    child.on("exit", (code) => reject(new Error(`serve exited ${code}: ${stderr()}`)));
+  });
 }
