@@ -6,24 +6,21 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { uuidFromHex } from "../src/canonical/ids.ts";
 import { hashCanonical } from "../src/canonical/jcs.ts";
 import { readRunCapsule } from "../src/capsule/run-capsule.ts";
 import type { RunCapsule } from "../src/capsule/run-capsule.ts";
 import { buildRunCapsule } from "../src/engine/capsule.ts";
 import { loadPack } from "../src/engine/pack.ts";
 import { replayedStates } from "../src/engine/replay-states.ts";
-import type { RunRecord } from "../src/engine/types.ts";
 import { verifyRunCapsule } from "../src/engine/verify.ts";
 import { defaultEnvironment } from "../src/host/mod.ts";
-import type { RecordedEvent } from "../src/ledger/event-log.ts";
-import { eventHash, eventPayloadHash, GENESIS_HASH, runHash } from "../src/ledger/hash-chain.ts";
 import { valueCommit } from "../src/canonical/commit.ts";
 import { buildRunView, renderReport, workspaceDigest } from "../src/report/mod.ts";
 import type { RunView } from "../src/report/mod.ts";
 import { wat } from "../src/sandbox/wasi/_test-support.ts";
 import { jsPack, planOf, runFiles } from "./support/pack.ts";
 import { cli, ROOT } from "./_test-report.ts";
+import { forged } from "./support/forge.ts";
 
 const env = defaultEnvironment();
 const scratch = mkdtempSync(join(tmpdir(), "reach-report-replay-"));
@@ -90,20 +87,6 @@ async function wasiPack(): Promise<Map<string, Uint8Array>> {
 }
 
 /** Re-chain a record's events after `mutate` changed payloads (a consistent forgery: every hash recomputed). */
-function forged(record: RunRecord, mutate: (events: RecordedEvent[]) => void): RunRecord {
-  const events = record.events.map((e) => ({ ...e, payload: structuredClone(e.payload) }));
-  mutate(events);
-  let prev = GENESIS_HASH;
-  for (const e of events) {
-    e.payloadHash = eventPayloadHash(e.type, e.payload);
-    e.prevEventHash = prev;
-    e.eventHash = eventHash(e.type, e.timestamp, e.payloadHash, prev);
-    e.eventId = uuidFromHex(e.eventHash);
-    prev = e.eventHash;
-  }
-  return { ...record, events, runHash: runHash(events.map((e) => e.eventHash)) };
-}
-
 describe("the state after each step, from a replay where the record cannot say", () => {
   it("notes (committed): every step's workspace and memory; the WASI steps' states too; the last is workspaceAfter", async () => {
     const c = load("notes");

@@ -7,12 +7,9 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { describe, expect, it } from "vitest";
-import { uuidFromHex } from "../canonical/ids.ts";
 import { canonicalize, hashCanonical } from "../canonical/jcs.ts";
 import { readRunCapsule } from "../capsule/run-capsule.ts";
-import { eventHash, eventPayloadHash, GENESIS_HASH, runHash } from "../ledger/hash-chain.ts";
 import { valueCommit } from "../canonical/commit.ts";
-import type { RecordedEvent } from "../ledger/event-log.ts";
 import { createMcpServer } from "../mcp/server.ts";
 import { McpSessionRun } from "../mcp/session-run.ts";
 import type { McpEngine } from "../mcp/session-run.ts";
@@ -33,6 +30,7 @@ import { Session } from "./session.ts";
 import type { RunRecord } from "./types.ts";
 import { verifyRunCapsule } from "./verify.ts";
 import { jsPack, observerPack, planOf, SEE_JS } from "../../tests/support/pack.ts";
+import { forged } from "../../tests/support/forge.ts";
 
 const env = { quickjsEngine: readQuickJsEngineWasm, pythonEngine: readPythonWasm };
 const enc = new TextEncoder();
@@ -146,20 +144,6 @@ describe("session calls replay whatever order the client's arguments are in", ()
 });
 
 /** Re-chain a record's events after `mutate` changed payloads (a consistent forgery: every hash recomputed). */
-function forged(record: RunRecord, mutate: (events: RecordedEvent[]) => void): RunRecord {
-  const events = record.events.map((e) => ({ ...e, payload: structuredClone(e.payload) }));
-  mutate(events);
-  let prev = GENESIS_HASH;
-  for (const e of events) {
-    e.payloadHash = eventPayloadHash(e.type, e.payload);
-    e.prevEventHash = prev;
-    e.eventHash = eventHash(e.type, e.timestamp, e.payloadHash, prev);
-    e.eventId = uuidFromHex(e.eventHash);
-    prev = e.eventHash;
-  }
-  return { ...record, events, runHash: runHash(events.map((e) => e.eventHash)) };
-}
-
 describe("REPLAY_DIVERGENCE names the event, the field and both values", () => {
   it("a recorded output that differs from the replayed one: the field, both hashes, the JSON pointer and both values, escaped", async () => {
     const files = jsPack({ tools: { keys: "export default (input) => ({ keys: Object.keys(input.x), n: 1 })" }, plan: planOf([{ id: "s", tool: "keys", arguments: { x: { $input: "" } } }]) });
