@@ -17,7 +17,7 @@
 // SDK (loaded only for `--otlp-endpoint`) stay external.
 import { build } from "esbuild";
 import { spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -71,7 +71,9 @@ export const z = new Proxy({}, {
 /**
  * The same for the signature and hash libraries (noble's ed25519 and SHA-2): a run that checks no signature and hashes
  * natively (`node:crypto`) does not need them, and their initialisation (tables, precomputed points) cost ~1.7 ms of a
- * short run. Each export becomes a stand-in that loads the module on first use: called, constructed, or read.
+ * short run; and for fflate, which only inflates (reading a capsule, `_gunzip.ts`) and builds its Huffman tables as it
+ * loads (~5 ms of a Deno run that reads no capsule). Each export becomes a stand-in that loads the module on first use:
+ * called, constructed, or read.
  * @param {string[]} specifiers the packages, as imported by reach-wasm's sources
  * @returns {Promise<import("esbuild").Plugin>}
  */
@@ -119,18 +121,19 @@ export async function bundleCli({ outdir, minify = true, train = true }) {
   // class sets its `name` itself, and the conformance cases run from conformance-cases.mjs, which keeps names.
   // fflate's browser build: its Node build loads worker_threads at start-up for async APIs the capsule never uses.
   const common = { bundle: true, platform: "node", target: "node20", external, alias: { fflate: "fflate/browser" }, plugins: [zodEnglishOnly], logLevel: "error", legalComments: "none", minify, keepNames: true };
-  const script = { ...common, keepNames: false, plugins: [zodEnglishOnly, zodOnFirstUse, await onFirstUse(["@noble/ed25519", "@noble/hashes/sha2.js"])] };
+  const script = { ...common, keepNames: false, plugins: [zodEnglishOnly, zodOnFirstUse, await onFirstUse(["@noble/ed25519", "@noble/hashes/sha2.js", "fflate"])] };
   rmSync(join(outdir, "chunks"), { recursive: true, force: true });
-  rmSync(join(outdir, "main.cjs.cache"), { force: true });
   mkdirSync(outdir, { recursive: true });
+  for (const f of readdirSync(outdir)) if (/^main\.cjs\..*cache$/.test(f)) rmSync(join(outdir, f), { force: true });
   writeFileSync(join(outdir, "package.json"), `${JSON.stringify({ type: "commonjs" })}\n`);
-  // The ES module entries share their chunks: the engine and step threads, the conformance cases, and the Deno entry
-  // (`deno.mjs`, the whole CLI: Deno caches the compiled code of ES modules itself, and loads a chunk only when a
-  // command imports it). Code moved into chunks/ would see its chunk's URL as `import.meta.url`, so every file takes
+  // The ES module entries share their chunks: the engine and step threads, the conformance cases, and the CLI as ES
+  // modules for Deno (`deno-modules.mjs`: Deno caches the compiled code of ES modules itself, and loads a chunk only
+  // when a command imports it), which the Deno entry runs when the build trained no code cache for its V8 (see
+  // `denoEntry`). Code moved into chunks/ would see its chunk's URL as `import.meta.url`, so every file takes
   // the folder's instead (a sibling script, the templates and the package root are found from it).
   await build({
     ...common,
-    entryPoints: [join(root, "src/host/engine-worker.ts"), join(root, "src/host/step-worker.ts"), { in: join(root, "conformance/lib/all.ts"), out: "conformance-cases" }, { in: join(root, "src/cli/main.ts"), out: "deno" }],
+    entryPoints: [join(root, "src/host/engine-worker.ts"), join(root, "src/host/step-worker.ts"), { in: join(root, "conformance/lib/all.ts"), out: "conformance-cases" }, { in: join(root, "src/cli/main.ts"), out: "deno-modules" }],
     splitting: true,
     format: "esm",
     outdir,
@@ -140,9 +143,10 @@ export async function bundleCli({ outdir, minify = true, train = true }) {
     define: { "import.meta.url": "__reachModuleUrl" },
     banner: { js: 'const __reachModuleUrl = import.meta.url.replace(/\\/chunks\\/[^/]*$/, "/deno.mjs");' },
   });
-  const deno = join(outdir, "deno.mjs");
-  writeFileSync(deno, readFileSync(deno, "utf8").replace(/^#!.*\n/, "#!/usr/bin/env -S deno run -A\n"));
-  chmodSync(deno, 0o755);
+  const modules = join(outdir, "deno-modules.mjs");
+  writeFileSync(modules, readFileSync(modules, "utf8").replace(/^#!.*\n/, ""));
+  writeFileSync(join(outdir, "deno.mjs"), denoEntry);
+  chmodSync(join(outdir, "deno.mjs"), 0o755);
   const main = join(outdir, "main.cjs");
   await build({ ...script, entryPoints: [join(root, "src/cli/main.ts")], format: "cjs", outfile: main, define: { "import.meta.url": "__reachModuleUrl" } });
   // Every dynamic import() goes through the loader's `__reachImport` (a string or a computed specifier; not the
@@ -160,17 +164,45 @@ export async function bundleCli({ outdir, minify = true, train = true }) {
 }
 
 /**
- * The training run: compiles what a short run needs; the loader writes the code cache as the process exits. A first
- * run fills the disk caches (fuel, validated documents), so that the training run takes the path of a warm run.
+ * The Deno entry, `deno.mjs`. Deno's own code cache of an ES module holds the code V8 compiled before the module ran,
+ * not the functions a command then calls, which every start compiles again: measured with scripts/bench-deno-start.ts,
+ * `run packs/hello` cost ~25% more CPU from the ES modules than from `main.cjs` with a cache trained on Deno. The entry
+ * takes the script (through `main.js`, as Node does) when the build trained a cache for this Deno's V8, and the ES
+ * modules otherwise (another Deno than the build's: its V8 would reject the cache, and the script compiled without
+ * one costs more than the modules). Both specifiers are computed, so that Deno does not load the path not taken.
+ */
+const denoEntry = `#!/usr/bin/env -S deno run -A
+// The Deno entry (scripts/bundle/bundle.mjs: why two ways).
+const cache = new URL(\`./main.cjs.deno-\${Deno.version.v8}.cache\`, import.meta.url);
+let trained = false;
+try {
+  trained = Deno.statSync(cache).isFile;
+} catch {
+  // no cache for this V8: the ES modules
+}
+if (!trained && Deno.env.get("REACH_WASM_DEBUG") === "1") console.error(\`reach-wasm: no code cache for V8 \${Deno.version.v8}: the ES modules\`);
+const entry = trained ? "./main.js" : "./deno-modules.mjs";
+await import(entry);
+`;
+
+/**
+ * The training runs, on Node and (where the `deno` package is installed) on Deno: each compiles what a short run
+ * needs, and the loader writes that runtime's code cache as the process exits. A first run fills the disk caches
+ * (fuel, validated documents), so that the training run takes the path of a warm run.
  */
 function trainCodeCache(outdir) {
-  const out = mkdtempSync(join(tmpdir(), "reach-bundle-"));
-  spawnSync(process.execPath, [join(outdir, "main.js"), "run", join(root, "packs/hello"), "--out", out, "--quiet"], { stdio: "ignore" });
-  const trained = spawnSync(process.execPath, [join(outdir, "main.js"), "run", join(root, "packs/hello"), "--out", out, "--quiet"], { env: { ...process.env, REACH_WASM_WRITE_CODE_CACHE: "1" }, stdio: ["ignore", "ignore", "inherit"] });
-  rmSync(out, { recursive: true, force: true });
-  // Without a cache the CLI only compiles at start-up: say so, and build on.
-  if (trained.status !== 0) {
-    rmSync(join(outdir, "main.cjs.cache"), { force: true });
-    process.stderr.write(`bundle-cli: warning: the training run of packs/hello exited ${trained.status}; the CLI is built without its code cache\n`);
+  const deno = join(root, "node_modules/.bin/deno");
+  const runtimes = [["Node", process.execPath, []], ...(existsSync(deno) ? [["Deno", deno, ["run", "-A"]]] : [])];
+  for (const [name, cmd, args] of runtimes) {
+    const out = mkdtempSync(join(tmpdir(), "reach-bundle-"));
+    const hello = [...args, join(outdir, "main.js"), "run", join(root, "packs/hello"), "--out", out, "--quiet"];
+    spawnSync(cmd, hello, { stdio: "ignore" });
+    const trained = spawnSync(cmd, hello, { env: { ...process.env, REACH_WASM_WRITE_CODE_CACHE: "1" }, stdio: ["ignore", "ignore", "inherit"] });
+    rmSync(out, { recursive: true, force: true });
+    // Without a cache the CLI only compiles at start-up (Deno runs the ES modules): say so, and build on.
+    if (trained.status !== 0) {
+      for (const f of readdirSync(outdir)) if (name === "Node" ? f === "main.cjs.cache" : /^main\.cjs\.deno-.*\.cache$/.test(f)) rmSync(join(outdir, f), { force: true });
+      process.stderr.write(`bundle-cli: warning: the training run of packs/hello on ${name} exited ${trained.status}; the CLI is built without its code cache there\n`);
+    }
   }
 }

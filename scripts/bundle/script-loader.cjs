@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // The `reach-wasm` bin (copied to dist/cli/main.js by scripts/bundle/bundle.mjs; dist/cli/package.json makes it
 // CommonJS). It runs the CLI bundle, one CommonJS script (dist/cli/main.cjs), with the V8 code cache the build made
-// for it (dist/cli/main.cjs.cache). Measured on the 2-core CI machine: compiling the CLI's code, Node's ESM loader
-// resolving its modules, and even an ES module entry file (Node then loads its ESM loader: ~10 ms) were most of a
-// short run's start-up CPU. The cache is part of the build, as trusted as the code beside it, and only read here;
-// V8 checks it against the script's source and its own version and flags, and a cache it rejects (another Node
-// version) only costs the compile it would have saved. REACH_WASM_WRITE_CODE_CACHE=1 (the build's training run)
-// writes it when the process exits; REACH_WASM_DEBUG=1 says on stderr whether V8 took it.
+// for it: `main.cjs.cache` on Node, `main.cjs.deno-<V8 version>.cache` on Deno (whose entry, dist/cli/deno.mjs, comes
+// here when the build trained a cache for its V8). Measured on the 2-core CI machine: compiling the CLI's code, Node's
+// ESM loader resolving its modules, and even an ES module entry file (Node then loads its ESM loader: ~10 ms) were
+// most of a short run's start-up CPU; on Deno, whose own code cache of an ES module holds only the functions compiled
+// before it runs, compiling the functions a run calls. The cache is part of the build, as trusted as the code beside
+// it, and only read here; V8 checks it against the script's source and its own version and flags, and a cache it
+// rejects (another Node version) only costs the compile it would have saved. REACH_WASM_WRITE_CODE_CACHE=1 (the
+// build's training runs) writes it when the process exits; REACH_WASM_DEBUG=1 says on stderr whether V8 took it.
 "use strict";
 const { readFileSync, renameSync, writeFileSync } = require("node:fs");
 const { createRequire } = require("node:module");
@@ -25,7 +27,8 @@ try {
   // not this V8: run with its defaults
 }
 const file = join(__dirname, "main.cjs");
-const cacheFile = `${file}.cache`;
+const deno = globalThis.Deno;
+const cacheFile = deno === undefined ? `${file}.cache` : `${file}.deno-${deno.version.v8}.cache`;
 const write = process.env.REACH_WASM_WRITE_CODE_CACHE === "1";
 let cachedData;
 if (!write) {

@@ -6,7 +6,6 @@
  * dependencies. Nothing is installed or downloaded here; a missing toolchain comes with the commands that install it.
  * @module
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -38,8 +37,9 @@ const CLANG_INSTALL = "apt-get update && apt-get install -y clang lld wasi-libc 
 type Ran = { ok: boolean; stdout: string; stderr: string };
 
 /** Run a program (no shell), never throwing: a missing program or a failure is `ok: false`. */
-function run(file: string, args: readonly string[], cwd?: string): Promise<Ran> {
-  return new Promise((resolve) => {
+async function run(file: string, args: readonly string[], cwd?: string): Promise<Ran> {
+  const { execFile } = await import("node:child_process"); // only `doctor` probes: not loaded with this module
+  return await new Promise((resolve) => {
     execFile(file, [...args], { cwd, timeout: PROBE_TIMEOUT_MS, maxBuffer: 4 * 1024 * 1024, env: { ...process.env, LC_ALL: "C" } }, (err, stdout, stderr) => {
       resolve({ ok: err === null, stdout: String(stdout), stderr: err !== null && stderr === "" ? (err as Error).message : String(stderr) });
     });

@@ -107,8 +107,9 @@ const cliBundleDir = (): string => {
 export async function cliBundle(): Promise<{ main: string; deno: string; remove(): void }> {
   const { bundleCli } = await import("../../scripts/bundle/bundle.mjs");
   const out = cliBundleDir();
-  // as `npm run build` bundles it, without the code cache's training run
-  const build = (): Promise<void> => bundleCli({ outdir: out, train: false });
+  // as `npm run build` bundles it, with the code caches its training runs make (on Deno, the entry takes the script
+  // only with one: what ships is what is tested)
+  const build = (): Promise<void> => bundleCli({ outdir: out });
   const shared = sharedBundle();
   if (shared === undefined) await build();
   else await buildOnce(shared, build);
