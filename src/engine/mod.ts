@@ -2,8 +2,10 @@
  * The engine: packs, planners, the plan gate, the coordinator and the executor (issue 4).
  * @module
  */
-export { loadPack, readPackDocument, checkSpecVersion, deepFreeze, packTrust, PACK_FILE, SIGNATURE_FILE, WORKSPACE_DIR } from "./pack.ts";
-export type { LoadedPack, LoadPackOptions, PackDocument, PackEntrypoint, PackTool, PackTrust } from "./pack.ts";
+export { loadPack, packTrust, SIGNATURE_FILE, WORKSPACE_DIR } from "./pack.ts";
+export type { LoadedPack, LoadPackOptions, PackEntrypoint, PackTool, PackTrust } from "./pack.ts";
+export { readPackDocument, checkSpecVersion, deepFreeze, PACK_FILE } from "./pack-document.ts";
+export type { PackDocument } from "./pack-document.ts";
 export { gatePlan, gatePlanAsync, checkPlanLock, DEFAULT_MAX_STEPS, MAX_RISK_LEVEL } from "./plan-gate.ts";
 export type { GatedPlan, GateOptions } from "./plan-gate.ts";
 export { makePlan, plannerContext, plannerInvocationId, PLANNER_TIMEOUT_MS } from "./planner.ts";

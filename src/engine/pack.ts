@@ -1,15 +1,15 @@
 /**
- * Loading a pack (seed 003 §5; issue 4 "Packs"): `reach.json` parsed and checked, the specVersion major checked
- * (`PROTO_VERSION_MISMATCH`; a newer minor loads with a warning), every declared tool's code present and loadable,
- * every schema compilable, the workspace seed files placed under declared roots, then everything frozen and the
- * manifest hash computed: the capabilities are locked for the run.
+ * Loading a pack (seed 003 §5): `reach.json` parsed and checked (`pack-document.ts`: the specVersion major checked,
+ * `PROTO_VERSION_MISMATCH`; a newer minor loads with a warning), its dependencies resolved, every declared tool's code
+ * present and loadable, every schema compilable, the workspace seed files placed under declared roots, then
+ * everything frozen and the manifest hash computed: the capabilities are locked for the run.
  *
  * Pack layout (paths relative to the pack root, `/`-separated):
  * - `reach.json` — the pack document (`PackSchema`).
  * - the entrypoint — `*.json`: a static plan (OrchestrationBlueprint); `*.js`: a planner module run in QuickJS.
  * - each tool's `module` — `.wasm` (WASI preview1 core module), a component, or `.js` (QuickJS).
  * - `workspace/<root>/…` — initial files of the declared resource `workspace:///<root>/`.
- * - `.reach/signature` — the pack signature (issue 5), not part of the pack digest.
+ * - `.reach/signature` — the pack signature (seed 003 §5.4), not part of the pack digest.
  *
  * Input is an in-memory file map (the CLI reads the directory or archive), so loading is the same on every runtime.
  * @module
@@ -19,13 +19,8 @@ import { sha256Hex } from "../canonical/mod.ts";
 import { capabilityPolicy } from "../policy/mod.ts";
 import type { CapabilityPolicy } from "../policy/mod.ts";
 import { ReachError, toReachError } from "../protocol/mod.ts";
-import { parseJsonText } from "../protocol/mod.ts";
-import { upgradePackDocument } from "../protocol/mod.ts";
 import type { DeprecationNotice } from "../protocol/mod.ts";
-import { PackSchema, PROTOCOL_SPEC_VERSION } from "../protocol/mod.ts";
 import type { Pack, ToolDefinition } from "../protocol/mod.ts";
-import { parseOrThrow } from "../protocol/mod.ts";
-import { validatedDocument } from "./document-cache.ts";
 import { packDigest, PACK_SIGNATURE_PATH, parsePackSignature, verifyPackSignature } from "../trust/mod.ts";
 import type { TrustStore } from "../trust/mod.ts";
 import { isInfraTool } from "../sandbox/mod.ts";
@@ -35,15 +30,15 @@ import type { JsonObject } from "../protocol/mod.ts";
 import { resolveDependencies } from "./dependencies.ts";
 import type { ResolvedDependency } from "./dependencies.ts";
 import { compileSchema, isLiteSchema, loadFullValidator } from "./schema-check.ts";
+import { decodeJson, deepFreeze, malformed, PACK_FILE, readPackDocument } from "./pack-document.ts";
 
-/** The pack document's file name. */
-export const PACK_FILE = "reach.json";
+export { checkSpecVersion, deepFreeze, MAX_PACK_DOCUMENT_BYTES, PACK_FILE, readPackDocument } from "./pack-document.ts";
+export type { PackDocument } from "./pack-document.ts";
+
 /** Where a pack keeps its signature (excluded from the pack digest). */
 export const SIGNATURE_FILE = PACK_SIGNATURE_PATH;
 /** The folder of workspace seed files. */
 export const WORKSPACE_DIR = "workspace/";
-/** Largest `reach.json` accepted. */
-export const MAX_PACK_DOCUMENT_BYTES = 1024 * 1024;
 
 /** The definition of an infrastructure tool (no module: it is built in; `infra-tools.ts`). */
 export type InfraDefinition = { kind: "infra"; module: string; description: string; inputSchema: JsonObject; outputSchema: JsonObject };
@@ -119,59 +114,6 @@ async function prepareComponentTool(name: string, def: ToolDefinition, code: Uin
   }
 }
 
-function malformed(message: string, details: Record<string, unknown> = {}): ReachError {
-  return new ReachError("PACK_MALFORMED", message, { details });
-}
-
-/** Deep-freeze a JSON value so the locked manifest cannot change during the run. */
-export function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
-    for (const v of Object.values(value as object)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
-}
-
-function decodeJson(bytes: Uint8Array, what: string, code: "PACK_MALFORMED" | "PLAN_INVALID"): unknown {
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
-  } catch {
-    throw new ReachError(code, `${what} is not valid UTF-8; save it as UTF-8 JSON`);
-  }
-  // Strictly (`parseJsonText`): a name twice in one object would make the pack mean one thing to this parser and
-  // another to a reader of the capsule's copy; a "__proto__" member is a member.
-  return parseJsonText(text, { what, code });
-}
-
-/**
- * Check a specVersion against the protocol version this build implements (seed 003 §5.2).
- * @param specVersion the pack's `specVersion`
- * @returns a warning for a newer minor version, or null
- * @throws ReachError `PROTO_VERSION_MISMATCH` for another major version or a malformed version
- */
-export function checkSpecVersion(specVersion: unknown): string | null {
-  const m = typeof specVersion === "string" ? /^(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})$/.exec(specVersion) : null;
-  const [major, minor] = PROTOCOL_SPEC_VERSION.split(".").map(Number) as [number, number];
-  if (m === null) {
-    throw new ReachError("PROTO_VERSION_MISMATCH", `reach.json: "specVersion" must be a version such as "${PROTOCOL_SPEC_VERSION}", got ${JSON.stringify(specVersion)}`, {
-      details: { supported: PROTOCOL_SPEC_VERSION, got: specVersion === undefined ? null : String(specVersion) },
-    });
-  }
-  if (Number(m[1]) !== major) {
-    throw new ReachError(
-      "PROTO_VERSION_MISMATCH",
-      `reach.json: specVersion ${String(specVersion)} is not supported: this reach-wasm implements protocol ${PROTOCOL_SPEC_VERSION} ` +
-        `(major version ${major}); rebuild the pack for ${major}.x or use a reach-wasm that supports ${m[1]}.x`,
-      { details: { supported: PROTOCOL_SPEC_VERSION, got: specVersion as string } },
-    );
-  }
-  if (Number(m[2]) > minor) {
-    return `reach.json: specVersion ${String(specVersion)} is newer than the protocol ${PROTOCOL_SPEC_VERSION} this reach-wasm implements; running it, but features of ${m[1]}.${m[2]} are not understood`;
-  }
-  return null;
-}
-
 function normalisePath(p: string): string {
   return p.startsWith("./") ? p.slice(2) : p;
 }
@@ -231,42 +173,6 @@ function checkSchemas(name: string, def: ToolDefinition): void {
       throw new ReachError("PACK_INVALID_MANIFEST", `tool "${name}": ${which}: ${(err as Error).message}`, { details: { tool: name } });
     }
   }
-}
-
-/** A pack's declaration, read and checked: what {@link readPackDocument} gives. */
-export type PackDocument = {
-  /** The pack document (deprecated forms read as their current ones, defaults filled; deeply frozen). */
-  pack: Pack;
-  /** A newer minor specVersion, said for stderr. */
-  warnings: string[];
-  /** The deprecated forms the document uses (seed 003 §9.2). */
-  deprecations: readonly DeprecationNotice[];
-};
-
-/**
- * Read and check a pack's declaration (`reach.json`) as a run reads it, and nothing else of the pack: the one path
- * that reads what a pack declares (its tools, permissions, sandbox), for a run and for anyone deciding about one.
- * @param files the pack's files by relative path
- * @param documents where validated documents are kept (default: validate every time)
- * @returns the document, its warnings and deprecations
- * @throws ReachError `PACK_NOT_FOUND` (no reach.json), `PACK_MALFORMED` (too large, not UTF-8 JSON, not an object),
- *   `PROTO_VERSION_MISMATCH`, `PACK_INVALID_MANIFEST`
- * @example const { pack } = await readPackDocument(files);
- */
-export async function readPackDocument(files: ReadonlyMap<string, Uint8Array>, documents?: DocumentStore): Promise<PackDocument> {
-  const doc = files.get(PACK_FILE);
-  if (doc === undefined) throw new ReachError("PACK_NOT_FOUND", `the pack has no ${PACK_FILE} at its root; create one (see packs/hello/reach.json)`);
-  if (doc.length > MAX_PACK_DOCUMENT_BYTES) throw malformed(`${PACK_FILE} is larger than ${MAX_PACK_DOCUMENT_BYTES} bytes`);
-  const raw = decodeJson(doc, PACK_FILE, "PACK_MALFORMED");
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) throw malformed(`${PACK_FILE} must hold a JSON object`);
-  const warnings: string[] = [];
-  const warning = checkSpecVersion((raw as { specVersion?: unknown }).specVersion);
-  if (warning !== null) warnings.push(warning);
-  const id = (raw as { id?: unknown }).id;
-  const upgraded = upgradePackDocument(raw, `${PACK_FILE}${typeof id === "string" ? ` of pack ${JSON.stringify(id.slice(0, 100))}` : ""}`); // seed 003 §9.2
-  const document = upgraded.document;
-  const pack = deepFreeze(await validatedDocument("pack", document, () => parseOrThrow(PackSchema(), document, "PACK_INVALID_MANIFEST", PACK_FILE), documents));
-  return { pack, warnings, deprecations: upgraded.deprecations };
 }
 
 /**

@@ -31,7 +31,7 @@ import { policyViolation, ReachError } from "../protocol/mod.ts";
 import { parseOrThrow } from "../protocol/mod.ts";
 import { BlueprintSchema, planSteps, taskRefusal } from "../protocol/mod.ts";
 import type { Blueprint, PlanStep } from "../protocol/mod.ts";
-import { deepFreeze } from "./pack.ts";
+import { deepFreeze } from "./pack-document.ts";
 import { validatedDocument } from "./document-cache.ts";
 import type { DocumentStore } from "./document-cache.ts";
 import { approvalPlanHash, approves } from "../trust/mod.ts";

@@ -24,7 +24,7 @@ import { hashCanonical } from "../canonical/mod.ts";
 import { FUEL_PER_MS } from "./executor.ts";
 import { compileSchema } from "./schema-check.ts";
 import { acceptJsonValue } from "../protocol/mod.ts";
-import { deepFreeze } from "./pack.ts";
+import { deepFreeze } from "./pack-document.ts";
 import type { LoadedPack, PackTool } from "./pack.ts";
 import { infraAllowed, infraRefusal, infraTool, infraTools } from "./infra-tools.ts";
 import { Aborted, Run } from "./run.ts";
