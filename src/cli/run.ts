@@ -27,7 +27,7 @@ import { signalAt } from "../platform/signal-hook.ts";
 import { progressSignals } from "../host/mod.ts";
 import { abortOnSignals } from "../platform/write.ts";
 import { stoppedAtEnd } from "../host/mod.ts";
-import type { WireRequest } from "../host/engine-wire.ts";
+import type { WireRequest } from "../host/mod.ts";
 import { readSecrets } from "./secret-args.ts";
 import { writeRunResults } from "./run-results.ts";
 import { ReachError } from "../protocol/mod.ts";
