@@ -111,6 +111,14 @@ describe("the house's arrows", () => {
     expect(bad.map((f) => relative(src, f))).toEqual([]);
   });
 
+  it("an import from another folder names that folder's mod.ts (the platform's adapters are taken one by one)", () => {
+    // scripts/route-through-mod.mjs routes them (and says why the platform is not routed)
+    const inFolder = (p: string): boolean => p.includes("/");
+    const bad = all.filter((f) => inFolder(f.file)).flatMap((f) =>
+      f.imports.filter((i) => inFolder(i) && folderOf(i) !== folderOf(f.file) && folderOf(i) !== "platform" && !i.endsWith("/mod.ts")).map((i) => `${f.file} → ${i}`));
+    expect(bad).toEqual([]);
+  });
+
   it("no face imports another face", () => {
     const bad = all.filter((f) => FACES.includes(folderOf(f.file))).flatMap((f) => f.imports.filter((i) => FACES.includes(folderOf(i)) && folderOf(i) !== folderOf(f.file)).map((i) => `${f.file} → ${i}`));
     expect(bad).toEqual([]);
