@@ -1,5 +1,5 @@
 /**
- * `createHost`: the one host API of a tool invocation (issue 3 "One host API"; sandbox/types.ts `HostApi`).
+ * `createHost`: the one host API of a tool invocation (sandbox/types.ts `HostApi`).
  *
  * Every call: count (over `maxCalls` is `POLICY_RATE_LIMIT_EXCEEDED`) → reserve a tape seq → canonicalise the
  * request (a non-JSON request is refused; the validated copy is what runs and what is recorded, so getters or
@@ -10,17 +10,20 @@
  * `host.violation`, so the runner/executor halts the step (seed 003 §4.3 "Immediate Halt") even if the guest caught
  * the error; every later call throws that same error again without running or being recorded.
  *
- * Replay: with `player`, `http.fetch` answers from the tape and never calls `fetch`; every other op runs against the
- * replayed workspace, memory, clock and random stream and its outcome must equal the recorded one.
- * `http.fetch` calls run one at a time (queued in call order), so the tape's order never depends on the network.
+ * Replay: with `player`, `http.fetch` and `mcp.call` answer from the tape and never reach a server; every other op runs
+ * against the replayed workspace, memory, clock and random stream and its outcome must equal the recorded one.
+ * `http.fetch` and `mcp.call` calls run one at a time (queued in call order), so the tape's order never depends on the
+ * network.
+ *
+ * The ops themselves: the synchronous ones in `_ops.ts`, the ones that wait on a server (`http.fetch`, `mcp.call`) in
+ * `_remote-ops.ts`; this file counts, records, replays and queues them.
  * @module
  */
-import { canonicalize, sortKeys } from "../../canonical/mod.ts";
+import { canonicalize } from "../../canonical/mod.ts";
 import type { VirtualClock } from "../../determinism/mod.ts";
 import type { RandomStream } from "../../determinism/mod.ts";
 import type { CapabilityPolicy } from "../../policy/mod.ts";
-import { checkFetchUrl, checkOp } from "../../policy/mod.ts";
-import { policyViolation, ReachError, toReachError } from "../../protocol/mod.ts";
+import { ReachError, toReachError } from "../../protocol/mod.ts";
 import { errorFromDetails } from "../../record/mod.ts";
 import type { PlayedCall, TapePlayer } from "../../record/mod.ts";
 import type { TapeOutcome, TapeRecorder } from "../../record/mod.ts";
@@ -31,7 +34,7 @@ import type { HostApi, HostOp } from "../types.ts";
 import type { JsonObject } from "../../protocol/mod.ts";
 import type { WorkspaceView } from "../workspace/workspace.ts";
 import type { ArtifactStage } from "./artifact-sink.ts";
-import { DEFAULT_HTTP_LIMITS, performFetch, validateFetch } from "./http.ts";
+import { DEFAULT_HTTP_LIMITS } from "./http.ts";
 import type { HttpLimits } from "./http.ts";
 import type { FetchLike } from "../../protocol/mod.ts";
 import { LogSink } from "./log-sink.ts";
@@ -39,20 +42,10 @@ import type { MemoryTransaction } from "./memory-store.ts";
 import { DEFAULT_OP_LIMITS, runSyncOp } from "./_ops.ts";
 import type { OpContext, OpLimits } from "./_ops.ts";
 import { invalid } from "./_assert.ts";
+import { fetchOp, keysInOrder, mcpOp } from "./_remote-ops.ts";
+import type { McpBinding } from "./_remote-ops.ts";
 import { haltsTool } from "../halting.ts";
 import type { SecretBox } from "./secrets.ts";
-
-/**
- * A copy of a JSON object whose keys, at every depth, are in canonical (RFC 8785) order; built from entries
- * (CreateDataProperty), so a `"__proto__"` member (a header of that name) stays a member.
- */
-function keysInOrder<T>(value: T): T {
-  if (Array.isArray(value)) return value.map(keysInOrder) as T;
-  if (value === null || typeof value !== "object") return value;
-  const keys = Object.keys(value);
-  sortKeys(keys);
-  return Object.fromEntries(keys.map((k) => [k, keysInOrder((value as Record<string, unknown>)[k])])) as T;
-}
 
 /** Fuel charged for each host call (the host's own work, which the tool's metered code does not count). */
 export const HOST_CALL_FUEL = 1_000;
@@ -111,7 +104,7 @@ export type HostContext = {
    * `POLICY_VIOLATION`): its server and tool, and how to call it live (absent in replay, where the tape answers and
    * no server is started).
    */
-  mcp?: { server: string; tool: string; call?: (args: JsonObject, signal?: AbortSignal) => Promise<JsonObject> };
+  mcp?: McpBinding;
   /** Limits (defaults: DEFAULT_OP_LIMITS, DEFAULT_HTTP_LIMITS, DEFAULT_MAX_CALLS). */
   limits?: Partial<HostLimits>;
   /**
@@ -307,88 +300,13 @@ class InvocationHost implements Host {
     return this.#end(b, false, response, null);
   }
 
-  async #fetchOp(b: Begun): Promise<JsonObject> {
-    const ctx = this.#ctx;
-    const limits = this.#limits;
-    const req = validateFetch(b.request, limits.maxRequestBytes);
-    checkOp(ctx.policy, "http.fetch", req.url);
-    if (b.played !== null) {
-      // Replay: the URL checks still run (a violation must recur), then the tape answers; no network.
-      const url = checkFetchUrl(ctx.policy, req.url, req.method);
-      ctx.secrets?.check({ url, headers: req.headers, body: req.body });
-      if ("error" in b.played.outcome) throw errorFromDetails(b.played.outcome.error);
-      return keysInOrder(b.played.outcome.response as JsonObject);
-    }
-    // A placeholder bound for a host outside its secret's hosts is refused before anything else, as in replay.
-    if (ctx.secrets !== undefined && (b.text === null || b.text.includes("secret:"))) {
-      ctx.secrets.check({ url: checkFetchUrl(ctx.policy, req.url, req.method), headers: req.headers, body: req.body });
-    }
-    if (ctx.fetch === undefined) {
-      throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", "http.fetch: this host has no fetch; the runner must inject one",
-        { details: { op: "http.fetch" } });
-    }
-    // A stop while the tool waits (an abort, the watchdog: `../stops.ts`) fails the call with the signal's halting
-    // error, which the tape records, so a replay halts at this same call.
-    const stopped = (): ReachError | null => (ctx.signal?.aborted === true && ctx.signal.reason instanceof ReachError ? ctx.signal.reason : null);
-    const early = stopped();
-    if (early !== null) throw early;
-    try {
-      // The tool sees the response with its keys in canonical order, live and in replay alike (a server's header
-      // order must not change what the tool computes, nor its fuel).
-      return keysInOrder(await performFetch(req, ctx.policy, ctx.fetch, limits, ctx.signal, ctx.secrets));
-    } catch (err) {
-      throw stopped() ?? err;
-    }
-  }
-
-  /**
-   * `mcp.call`: the invocation's own MCP tool only; in replay the tape answers (no server is started), live the
-   * server does, and a stop while waiting fails the call with the stop's halting error (recorded, like a fetch's).
-   */
-  async #mcpOp(b: Begun): Promise<JsonObject> {
-    const ctx = this.#ctx;
-    const r = b.request as JsonObject;
-    const bound = ctx.mcp;
-    const server = r["server"];
-    const tool = r["tool"];
-    const args = r["arguments"];
-    if (Object.keys(r).some((k) => k !== "server" && k !== "tool" && k !== "arguments") || typeof server !== "string" || typeof tool !== "string" || args === null || typeof args !== "object" || Array.isArray(args)) {
-      throw invalid("mcp.call", "request", "must be {server: string, tool: string, arguments: object}");
-    }
-    if (bound === undefined || bound.server !== server || bound.tool !== tool) {
-      throw policyViolation("UNDEFINED_TOOL", `mcp:${server.slice(0, 64)}/${tool.slice(0, 64)}`, `mcp.call: this invocation may call only ${bound === undefined ? "no MCP tool (it is not an mcp tool)" : `the MCP tool ${bound.tool} of server ${bound.server}`}`);
-    }
-    checkOp(ctx.policy, "mcp.call", `${server}/${tool}`);
-    if (b.played !== null) {
-      if ("error" in b.played.outcome) throw errorFromDetails(b.played.outcome.error);
-      return keysInOrder(b.played.outcome.response as JsonObject);
-    }
-    if (bound.call === undefined) throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", "mcp.call: this host has no MCP client; the engine must hand one in", { details: { op: "mcp.call" } });
-    const stopped = (): ReachError | null => (ctx.signal?.aborted === true && ctx.signal.reason instanceof ReachError ? ctx.signal.reason : null);
-    const early = stopped();
-    if (early !== null) throw early;
-    let answer: JsonObject;
-    try {
-      answer = keysInOrder(await bound.call(args as JsonObject, ctx.signal));
-    } catch (err) {
-      throw stopped() ?? err;
-    }
-    const max = this.#limits.maxResponseBytes;
-    const size = utf8.encode(canonicalize(answer)).length;
-    if (size > max) {
-      throw new ReachError("EXEC_RESOURCE_EXHAUSTED", `mcp.call ${server}/${tool}: the answer is ${size} bytes, over the limit of ` +
-        `${max} bytes; ask the tool for less (a page, a narrower query) or raise the host's maxResponseBytes`,
-        { details: { op: "mcp.call", server: server.slice(0, 64), tool: tool.slice(0, 64), limit: "responseBytes", max } });
-    }
-    return answer;
-  }
-
   async #invoke(op: HostOp, request: JsonObject): Promise<JsonObject> {
     if (op !== "http.fetch" && op !== "mcp.call") return this.#invokeSync(op, request);
     const b = this.#begin(op, request);
     if (b.error !== null) return this.#end(b, true, null, b.error);
     if (b.answer !== null) return this.#answered(b as Begun & { answer: TapeOutcome });
-    const run = (this.#fetchQueue ?? Promise.resolve()).then(() => (op === "mcp.call" ? this.#mcpOp(b) : this.#fetchOp(b)));
+    const perform = op === "mcp.call" ? mcpOp : fetchOp;
+    const run = (this.#fetchQueue ?? Promise.resolve()).then(() => perform(this.#ctx, this.#limits, b));
     this.#fetchQueue = run.catch(() => undefined);
     let response: JsonObject;
     try {
