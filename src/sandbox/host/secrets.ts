@@ -15,187 +15,28 @@
  *
  * The box works on "binary strings" (one character per byte, 0–255) for bodies and header values, so a value is
  * found in any body, text or not.
+ *
+ * This file holds the box (check, substitute, scrub); the placeholder syntax and binary strings are in
+ * `_placeholders.ts`, the check of supplied values in `_secret-values.ts`, the forms a value is found in and replaced
+ * in `_secret-scrub.ts`.
  * @module
  */
 import { checkUrlAllowed } from "../../policy/mod.ts";
 import { policyViolation, ReachError, toReachError } from "../../protocol/mod.ts";
-import { SECRET_NAME_RE } from "../../protocol/mod.ts";
 import type { SecretDeclarations } from "../../protocol/mod.ts";
+import { binaryToBytes, bytesToBinary, PLACEHOLDER, placeholderNames } from "./_placeholders.ts";
+import { checkSecretValues, MIN_SECRET_BYTES } from "./_secret-values.ts";
+import type { SecretValues } from "./_secret-values.ts";
+import { Scrubber } from "./_secret-scrub.ts";
 
-/** Shortest value accepted, in UTF-8 bytes. */
-export const MIN_SECRET_BYTES = 8;
-/** Longest value accepted, in UTF-8 bytes. */
-export const MAX_SECRET_BYTES = 64 * 1024;
+export { binaryToBytes, bytesToBinary, isSecretName, placeholderNames, secretPlaceholder } from "./_placeholders.ts";
+export { checkSecretValues, MAX_SECRET_BYTES, MIN_SECRET_BYTES } from "./_secret-values.ts";
+export type { SecretValues } from "./_secret-values.ts";
 
-/** Secret values by name, as the caller supplies them (never recorded). */
-export type SecretValues = Readonly<Record<string, string>>;
+const utf8 = new TextEncoder();
 
 /** What crosses to another thread: the declarations and, in a live run, the values. */
 export type SecretSpec = { readonly declared: SecretDeclarations; readonly values: SecretValues | null };
-
-/** Placeholders in text: `{{secret:NAME}}`, also as the URL parser writes it in a path (`%7B%7B…%7D%7D`). */
-const PLACEHOLDER = /(?:\{\{|%7[Bb]%7[Bb])secret:([A-Za-z_][A-Za-z0-9_]{0,63})(?:\}\}|%7[Dd]%7[Dd])/g;
-const utf8 = new TextEncoder();
-
-/**
- * The placeholder a tool writes for a secret.
- * @param name the secret's name
- * @returns `{{secret:NAME}}`
- * @example secretPlaceholder("API_TOKEN") // "{{secret:API_TOKEN}}"
- */
-export function secretPlaceholder(name: string): string {
-  return `{{secret:${name}}}`;
-}
-
-/**
- * Bytes as a binary string (one character per byte).
- * @param bytes the bytes
- * @returns the string
- */
-export function bytesToBinary(bytes: Uint8Array): string {
-  let out = "";
-  for (let i = 0; i < bytes.length; i += 8192) out += String.fromCharCode(...bytes.subarray(i, i + 8192));
-  return out;
-}
-
-/**
- * A binary string as bytes.
- * @param text one character per byte (0–255)
- * @returns the bytes
- */
-export function binaryToBytes(text: string): Uint8Array {
-  const out = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i) & 0xff;
-  return out;
-}
-
-/**
- * The names a text's placeholders name, in order of first appearance.
- * @param text a URL, header value or body (binary string)
- * @returns the names
- * @example placeholderNames("Bearer {{secret:TOKEN}}") // ["TOKEN"]
- */
-export function placeholderNames(text: string): string[] {
-  const out: string[] = [];
-  for (const m of text.matchAll(PLACEHOLDER)) if (!out.includes(m[1]!)) out.push(m[1]!);
-  return out;
-}
-
-const hex = (b: Uint8Array): string => [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
-
-function base64(bin: string): string {
-  return btoa(bin);
-}
-
-/** The base64 characters of `value` that do not depend on the bytes around it, at each of the three alignments. */
-function base64Cores(bin: string): string[] {
-  const out: string[] = [];
-  for (let k = 0; k < 3; k++) {
-    const text = base64("\0".repeat(k) + bin);
-    const startBit = 8 * k;
-    const endBit = 8 * (k + bin.length);
-    const first = Math.ceil(startBit / 6);
-    const last = Math.floor(endBit / 6); // exclusive: characters wholly inside the value's bits
-    out.push(text.slice(first, last));
-  }
-  return out;
-}
-
-/** A base64 core and the alphabet of the word around it (its edge characters carry bits of the value). */
-type Base64Word = { core: string; alphabet: RegExp };
-const STD = /[A-Za-z0-9+/]/;
-const URL_SAFE = /[A-Za-z0-9_-]/;
-
-/** The base64 words holding a value (standard and URL-safe alphabets, each alignment). */
-function base64WordsOf(value: string): Base64Word[] {
-  const out: Base64Word[] = [];
-  for (const core of base64Cores(bytesToBinary(utf8.encode(value)))) {
-    out.push({ core, alphabet: STD });
-    out.push({ core: core.replace(/\+/g, "-").replace(/\//g, "_"), alphabet: URL_SAFE });
-  }
-  return out;
-}
-
-/**
- * Replace every whole base64 word holding `core` (the core found literally, then widened over the word's alphabet
- * and its `=` padding): linear in the text, whatever it holds.
- */
-function replaceWords(text: string, word: Base64Word, placeholder: string): string {
-  let at = text.indexOf(word.core);
-  if (at < 0) return text;
-  let out = "";
-  let done = 0;
-  while (at >= 0) {
-    let start = at;
-    while (start > done && word.alphabet.test(text[start - 1]!)) start--;
-    let end = at + word.core.length;
-    while (end < text.length && word.alphabet.test(text[end]!)) end++;
-    while (end < text.length && text[end] === "=") end++;
-    out += text.slice(done, start) + placeholder;
-    done = end;
-    at = text.indexOf(word.core, end);
-  }
-  return out + text.slice(done);
-}
-
-/** Every literal form of a value the box replaces (binary strings), longest first. */
-function formsOf(value: string): string[] {
-  const bytes = utf8.encode(value);
-  const bin = bytesToBinary(bytes);
-  const json = JSON.stringify(value).slice(1, -1);
-  const asciiJson = json.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-  const pct = encodeURIComponent(value);
-  const forms = new Set<string>([
-    bin,
-    bytesToBinary(utf8.encode(json)),
-    asciiJson,
-    pct,
-    pct.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
-    pct.replace(/%20/g, "+"),
-    encodeURI(value),
-    hex(bytes),
-    hex(bytes).toUpperCase(),
-  ]);
-  return [...forms].filter((f) => f.length >= MIN_SECRET_BYTES).sort((a, b) => b.length - a.length);
-}
-
-/**
- * Check the values a caller supplies against what the pack declares: every declared secret has a value, every value
- * is declared, between {@link MIN_SECRET_BYTES} and {@link MAX_SECRET_BYTES} bytes. Messages never hold a value.
- * @param declared the pack's `secrets`
- * @param values the caller's values
- * @throws ReachError `PROTO_INVALID_ARGUMENT` naming the secret and how to supply it
- * @example checkSecretValues({ TOKEN: { hosts: ["api.example.com"] } }, { TOKEN: process.env.TOKEN })
- */
-export function checkSecretValues(declared: SecretDeclarations, values: SecretValues | undefined): void {
-  const given = values ?? {};
-  if (typeof given !== "object" || given === null || Array.isArray(given)) {
-    throw new ReachError("PROTO_INVALID_ARGUMENT", '"secrets" expected an object of secret values by name');
-  }
-  for (const [name, value] of Object.entries(given)) {
-    if (!Object.hasOwn(declared, name)) {
-      const names = Object.keys(declared);
-      throw new ReachError("PROTO_INVALID_ARGUMENT", `a value was given for secret ${JSON.stringify(name.slice(0, 64))}, which the pack does not declare` +
-        (names.length === 0 ? "; this pack declares no secrets" : `; it declares ${names.join(", ")}`), { details: { secret: name.slice(0, 64), reason: "undeclared" } });
-    }
-    if (typeof value !== "string") throw new ReachError("PROTO_INVALID_ARGUMENT", `secret ${name}: the value must be a string`, { details: { secret: name, reason: "type" } });
-    const n = utf8.encode(value).length;
-    if (n < MIN_SECRET_BYTES) {
-      throw new ReachError("PROTO_INVALID_ARGUMENT", `secret ${name}: the value is ${n} bytes; a secret must be at least ${MIN_SECRET_BYTES} bytes, ` +
-        "because the host replaces the value everywhere it comes back and replacing a short string would corrupt unrelated data", { details: { secret: name, reason: "short", min: MIN_SECRET_BYTES } });
-    }
-    if (n > MAX_SECRET_BYTES) {
-      throw new ReachError("PROTO_INVALID_ARGUMENT", `secret ${name}: the value is ${n} bytes, over the limit of ${MAX_SECRET_BYTES}`, { details: { secret: name, reason: "long", max: MAX_SECRET_BYTES } });
-    }
-  }
-  const missing = Object.keys(declared).filter((name) => !Object.hasOwn(given, name));
-  if (missing.length > 0) {
-    const first = missing[0]!;
-    throw new ReachError("PROTO_INVALID_ARGUMENT", `the pack needs secret${missing.length === 1 ? "" : "s"} ${missing.join(", ")} and no value was given; ` +
-      `pass --secret ${first} (reads the environment variable ${first}), --secret ${first}=env:VAR or --secret ${first}=file:PATH ` +
-      `(the library: the request's "secrets")`, { details: { secrets: missing, reason: "missing" } });
-  }
-}
 
 /** A request of one hop, as the host would send it. */
 export type HopRequest = { url: string; headers: [string, string][]; body: Uint8Array | null };
@@ -207,8 +48,7 @@ export type HopRequest = { url: string; headers: [string, string][]; body: Uint8
 export class SecretBox {
   readonly #declared: SecretDeclarations;
   readonly #values: ReadonlyMap<string, string> | null;
-  #forms: { form: string; placeholder: string }[] | null = null;
-  #words: { word: Base64Word; placeholder: string }[] | null = null;
+  #scrubber: Scrubber | null = null;
 
   /**
    * @param declared the pack's `secrets` (absent: none)
@@ -323,25 +163,14 @@ export class SecretBox {
     return text.replace(PLACEHOLDER, (_m, n: string) => this.#value(n));
   }
 
-  #allForms(): { form: string; placeholder: string }[] {
-    if (this.#forms !== null) return this.#forms;
-    const all: { form: string; placeholder: string }[] = [];
-    for (const [name, value] of this.#values ?? []) for (const form of formsOf(value)) all.push({ form, placeholder: secretPlaceholder(name) });
-    all.sort((a, b) => b.form.length - a.form.length);
-    return (this.#forms = all);
-  }
-
   /**
    * Replace every value, in every form the module notes list, by its placeholder.
    * @param text a binary string (bytes, header values) or an ASCII text
    * @returns the text without any value (the same string when none was found)
    */
   scrubBinary(text: string): string {
-    let out = text;
-    this.#words ??= [...(this.#values ?? [])].flatMap(([name, value]) => base64WordsOf(value).map((word) => ({ word, placeholder: secretPlaceholder(name) })));
-    for (const { word, placeholder } of this.#words) out = replaceWords(out, word, placeholder);
-    for (const { form, placeholder } of this.#allForms()) if (out.includes(form)) out = out.split(form).join(placeholder);
-    return out;
+    this.#scrubber ??= new Scrubber(this.#values ?? []);
+    return this.#scrubber.scrub(text);
   }
 
   /**
@@ -397,13 +226,4 @@ export class SecretBox {
  */
 export function substituteSecrets(text: string, secrets: SecretBox, url?: string): string {
   return secrets.substitute(text, url);
-}
-
-/**
- * Whether a name is a valid secret name.
- * @param name a name
- * @returns true for `[A-Za-z_][A-Za-z0-9_]{0,63}`
- */
-export function isSecretName(name: string): boolean {
-  return SECRET_NAME_RE.test(name);
 }
