@@ -12,7 +12,8 @@
 import { toReachError } from "../protocol/mod.ts";
 import type { PlanStep } from "../protocol/mod.ts";
 import type { ReplanContext } from "./planner.ts";
-import { Aborted, InfraRefused, Run, RESERVED_STEP_PREFIX } from "./run.ts";
+import { Run, RESERVED_STEP_PREFIX } from "./run.ts";
+import { Aborted, InfraRefused } from "./run-stops.ts";
 import { finishRun } from "./run-record.ts";
 import { runGeneration } from "./scheduler.ts";
 import { observeStep } from "./step-observer.ts";

@@ -12,7 +12,7 @@ import { auditCapabilities, changedPaths } from "../policy/mod.ts";
 import { contentsDigest } from "../capsule/mod.ts";
 import { toReachError } from "../protocol/mod.ts";
 import type { ReachError } from "../protocol/mod.ts";
-import { Aborted } from "./run.ts";
+import { Aborted } from "./run-stops.ts";
 import type { Run } from "./run.ts";
 import { memoryDigest } from "./session-chain.ts";
 import { BRANCH_FILE_PREFIX } from "./branch.ts";

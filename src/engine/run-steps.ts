@@ -21,9 +21,10 @@ import { FUEL_PER_MS, invocationIdOf } from "./executor.ts";
 import type { Generation, LedgerState } from "./generation.ts";
 import { infraTool } from "./infra-tools.ts";
 import type { Run } from "./run.ts";
-import { Aborted } from "./run.ts";
+import { Aborted } from "./run-stops.ts";
 import { failedEvidence, recordStep, stepEvidence, terminalReason } from "./step-events.ts";
 import { observeStep } from "./step-observer.ts";
+import { budgetError } from "./step-refusal.ts";
 import type { StepJob, StepJobResult } from "./step-job.ts";
 import { unwireExecution } from "./step-job.ts";
 import { argumentFields } from "./value-commits.ts";
@@ -79,7 +80,7 @@ export function prepareStep(run: Run, gen: Generation, i: number, generation: nu
   } catch (err) {
     return { ...base, envelope: null, job: null, refusal: toReachError(err, "PROTO_SCHEMA_VIOLATION") };
   }
-  if (run.budgetError(step.id, view.state.fuel) !== null) return { ...base, envelope, job: null, refusal: null };
+  if (budgetError(run, step.id, view.state.fuel) !== null) return { ...base, envelope, job: null, refusal: null };
   const maxFuel = BigInt(loaded.pack.manifest.policies.maxExecutionTime) * FUEL_PER_MS;
   const prefix = inPrefix(run.request, step.id);
   const stop = run.request.replay?.stops.get(invocationId) ?? run.request.resume?.stops.get(invocationId) ?? (prefix ? run.request.branch?.prefix?.stops.get(invocationId) : undefined) ?? null;
@@ -129,7 +130,7 @@ export function emitStep(run: Run, gen: Generation, p: PreparedStep, result: Ste
   // A step the abort stopped is written (with its stop point) before the run ends; any other step is written only
   // when the run was not aborted before it.
   if (result?.exec.stepError?.code !== "EXEC_ABORTED") run.checkAbort({ phase: "executing", stepIndex: run.stepIndex });
-  const budget = run.budgetError(step.id, p.view.fuel);
+  const budget = budgetError(run, step.id, p.view.fuel);
   if (budget !== null) {
     run.failedStep = step.id;
     throw budget;

@@ -1,7 +1,7 @@
 /**
  * One run's state and its phases (seed 003 §3.1; ARCHITECTURE "Data flow"): `Run.prepare` (PENDING → PREPARING:
  * input hash, seed, workspace, policy, runners), `plan` (a planner call, gated), `start` (`run.started`),
- * `execute` (one step: budgets, envelope, events, evidence), and `finish` (the terminal event and the record).
+ * `execute` (one step: budgets, envelope, events, evidence; a step refused before it could run: `step-refusal.ts`), and `finish` (the terminal event and the record).
  * The coordinator (`coordinator.ts`) walks a plan with these phases; a session run (`session.ts`) feeds them steps
  * that arrive from outside.
  *
@@ -9,7 +9,8 @@
  * a fuel refill or while a tool waits for the host (`src/sandbox/stops.ts`), between steps, or before planning. Each
  * one is recorded where replay can find it: the stopped invocation's fuel count (`stops` of the terminal event) and,
  * for an abort outside any invocation, the place it was noticed (`abortedAt` of `run.aborted`). A replay is given
- * them back as {@link ReplayDirectives} and stops at the same points.
+ * them back as {@link ReplayDirectives} and stops at the same points. What a stop throws out of a phase, and the
+ * stop an invocation records, are in `run-stops.ts`.
  * @module
  */
 import { deriveId } from "../canonical/mod.ts";
@@ -31,7 +32,6 @@ import { ReachError, toReachError } from "../protocol/mod.ts";
 import type { RunEvidence } from "../protocol/mod.ts";
 import type { PlanStep } from "../protocol/mod.ts";
 import { TapeRecorder } from "../record/mod.ts";
-import type { StopPoint } from "../sandbox/mod.ts";
 import { ArtifactSink } from "../sandbox/mod.ts";
 import type { JsonObject, JsonValue } from "../protocol/mod.ts";
 import { Workspace } from "../sandbox/mod.ts";
@@ -52,8 +52,8 @@ import type { RunIntent } from "./intent.ts";
 import { runStepJob } from "./step-job.ts";
 import { inputOf, seedOf } from "./branch.ts";
 import type { StepJob, StepJobResult, StepPool } from "./step-job.ts";
-import { failedEvidence, terminalReason } from "./step-events.ts";
-import { observeStep } from "./step-observer.ts";
+import { Aborted, InfraRefused, stopOf } from "./run-stops.ts";
+import type { RecordedStop } from "./run-stops.ts";
 import { RESERVED_STEP_PREFIX } from "./types.ts";
 import type { AbortPoint, RealTimes, RunPhase, RunRequest } from "./types.ts";
 import { epochMs } from "../determinism/mod.ts";
@@ -66,39 +66,9 @@ export const DEFAULT_EPOCH = "1970-01-01T00:00:00.000Z";
 export { RESERVED_STEP_PREFIX } from "./types.ts";
 export type { AbortPoint, ReplayDirectives } from "./types.ts";
 
-/**
- * A plan called an infrastructure tool the run may not use (`RunRequest.infraTools`): thrown out of the run, which
- * then leaves no record (`runPack` throws `error`), because a record of the refusal could not be replayed without the
- * narrowing.
- */
-export class InfraRefused extends Error {
-  constructor(readonly error: ReachError) {
-    super(error.message);
-  }
-}
-
-/** One recorded stop: the invocation and its stop point. */
-type RecordedStop = { invocationId: string; reason: StopPoint["reason"]; fuel: number | string };
-
-/** The run was aborted; thrown out of a phase to the coordinator, which ends the run ABORTED. */
-export class Aborted extends Error {
-  constructor(readonly at: AbortPoint | null) {
-    super("aborted");
-  }
-}
-
 /** The seed of a run: `--seed`, else the first 64 bits of the input hash (decimal). */
 export function runSeed(inputHash: string, seed?: string): string {
   return seed === undefined ? BigInt(`0x${inputHash.slice(0, 16)}`).toString() : parseSeed(seed);
-}
-
-/** The stop point an error records (`reason` aborted/watchdog with a `fuel` count), or null. */
-function stopOf(error: ReachError | null): Omit<RecordedStop, "invocationId"> | null {
-  const d = error?.details;
-  if (d === undefined || (d["reason"] !== "aborted" && d["reason"] !== "watchdog")) return null;
-  const fuel = d["fuel"];
-  if (typeof fuel !== "number" && typeof fuel !== "string") return null;
-  return { reason: d["reason"] === "aborted" ? "abort" : "watchdog", fuel };
 }
 
 /** One run, phase by phase (see the module notes). */
@@ -490,52 +460,6 @@ export class Run {
   /** Stop the run's MCP servers (the run is over); waits until they stopped. */
   async closeMcp(): Promise<void> {
     await this.#runners.mcp.close();
-  }
-
-  /**
-   * Record a step that was refused before it could run (a session call naming a tool the run does not have):
-   * `run.step.started`, `policy.violation` for a policy error, `run.step.failed`.
-   * @param step the step
-   * @param error why it was refused
-   */
-  refuse(step: PlanStep, error: ReachError): void {
-    const gen = this.gen ?? this.beginGeneration([]);
-    const i = gen.add(step);
-    gen.complete(i, gen.current.workspace, null, 0);
-    this.usedStepIds.add(step.id);
-    this.log.append("run.step.started", { stepId: step.id, stepType: "tool", stepIndex: this.stepIndex, toolName: step.tool });
-    if (error.code === "POLICY_VIOLATION") {
-      const d = error.details;
-      this.log.append("policy.violation", { violationType: (d["violationType"] as string | undefined) ?? "UNDEFINED_TOOL", details: error.message, attemptedCapability: (d["attemptedCapability"] as string | undefined) ?? step.tool, declaredCapabilities: this.#request.loaded.pack.manifest.capabilities.tools.map((t) => t.name), stepId: step.id });
-    }
-    this.log.append("run.step.failed", { stepId: step.id, result: { status: "error", reason: terminalReason(error) }, error: error.toDetails() });
-    this.evidence.push(failedEvidence(step, error, this.requestId));
-    this.markStep(step.id, 0);
-    this.stepIndex++;
-    gen.emitted(i);
-    observeStep(this, step.id, this.stepIndex - 1);
-  }
-
-  /**
-   * Why the run's budgets do not allow a step (seed 003 §4.1 policies; both deterministic): one tool call more than
-   * `maxToolCalls`, or the time budget spent along its dependencies (`step-graph.ts`).
-   * @param stepId the step
-   * @param fuelBefore the fuel its dependency closure (and the plans before) used
-   * @returns the error, or null when the step may run
-   */
-  budgetError(stepId: string, fuelBefore: bigint): ReachError | null {
-    const policies = this.#request.loaded.pack.manifest.policies;
-    if (this.toolCalls + 1 > policies.maxToolCalls) {
-      return new ReachError("POLICY_RATE_LIMIT_EXCEEDED", `step "${stepId}" would be tool call ${this.toolCalls + 1}; the pack allows ${policies.maxToolCalls} (manifest.policies.maxToolCalls)`, {
-        details: { maxToolCalls: policies.maxToolCalls, stepId },
-      });
-    }
-    if (fuelBefore >= BigInt(policies.maxExecutionTime) * FUEL_PER_MS) {
-      return new ReachError("POLICY_TIMEOUT_EXCEEDED", `the run has used its ${policies.maxExecutionTime} ms budget (manifest.policies.maxExecutionTime, counted in fuel: ${FUEL_PER_MS} units per ms) before step "${stepId}"`, {
-        details: { maxExecutionTime: policies.maxExecutionTime, stepId },
-      });
-    }
-    return null;
   }
 
   /**

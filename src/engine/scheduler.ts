@@ -10,7 +10,7 @@ import type { ReachError } from "../protocol/mod.ts";
 import type { PlanStep } from "../protocol/mod.ts";
 import type { JsonObject } from "../protocol/mod.ts";
 import type { Generation } from "./generation.ts";
-import { Aborted } from "./run.ts";
+import { Aborted } from "./run-stops.ts";
 import type { Run } from "./run.ts";
 import { emitStep, prepareStep } from "./run-steps.ts";
 import type { PreparedStep } from "./run-steps.ts";

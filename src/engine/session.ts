@@ -27,7 +27,9 @@ import { acceptJsonValue } from "../protocol/mod.ts";
 import { deepFreeze } from "./pack-document.ts";
 import type { LoadedPack, PackTool } from "./pack.ts";
 import { infraAllowed, infraRefusal, infraTool, infraTools } from "./infra-tools.ts";
-import { Aborted, Run } from "./run.ts";
+import { Run } from "./run.ts";
+import { Aborted } from "./run-stops.ts";
+import { refuseStep } from "./step-refusal.ts";
 import { executeStep } from "./run-steps.ts";
 import type { StepOutcome } from "./run-steps.ts";
 import { finishRun } from "./run-record.ts";
@@ -244,7 +246,7 @@ export class Session {
     try {
       if (definition === undefined) {
         const error = policyViolation("UNDEFINED_TOOL", tool, `tool "${tool}" is not one of this pack's tools nor an infra tool; call tools/list for the tools you may use`);
-        this.run.refuse(step, error);
+        refuseStep(this.run, step, error);
         return this.#end(stepId, error);
       }
       exec = await executeStep(this.run, step, 0, this.#steps.length);

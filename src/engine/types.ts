@@ -189,7 +189,7 @@ export type RunRequest = {
   /**
    * The infrastructure tools (`infra-tools.ts`) the run may call; default every one. A plan (static, planned or
    * replanned) naming another ends the run before that plan runs, with no record: `runPack` throws the
-   * `POLICY_VIOLATION` (`InfraRefused`, `run.ts`); a session call naming one is refused unrecorded.
+   * `POLICY_VIOLATION` (`InfraRefused`, `run-stops.ts`); a session call naming one is refused unrecorded.
    */
   infraTools?: readonly string[];
 };
