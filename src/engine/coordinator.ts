@@ -20,7 +20,8 @@ import { observeStep } from "./step-observer.ts";
 import type { CompletedStep } from "./scheduler.ts";
 import type { RunRecord, RunRequest } from "./types.ts";
 
-export { DEFAULT_EPOCH, RESERVED_STEP_PREFIX, runSeed } from "./run.ts";
+export { RESERVED_STEP_PREFIX } from "./run.ts";
+export { DEFAULT_EPOCH, runSeed } from "./run-identity.ts";
 
 /**
  * Run a pack to a terminal state. Never throws for anything the pack, plan or tools do: the outcome is in the

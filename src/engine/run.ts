@@ -1,9 +1,10 @@
 /**
  * One run's state and its phases (seed 003 §3.1; ARCHITECTURE "Data flow"): `Run.prepare` (PENDING → PREPARING:
- * input hash, seed, workspace, policy, runners), `plan` (a planner call, gated), `start` (`run.started`),
- * `execute` (one step: budgets, envelope, events, evidence; a step refused before it could run: `step-refusal.ts`), and `finish` (the terminal event and the record).
- * The coordinator (`coordinator.ts`) walks a plan with these phases; a session run (`session.ts`) feeds them steps
- * that arrive from outside.
+ * the run's identity and `request.json` (`run-identity.ts`), workspace, policy, runners), `plan` (a planner call,
+ * gated: `run-plan.ts`), `start` (`run.started`), each step (`run-steps.ts`: budgets, envelope, events, evidence; a
+ * step refused before it could run: `step-refusal.ts`), and the end (`run-record.ts`: the terminal event and the
+ * record). The coordinator (`coordinator.ts`) walks a plan with these phases; a session run (`session.ts`) feeds
+ * them steps that arrive from outside.
  *
  * Stops: the run's abort (a signal, an interrupt word), a step's wall-clock watchdog and a planner's are noticed at
  * a fuel refill or while a tool waits for the host (`src/sandbox/stops.ts`), between steps, or before planning. Each
@@ -13,63 +14,38 @@
  * stop an invocation records, are in `run-stops.ts`.
  * @module
  */
-import { deriveId } from "../canonical/mod.ts";
 import { hashCanonical } from "../canonical/mod.ts";
-import { sha256Hex } from "../canonical/mod.ts";
-import { parseIsoMillis, VirtualClock } from "../determinism/mod.ts";
-import { parseSeed } from "../determinism/mod.ts";
+import { epochMs, VirtualClock } from "../determinism/mod.ts";
 import { EventLog } from "../ledger/mod.ts";
 import type { RecordedEvent } from "../ledger/mod.ts";
 import { capabilityPolicy, workspaceResources } from "../policy/mod.ts";
-import type { CapabilityPolicy } from "../policy/mod.ts";
-import { SANDBOX_API_LEVEL, SecretBox } from "../sandbox/mod.ts";
-import type { SandboxApiLevel, SecretSpec } from "../sandbox/mod.ts";
-import type { CapabilityAudit } from "../policy/mod.ts";
-import { planDeprecations } from "../protocol/mod.ts";
-import type { DeprecationNotice } from "../protocol/mod.ts";
-import { acceptJsonValue } from "../protocol/mod.ts";
-import { ReachError, toReachError } from "../protocol/mod.ts";
-import type { RunEvidence } from "../protocol/mod.ts";
-import type { PlanStep } from "../protocol/mod.ts";
+import type { CapabilityAudit, CapabilityPolicy } from "../policy/mod.ts";
+import { planDeprecations, ReachError } from "../protocol/mod.ts";
+import type { DeprecationNotice, JsonObject, JsonValue, PlanStep, RunEvidence } from "../protocol/mod.ts";
 import { TapeRecorder } from "../record/mod.ts";
-import { ArtifactSink } from "../sandbox/mod.ts";
-import type { JsonObject, JsonValue } from "../protocol/mod.ts";
-import { Workspace } from "../sandbox/mod.ts";
-import type { SnapshotEntry, WorkspaceImage } from "../sandbox/mod.ts";
+import { ArtifactSink, SANDBOX_API_LEVEL, SecretBox, Workspace } from "../sandbox/mod.ts";
+import type { SandboxApiLevel, SecretSpec, SnapshotEntry, WorkspaceImage } from "../sandbox/mod.ts";
 import type { CapsuleRequest } from "./capsule.ts";
-import { FUEL_PER_MS } from "./executor.ts";
 import type { ExecutorRunState } from "./executor.ts";
 import { Generation } from "./generation.ts";
 import type { LedgerState } from "./generation.ts";
-import { DEFAULT_MAX_STEPS, gatePlanAsync } from "./plan-gate.ts";
-import type { GatedPlan } from "./plan-gate.ts";
-import { makePlan, plannerContext, plannerInvocationId } from "./planner.ts";
-import type { ReplanContext } from "./planner.ts";
-import { realNow, runRunners, turnLoop } from "./runners.ts";
-import { INFRA_TOOL_NAMES, infraRefusal } from "./infra-tools.ts";
-import { classifyIntent, queryOf } from "./intent.ts";
 import type { RunIntent } from "./intent.ts";
-import { runStepJob } from "./step-job.ts";
-import { inputOf, seedOf } from "./branch.ts";
-import type { StepJob, StepJobResult, StepPool } from "./step-job.ts";
-import { Aborted, InfraRefused, stopOf } from "./run-stops.ts";
+import { DEFAULT_MAX_STEPS } from "./plan-gate.ts";
+import type { GatedPlan } from "./plan-gate.ts";
+import type { ReplanContext } from "./planner.ts";
+import { requestDocument, runIdentity, runStartedPayload } from "./run-identity.ts";
+import { callPlanner, gateRunPlan } from "./run-plan.ts";
+import { Aborted, stopOf } from "./run-stops.ts";
 import type { RecordedStop } from "./run-stops.ts";
-import { RESERVED_STEP_PREFIX } from "./types.ts";
+import { mcpSecretLookup, realNow, runRunners, turnLoop } from "./runners.ts";
+import { runStepJob } from "./step-job.ts";
+import type { StepJob, StepJobResult, StepPool } from "./step-job.ts";
 import type { AbortPoint, RealTimes, RunPhase, RunRequest } from "./types.ts";
-import { epochMs } from "../determinism/mod.ts";
-import { SALTED_COMMITMENTS } from "../canonical/mod.ts";
 import { runValueKey } from "./value-commits.ts";
 import type { ValueKey } from "./value-commits.ts";
 
-/** The default virtual epoch (ARCHITECTURE "Determinism"). */
-export const DEFAULT_EPOCH = "1970-01-01T00:00:00.000Z";
 export { RESERVED_STEP_PREFIX } from "./types.ts";
 export type { AbortPoint, ReplayDirectives } from "./types.ts";
-
-/** The seed of a run: `--seed`, else the first 64 bits of the input hash (decimal). */
-export function runSeed(inputHash: string, seed?: string): string {
-  return seed === undefined ? BigInt(`0x${inputHash.slice(0, 16)}`).toString() : parseSeed(seed);
-}
 
 /** One run, phase by phase (see the module notes). */
 export class Run {
@@ -147,22 +123,10 @@ export class Run {
     const clock = request.env.clock;
     this.wallClock = request.wallClock ?? (clock === undefined ? epochMs : () => clock.epochMs());
     this.#real = { createdAt: this.wallClock(), startedAt: null, completedAt: 0 };
-    // The input as its canonical copy (conformance/HASHING.md "What a tool sees"): what the run hands on — to the
-    // planner, to `$input` references, to tools — is then the same whatever key order or number spelling the caller
-    // used, live and when a replay reads it back from request.json.
-    const input = acceptJsonValue(request.input ?? {}, { what: "the run input", code: "PROTO_INVALID_ARGUMENT" });
-    this.input = input.value;
-    this.inputHash = sha256Hex(input.text);
-    this.seed = runSeed(this.inputHash, request.seed);
-    this.epoch = loaded.pack.run?.epoch ?? DEFAULT_EPOCH;
-    this.epochMs = parseIsoMillis(this.epoch);
-    this.restricted = request.restricted === true;
+    const id = runIdentity(request);
+    ({ input: this.input, inputHash: this.inputHash, seed: this.seed, epoch: this.epoch, epochMs: this.epochMs, restricted: this.restricted } = id);
+    ({ runId: this.runId, requestId: this.requestId, query: this.query, intent: this.intent } = id);
     const chain = request.session;
-    // A session's later runs each get their own id: it names the run it continues (conformance/HASHING.md).
-    this.runId = chain === undefined || chain.previousRunHash === null ? deriveId("reach-wasm/run", loaded.packDigest, this.inputHash, this.seed) : deriveId("reach-wasm/run", loaded.packDigest, this.inputHash, this.seed, chain.previousRunHash);
-    this.requestId = request.requestId ?? deriveId("reach-wasm/request", this.runId);
-    this.query = queryOf(this.input, loaded.pack);
-    this.intent = classifyIntent(loaded.pack.intents, this.query);
     this.#clock = new VirtualClock(this.epochMs);
     const onProgress = request.onProgress;
     const live = request.liveEvents === true && onProgress !== undefined
@@ -186,29 +150,14 @@ export class Run {
     this.workspaceBefore = workspace.snapshot();
     this.#workspaceBeforeDigest = workspace.digest();
     this.sandboxApi = request.sandboxApi ?? SANDBOX_API_LEVEL;
-    this.requestDoc = {
-      input: this.input,
-      seed: this.seed,
-      approve: request.approve === true,
-      restricted: this.restricted,
-      maxSteps: request.maxSteps ?? null,
-      stepTimeoutMs: request.stepTimeoutMs ?? null,
-      ...(request.requestId === undefined ? {} : { requestId: request.requestId }),
-      ...(request.mode === "session" ? { mode: "session" as const } : {}),
-      ...(chain === undefined ? {} : { session: { segment: chain.segment, previousRunHash: chain.previousRunHash, memory: chain.memory.map(([k, v]) => [k, v] as [string, string]) } }),
-      ...(request.approvals === undefined || request.approvals.length === 0 ? {} : { approvals: [...request.approvals] }),
-      ...(request.branch === undefined ? {} : request.branch.lineage),
-      ...(this.sandboxApi === 1 ? {} : { sandboxApi: this.sandboxApi }),
-
-      ...(request.commitments === null ? {} : { commitments: SALTED_COMMITMENTS }),
-    };
+    this.requestDoc = requestDocument(request, id, this.sandboxApi);
     this.valueKey = runValueKey(this.seed, this.requestDoc.commitments);
     if (this.valueKey !== null) this.tape.commitWith(this.valueKey);
     const filesystem = this.policy.permissions.has("filesystem");
     this.preopenRoots = filesystem ? this.policy.workspaceRoots.map((r) => r.root) : null;
     this.#runners = runRunners(request.env, this.preopenRoots, {
       ...(loaded.pack.mcpServers === undefined ? {} : { servers: loaded.pack.mcpServers }),
-      ...secretLookup(request),
+      ...mcpSecretLookup(request),
     });
     this.maxSteps = request.maxSteps ?? loaded.pack.run?.maxSteps ?? DEFAULT_MAX_STEPS;
     this.parallel = request.parallel ?? 1;
@@ -291,55 +240,13 @@ export class Run {
    * @throws ReachError `PLAN_*` when the planner fails or the gate refuses the plan
    */
   async plan(replan?: ReplanContext): Promise<GatedPlan> {
-    const { loaded } = this.#request;
     const attempt = replan?.attempt ?? 0;
     await this.turn();
     this.checkAbort({ phase: "planning", attempt });
     this.#request.onProgress?.({ kind: "planning", attempt });
-    const context = plannerContext(loaded, this.maxSteps, replan, loaded.pack.intents === undefined ? undefined : { query: this.query, intent: this.intent });
-    const invocationId = plannerInvocationId(loaded, this.seed, attempt);
-    // A replan after a branch point sees the branch's input and seed (`branch.ts`).
-    const replanId = `${RESERVED_STEP_PREFIX}replan.${attempt}`;
-    const objective = attempt === 0 ? this.input : inputOf(this.#request, replanId, this.input);
-    const seed = attempt === 0 ? this.seed : seedOf(this.#request, replanId, this.seed);
-    let document: unknown;
-    try {
-      document = await makePlan({
-        loaded,
-        request: { context, objective, seed },
-        epochMs: this.epochMs,
-        quickjs: this.#runners.quickjs,
-        fuelPerMs: FUEL_PER_MS,
-        sandboxApi: this.sandboxApi,
-        state: this.#state,
-      });
-    } catch (err) {
-      const e = toReachError(err, "PLAN_PLANNER_FAILED");
-      const stop = stopOf(e.code === "EXEC_ABORTED" ? e : (e.cause as ReachError | undefined) ?? null);
-      if (stop !== null) this.stops.push({ invocationId, ...stop });
-      if (e.code === "EXEC_ABORTED") throw new Aborted(null);
-      throw e;
-    }
+    const document = await callPlanner(this, replan, { quickjs: this.#runners.quickjs, state: this.#state });
     for (const d of planDeprecations(document)) this.noteDeprecation(d);
-    const g = await gatePlanAsync(document, {
-      tools: new Set([...loaded.tools.keys(), ...INFRA_TOOL_NAMES]),
-      maxSteps: this.maxSteps,
-      approve: this.#request.approve === true,
-      // In a replay the approvals are the recorded ones, whose trust was decided (and recorded) at run time.
-      approvals: { records: this.#request.approvals ?? [], store: this.#request.trustStore ?? null, anyKey: this.#request.replay !== undefined },
-      intent: { intent: this.intent, generates: new Map([...loaded.tools].map(([n, t]) => [n, "generates" in t.definition ? (t.definition.generates ?? []) : []])) },
-      ...(this.#request.env.documents === undefined ? {} : { documents: this.#request.env.documents }),
-    });
-    const refused = infraRefusal(g.steps, this.#request.infraTools);
-    if (refused !== null) throw new InfraRefused(refused);
-    for (const s of g.steps) {
-      if (s.id.startsWith(RESERVED_STEP_PREFIX) || this.usedStepIds.has(s.id)) {
-        throw new ReachError("PLAN_INVALID", `step id "${s.id}" is ${this.usedStepIds.has(s.id) ? "already used in this run" : `reserved (ids starting "${RESERVED_STEP_PREFIX}")`}; give the step another id`, {
-          details: { stepId: s.id },
-        });
-      }
-    }
-    return g;
+    return gateRunPlan(this, document);
   }
 
   /**
@@ -358,26 +265,7 @@ export class Run {
    * @param gated the gated plan, or null when planning failed
    */
   start(gated: GatedPlan | null): void {
-    const { loaded } = this.#request;
-    const started: JsonObject = {
-      runId: this.runId,
-      packId: loaded.pack.id,
-      packVersion: loaded.pack.version,
-      specVersion: loaded.pack.specVersion,
-      inputHash: this.inputHash,
-      manifestHash: loaded.manifestHash,
-      packDigest: loaded.packDigest,
-      seed: this.seed,
-      epoch: this.epoch,
-      capabilities: { restricted: this.restricted, permissions: [...loaded.pack.manifest.capabilities.permissions], tools: [...loaded.tools.keys()] },
-      requestHash: hashCanonical(this.requestDoc),
-      workspaceBefore: this.#workspaceBeforeDigest,
-    };
-    if (loaded.pack.intents !== undefined) started["intent"] = this.intent;
-    if (gated !== null) {
-      started["planId"] = gated.plan.plan_id;
-      started["planHash"] = gated.planHash;
-    }
+    const started = runStartedPayload(this.#request.loaded, this, hashCanonical(this.requestDoc), this.#workspaceBeforeDigest, gated);
     this.#real.startedAt = this.wallClock();
     this.log.append("run.started", started);
   }
@@ -496,17 +384,4 @@ export class Run {
     const signal = this.signalName();
     return new ReachError("EXEC_ABORTED", `the run was aborted (${signal}); the current step was stopped and rolled back`, { details: { signal } });
   }
-
-
-}
-
-/**
- * The value of a declared secret for `{{secret:NAME}}` in an MCP server's `env`: the caller's function, else the
- * run's `secrets` (live runs; a replay starts no server).
- */
-function secretLookup(request: RunRequest): { secret?: (name: string) => string | undefined } {
-  if (request.secretValue !== undefined) return { secret: request.secretValue };
-  const values = request.secrets;
-  if (values === undefined || request.player !== undefined) return {};
-  return { secret: (name) => (Object.hasOwn(values, name) ? values[name] : undefined) };
 }

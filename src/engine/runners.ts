@@ -27,6 +27,7 @@ import { McpRunner, McpSessions } from "../sandbox/mod.ts";
 import type { McpSessionOptions } from "../sandbox/mod.ts";
 import type { McpStdioLauncher } from "../protocol/mod.ts";
 import type { McpServer } from "../protocol/mod.ts";
+import type { SecretValues } from "../sandbox/mod.ts";
 
 /**
  * What the host platform provides to the engine: the one way it is handed in (nothing is installed for a process;
@@ -123,6 +124,19 @@ export function realNow(env: EngineEnvironment): () => number {
  */
 export function turnLoop(env: EngineEnvironment, last = false): Promise<void> {
   return env.turn?.(last) ?? new Promise<void>((resolve) => void setTimeout(resolve, 0));
+}
+
+/**
+ * The value of a declared secret for `{{secret:NAME}}` in an MCP server's `env` (`runRunners`' `mcp.secret`): the
+ * caller's function, else the run's `secrets` (live runs; a replay starts no server).
+ * @param request the run's request (`RunRequest`): its `secretValue`, `secrets` and, in a replay, `player`
+ * @returns the lookup, or nothing when the run has no values
+ */
+export function mcpSecretLookup(request: { readonly secretValue?: (name: string) => string | undefined; readonly secrets?: SecretValues; readonly player?: unknown }): { secret?: (name: string) => string | undefined } {
+  if (request.secretValue !== undefined) return { secret: request.secretValue };
+  const values = request.secrets;
+  if (values === undefined || request.player !== undefined) return {};
+  return { secret: (name) => (Object.hasOwn(values, name) ? values[name] : undefined) };
 }
 
 /**
