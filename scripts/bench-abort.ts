@@ -2,8 +2,8 @@
  * `npm run bench` (abort part; `npx vite-node scripts/bench-abort.ts`): how long the first SIGINT takes to end a run
  * whose tool is busy — a QuickJS loop, a long QuickJS builtin (`join`) and a WASM loop — from the signal to the
  * process's exit with its ABORTED capsule written, on Node (`dist/cli/main.js`) and Deno (the sources), on a quiet
- * machine and with 4 CPU-burning processes (load ≈ 4 on top of whatever else runs). Medians of 3. Targets (issue 10):
- * ≤ 1 s quiet, ≤ 3 s at load 4. Printed with the load average; nothing here is asserted by tests.
+ * machine and with 4 CPU-burning processes (load ≈ 4 on top of whatever else runs). Medians of 3. Targets (README
+ * "Benchmarks"): ≤ 1 s quiet, ≤ 3 s at load 4. Printed with the load average; nothing here is asserted by tests.
  * @module
  */
 import { spawn } from "node:child_process";

@@ -9,7 +9,7 @@
  *   clock and random stream per invocation, as `conformance/lib/tool-harness.ts` makes them): warm is a kept
  *   interpreter restored from its snapshot (fuel-metered); cold is a new runner (a fresh interpreter prepared:
  *   instantiate, MicroPython init, prelude; the metered module is compiled once per process).
- * Targets (issue 13): warm ≤ 5 ms and ≤ 1.5× bare.
+ * Targets (README "Benchmarks"): warm ≤ 5 ms and ≤ 1.5× bare.
  * @module
  */
 import { readFileSync } from "node:fs";

@@ -1,9 +1,9 @@
 /**
  * `npm run bench`: reach-wasm's benchmarks, printed as ratios against baselines measured in the same run (the
  * machines are shared and noisy; nothing here is asserted by tests). Runs under Node (vite-node) and Deno.
- * Issue 10: per-step cost at 10/50/100 steps (`bench/steps.ts`); issue 11: start-up CPU against the bare runtime
- * (`bench/startup.ts`). Targets (issue 2): ≥ 100,000 events/s appended and chained with 1 KiB payloads; SHA-256 of a 64 MiB buffer at
- * ≥ 70% of node:crypto's MB/s. Issue 3: per tool kind, warm per-invocation time against a raw baseline (≤ 1.5×).
+ * Per-step cost at 10/50/100 steps (`bench/steps.ts`); start-up CPU against the bare runtime (`bench/startup.ts`).
+ * Targets (README "Benchmarks"): ≥ 100,000 events/s appended and chained with 1 KiB payloads; SHA-256 of a 64 MiB
+ * buffer at ≥ 70% of node:crypto's MB/s; per tool kind, warm per-invocation time against a raw baseline (≤ 1.5×).
  * @module
  */
 import { setSha256Backend } from "../src/canonical/sha256.ts";
@@ -30,5 +30,5 @@ await benchSteps(log);
 benchStartup(log);
 log(`targets: ledger ${ledger.eventsPerSec >= 100_000 ? "met" : "MISSED"} (≥ 100,000 events/s); ` +
   `SHA-256 ${sha.ratio >= 0.7 ? "met" : "MISSED"} (ours/native ${(sha.ratio * 100).toFixed(0)}% ≥ 70%)`);
-// exec_python against the bare interpreter, cold and warm (issue 13; its own script, also run alone)
+// exec_python (seed 002) against the bare interpreter, cold and warm (its own script, also run alone)
 await import("./bench-python.ts");

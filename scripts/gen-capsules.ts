@@ -1,6 +1,6 @@
 /**
  * `npm run capsules`: write the committed compatibility capsules `conformance/capsules/<pack>/<runHash>.capsule.tar.gz`
- * (issue 5 "Compatibility over time"). CI replays them (conformance suite `capsules`) so that a change that breaks
+ * (seed 003 §9.1 "Backward Compatibility"). CI replays them (conformance suite `capsules`) so that a change that breaks
  * old capsules fails loudly. Regenerate only for an intentional format change, and say so in the CHANGELOG.
  * The signed capsule is signed with a key generated here and thrown away (its public key is in the capsule).
  * `npm run capsules -- NAME…` writes only those folders (the others keep their bytes: a signed capsule, or one made
@@ -102,7 +102,7 @@ await redacted();
 await capsule("notes", "notes-signed", { key: generateKeyPair().privateKey });
 await capsule("return_spec_fail", "return_spec_fail");
 await capsule("path_escape_fail", "path_escape_fail");
-// issue 13: parallel steps (the same bytes at any --parallel), a Python tool with an intent and a generator tool
+// parallel steps (the same bytes at any --parallel), a Python tool with an intent (seed 004) and a generator tool
 await capsule("parallel", "parallel");
 await capsule("chart", "chart");
 // an MCP tool (recorded, not contained): server-memory over stdio; the capsule replays without it

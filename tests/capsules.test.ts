@@ -1,7 +1,7 @@
-// Capsules through the CLI (issue 5 "Acceptance"): run → capsule → replay → verify for the example packs, the same
-// capsule bytes from Node and Deno, single-byte damage to an event, a tape record, a blob or the proof located by
-// verify and replay (exit 1), malicious capsules refused with exit 2, and truncation at every offset of a real
-// capsule refused without a hang.
+// Capsules through the CLI (seed 003 §3.4, §8; README "Capsules"): run → capsule → replay → verify for the example
+// packs, the same capsule bytes from Node and Deno, single-byte damage to an event, a tape record, a blob or the proof
+// located by verify and replay (exit 1), malicious capsules refused with exit 2, and truncation at every offset of a
+// real capsule refused without a hang.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";

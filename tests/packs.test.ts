@@ -1,4 +1,4 @@
-// The example packs through the `reach-wasm run` command (issue 4 "Example packs", "Acceptance"): every pack under
+// The example packs through the `reach-wasm run` command (README "Example packs"): every pack under
 // packs/ runs as its README line says, each `*_fail` pack exits with the code in its expected.json and leaves no
 // partial effect in --out, the same run gives the same runHash on Node and on Deno, and SIGINT ends a run ABORTED.
 import { spawn } from "node:child_process";
@@ -182,7 +182,7 @@ describe("packs/http", () => {
 });
 
 describe("failing packs exit with their expected code and leave no partial effects", () => {
-  it("there are failing packs for every case of issue 4", () => {
+  it("there is a failing pack for every refusal case (the *_fail packs)", () => {
     expect(failing).toEqual([
       "disallowed_host_fail", "hanging_tool_fail", "intent_mismatch_fail", "path_escape_fail", "return_spec_fail", "risk3_unapproved_fail",
       "risk4_fail", "spec_version_fail", "too_many_steps_fail", "undeclared_tool_fail",

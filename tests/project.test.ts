@@ -33,7 +33,7 @@ describe("entry points", () => {
     expect(pkg.engines.node).toBe(">=20");
   });
 
-  it("the built bin runs the CLI bundle with the code cache the build made for it (start-up, issue 11)", () => {
+  it("the built bin runs the CLI bundle with the code cache the build made for it (start-up: README \"Benchmarks\")", () => {
     const r = spawnSync(process.execPath, [join(root, "dist/cli/main.js"), "--version"], { env: { ...process.env, REACH_WASM_DEBUG: "1" }, encoding: "utf8" });
     expect(r.status).toBe(0);
     expect(r.stdout).toBe(`reach-wasm ${pkg.version}\n`);

@@ -1,6 +1,6 @@
-// Seed 004's run model through the CLI (issue 13 points 5 and 7): run.json in the run files (real times, virtual
-// offsets beside them) valid against the upstream run.schema.json, TASK_<id>.json per step, --request-id, and the
-// live event stream (--events FILE|-, heartbeats); the capsule's run.json is virtual and verified.
+// Seed 004's run model through the CLI ("Run Data Structure", "Event Types"): run.json in the run files (real times,
+// virtual offsets beside them) valid against the upstream run.schema.json, TASK_<id>.json per step, --request-id, and
+// the live event stream (--events FILE|-, heartbeats); the capsule's run.json is virtual and verified.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,7 +1,7 @@
-// Issue 11, start-up: what a warm `reach-wasm run packs/hello` must not load, checked by what the process loaded (not
-// by a clock). Each item was a measured share of a short run's CPU: zod and its schemas (~17 ms; a warm run finds its
-// pack and plan in the validated-document cache), Node's promise file system with its readline modules (~3 ms),
-// and perf_hooks (~1 ms).
+// Start-up (README "Benchmarks"): what a warm `reach-wasm run packs/hello` must not load, checked by what the process
+// loaded (not by a clock). Each item was a measured share of a short run's CPU: zod and its schemas (~17 ms; a warm run
+// finds its pack and plan in the validated-document cache), Node's promise file system with its readline modules
+// (~3 ms), and perf_hooks (~1 ms).
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

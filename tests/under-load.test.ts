@@ -1,6 +1,7 @@
-// Issue 10: an outcome never depends on load. packs/hanging_tool_fail (a tool that spins until its fuel runs out) is
-// run 5 times on Node (the CLI bundle) and 5 times on Deno (its entry in the same bundle) while 4 processes burn the
-// CPU: one run hash, and every capsule replays to it. Nothing here is bounded by the clock except the test's generous time limit.
+// An outcome never depends on load (ARCHITECTURE "Stopping a tool that will not stop"). packs/hanging_tool_fail (a tool
+// that spins until its fuel runs out) is run 5 times on Node (the CLI bundle) and 5 times on Deno (its entry in the
+// same bundle) while 4 processes burn the CPU: one run hash, and every capsule replays to it. Nothing here is bounded
+// by the clock except the test's generous time limit.
 import { execFile, spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";

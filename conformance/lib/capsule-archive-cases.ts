@@ -1,5 +1,5 @@
 /**
- * Capsule archive conformance cases (ARCHITECTURE "Capsule": byte-identical on Node and Deno; issue 5). Each case
+ * Capsule archive conformance cases (ARCHITECTURE "Capsule": byte-identical on Node and Deno). Each case
  * returns a SHA-256 fingerprint — of the archive bytes written, of the entries read back, or of the refusal
  * (`code reason: message`) — so that both runtimes can be compared byte for byte, including how every truncation
  * and every inverted byte of a small archive is classified. Runtime-neutral: needs no files.

@@ -1,7 +1,7 @@
 /**
  * The committed capsules (`conformance/capsules/<name>/<runHash>.capsule.tar.gz`, written by `npm run capsules`) are
- * replayed by both runtimes (issue 5 "Compatibility over time"): each must verify, replay to its recorded run hash,
- * and rebuild into the same capsule entries — for unsigned capsules, into the very same bytes, which is how the
+ * replayed by both runtimes (seed 003 §9.1 "Backward Compatibility"): each must verify, replay to its recorded run
+ * hash, and rebuild into the same capsule entries — for unsigned capsules, into the very same bytes, which is how the
  * Node and Deno runners prove that their capsules are byte-identical. A redacted capsule whose redacted step made host
  * calls replays up to that step and reports `REPLAY_REDACTED` naming it (conformance/HASHING.md "Redaction").
  * @module

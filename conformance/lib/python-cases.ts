@@ -1,8 +1,8 @@
 /**
- * Python conformance (issue 13 "Python in the sandbox"): a `python` tool and `exec_python` snippets run twice in
- * fresh setups through the real capability-checked, recording host; both runs must commit to the same output, tape
- * and workspace, and the fingerprints are compared across runtimes through conformance/fingerprints.json — so
- * virtual time, seeded randomness, hashes, limits and fuel counts are the same on Node and Deno.
+ * Python conformance (seed 002 `exec_python`; src/sandbox/python/README.md): a `python` tool and `exec_python` snippets
+ * run twice in fresh setups through the real capability-checked, recording host; both runs must commit to the same
+ * output, tape and workspace, and the fingerprints are compared across runtimes through conformance/fingerprints.json —
+ * so virtual time, seeded randomness, hashes, limits and fuel counts are the same on Node and Deno.
  * @module
  */
 import { canonicalize } from "../../src/canonical/jcs.ts";

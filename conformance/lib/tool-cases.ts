@@ -1,7 +1,7 @@
 /**
- * Example-tool conformance (issue 3 "Every example tool gives byte-identical output and an identical tape twice in
- * a row and under Node and Deno"): each tool runs twice in fresh setups; both runs must commit to the same output,
- * tape and workspace, and the fingerprint of what they commit to is compared across runtimes through
+ * Example-tool conformance (seed 003 §10 "Determinism Tests"): every example tool gives byte-identical output and an
+ * identical tape twice in a row and under Node and Deno. Each tool runs twice in fresh setups; both runs must commit to
+ * the same output, tape and workspace, and the fingerprint of what they commit to is compared across runtimes through
  * conformance/fingerprints.json.
  * @module
  */

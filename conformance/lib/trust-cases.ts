@@ -1,5 +1,5 @@
 /**
- * Trust conformance cases (issue 5 "Keys, signatures, proofs"): strict Ed25519 against every Wycheproof result and
+ * Trust conformance cases (seed 003 §5.4, §8.3): strict Ed25519 against every Wycheproof result and
  * the RFC 8032 §7.1 known answers, and known-answer key files, pack signatures and proofs from a fixed seed, so that
  * Node and Deno are seen to produce the same bytes. Runtime-neutral: file access comes from the runner's
  * `ConformanceIO`.

@@ -1,5 +1,5 @@
 /**
- * Capsule archive throughput (issue 5 "Bench": capsule write and read in MB/s). 64 MiB of mixed entries — JSON-like
+ * Capsule archive throughput (README "Benchmarks": capsule write and read in MB/s). 64 MiB of mixed entries — JSON-like
  * event lines, incompressible blobs, and repetitive binary records, in sizes from 1 KiB to 4 MiB — are written with
  * `writeArchive` and read back with `readArchive`. Baseline measured in the same run: fflate `gzipSync` (same
  * options) and `gunzipSync` of the concatenated entry bytes, i.e. the compression floor without tar, path checks,

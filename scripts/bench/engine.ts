@@ -1,11 +1,11 @@
 /**
- * Issue 4 benchmarks, as ratios against baselines measured in the same run:
+ * Engine and replay benchmarks (README "Benchmarks"), as ratios against baselines measured in the same run:
  * - a 10-step pack of small WASI tools (the hello pack's AssemblyScript word counter, ten steps) end to end through
  *   `runPack` (load excluded, warm: modules compiled and instrumented once), against ten bare invocations of the same
  *   tool through `WasmToolRunner` with the recording host (the sandbox floor the engine adds to);
  *   target ≤ 100 ms per run on Node;
  * - replay of the same pack's capsule (read, verify, re-execute against the tape, rebuild and compare the capsule)
- *   against the original run (issue 5);
+ *   against the original run;
  * - `reach-wasm run packs/hello` as a whole process (Node only: it spawns `node dist/cli/main.js`, the esbuild bundle), against
  *   `node -e 0` (process start); target ≤ 400 ms.
  * @module

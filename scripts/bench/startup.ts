@@ -1,10 +1,10 @@
 /**
- * Start-up cost of the CLI (issue 11): `reach-wasm run packs/hello` as a whole process against the runtime doing
- * nothing (`node -e 0`, `deno eval 0`), in CPU time (user + system, every thread: the engine runs on its own thread),
- * interleaved, after one warm-up run that fills the fuel cache. Node runs its bin (`dist/cli/main.js`), Deno its
- * entry (`dist/cli/deno.mjs`; `scripts/bench-deno-start.ts` sets it against the sources). Also printed: the floor any
- * CLI that keeps its event loop free while a tool runs pays — the runtime plus one empty worker thread. CPU time of a
- * child is read from `/proc/self/stat` (cutime + cstime, in clock ticks of 10 ms: the mean over the rounds is what is
+ * Start-up cost of the CLI (README "Benchmarks"): `reach-wasm run packs/hello` as a whole process against the runtime
+ * doing nothing (`node -e 0`, `deno eval 0`), in CPU time (user + system, every thread: the engine runs on its own
+ * thread), interleaved, after one warm-up run that fills the fuel cache. Node runs its bin (`dist/cli/main.js`), Deno
+ * its entry (`dist/cli/deno.mjs`; `scripts/bench-deno-start.ts` sets it against the sources). Also printed: the floor
+ * any CLI that keeps its event loop free while a tool runs pays — the runtime plus one empty worker thread. CPU time of
+ * a child is read from `/proc/self/stat` (cutime + cstime, in clock ticks of 10 ms: the mean over the rounds is what is
  * printed), so this part runs on Linux only.
  * @module
  */

@@ -1,9 +1,9 @@
 /**
- * Issue 10 "linear cost": a plan of N steps, each with 10 KB of arguments (the hello pack's WASI word counter), run
- * end to end through `runPack` (load excluded, warm) at N = 10, 50 and 100 (100 steps of each size per round: 10 runs of 10, 2 of 50, 1 of 100), the sizes
- * interleaved round by round;
- * printed per step, with the 100-step figure against the 10-step one (target ≤ 1.3×: no per-step cost grows with the
- * plan, such as re-hashing it before every step).
+ * Linear cost per step (README "Benchmarks"): a plan of N steps, each with 10 KB of arguments (the hello pack's WASI
+ * word counter), run end to end through `runPack` (load excluded, warm) at N = 10, 50 and 100 (100 steps of each size
+ * per round: 10 runs of 10, 2 of 50, 1 of 100), the sizes interleaved round by round; printed per step, with the
+ * 100-step figure against the 10-step one (target ≤ 1.3×: no per-step cost grows with the plan, such as re-hashing it
+ * before every step).
  * @module
  */
 import { readFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * Per-invocation overhead of the tool runners against a raw baseline measured in the same run (issue 3 benchmark).
+ * Per-invocation overhead of the tool runners against a raw baseline measured in the same run (README "Benchmarks").
  * - wasm: `WasmToolRunner` with the real capability-checked, recording host (per invocation: a step transaction,
  *   a new host, tape, clock and random stream; the run's workspace and policy are made once) against a bare `new WebAssembly.Instance` of the same (uninstrumented) module with a
  *   minimal hand-written WASI shim (stdin, stdout, a zero clock and zero random bytes).

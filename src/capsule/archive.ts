@@ -1,6 +1,6 @@
 /**
  * The capsule archive: a deterministic `.tar.gz` writer and a bounded, strict reader (seed 003 §8; ARCHITECTURE
- * "Capsule"; issue 5 "Capsule"). Web-standard TypeScript over fflate; synchronous.
+ * "Capsule"). Web-standard TypeScript over fflate; synchronous.
  *
  * Format (`writeArchive`), byte-identical on every runtime for the same entries:
  * - tar: one POSIX ustar header per entry, entries in byte order of their paths, regular files only (directories

@@ -1,5 +1,5 @@
 /**
- * The run capsule (seed 003 §8; ARCHITECTURE "Capsule"; issue 5): which files a capsule holds, its index
+ * The run capsule (seed 003 §8; ARCHITECTURE "Capsule"): which files a capsule holds, its index
  * `capsule.json`, the digest a run proof signs, and a strict reader that checks the index against the entries.
  *
  * | entry | content |

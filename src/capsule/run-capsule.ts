@@ -1,5 +1,5 @@
 /**
- * The run capsule (seed 003 §8; ARCHITECTURE "Capsule"; issue 5): which files a capsule holds, its index, the digest a
+ * The run capsule (seed 003 §8; ARCHITECTURE "Capsule"): which files a capsule holds, its index, the digest a
  * run proof signs (`run-capsule-core.ts`, re-exported here), and {@link readRunCapsule}, the strict reader of a
  * capsule's archive.
  * @module

@@ -1,7 +1,7 @@
 /**
- * A finished run as a capsule (issue 5): the run record, the pack and the request become the capsule's entries
- * (`src/capsule/run-capsule.ts`); with a key, the run is signed (run proof over the run hash and the capsule index
- * digest, one step proof per step over its event range).
+ * A finished run as a capsule (seed 003 §8; ARCHITECTURE "Capsule"): the run record, the pack and the request become
+ * the capsule's entries (`src/capsule/run-capsule.ts`); with a key, the run is signed (run proof over the run hash and
+ * the capsule index digest, one step proof per step over its event range).
  * @module
  */
 import { toJsonlBytes } from "../ledger/mod.ts";

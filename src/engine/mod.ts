@@ -1,5 +1,6 @@
 /**
- * The engine: packs, planners, the plan gate, the coordinator and the executor (issue 4).
+ * The engine: packs, planners, the plan gate, the coordinator and the executor (ARCHITECTURE "Data flow";
+ * seed 001 §4–§6, seed 003 §3).
  * @module
  */
 export { loadPack, packTrust, SIGNATURE_FILE, WORKSPACE_DIR } from "./pack.ts";

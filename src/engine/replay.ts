@@ -1,5 +1,5 @@
 /**
- * Replay (seed 003 §3.4; issue 5 `reach-wasm replay`): re-execute a capsule's own pack against its tape, with no
+ * Replay (seed 003 §3.4; `reach-wasm replay`): re-execute a capsule's own pack against its tape, with no
  * network and no host file, and compare every event with the recorded one. The first difference is a
  * `REPLAY_DIVERGENCE` naming the step, the event index and the first differing field. `noExec` checks the capsule
  * without running tools (`verifyRunCapsule`).

@@ -1,5 +1,5 @@
 /**
- * The files a run leaves in `--out` (seed 001 §7 evidence folder; issue 4 "Events, evidence, artifacts"):
+ * The files a run leaves in `--out` (seed 001 §7 evidence folder):
  *
  * | path | content |
  * |---|---|

@@ -168,7 +168,7 @@ export type RunRequest = {
    * (`SANDBOX_API_LEVEL`) for a new run; a replay, fork or resume passes the level its capsule recorded.
    */
   sandboxApi?: SandboxApiLevel;
-  /** Replay: answer from this tape instead of the network (issue 5). */
+  /** Replay: answer from this tape instead of the network (seed 003 §3.4). */
   player?: TapePlayer;
   /** Progress callback. */
   onProgress?: (p: RunProgress) => void;

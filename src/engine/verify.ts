@@ -1,6 +1,6 @@
 /**
  * Verifying a run capsule without executing anything (seed 003 §3.4 "MAY skip re-execution … MUST validate";
- * issue 5 `reach-wasm verify`). Every check is reported; the first failure of each names where the damage is.
+ * `reach-wasm verify`). Every check is reported; the first failure of each names where the damage is.
  *
  * Checks, in order: `files` (every entry matches its SHA-256 in capsule.json, nothing extra), `events` (strict
  * JSONL, hash chain, ordering, run hash = capsule.json's), `outputs` (every `tool.completed` output hashes to its

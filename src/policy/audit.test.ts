@@ -69,8 +69,8 @@ describe("auditCapabilities", () => {
     const capsule = buildRunCapsule(record, loaded, capsuleRequest(record, {}));
     const again = await replayCapsule(readRunCapsule(capsule.bytes), env);
     expect([again.matches, again.runHash]).toEqual([true, record.runHash]);
-    // The committed capsules were regenerated with issue 13 (run.json, TASK_<id>.json, per-step clocks), so none
-    // predates the audit any more; replay still leaves the audit out when result.json has none (replay.ts).
+    // The committed capsules were regenerated for seed 004's run model (run.json, TASK_<id>.json, per-step clocks), so
+    // none predates the audit any more; replay still leaves the audit out when result.json has none (replay.ts).
     const dir = new URL("../../conformance/capsules/hello/", import.meta.url);
     const committed = readRunCapsule(new Uint8Array(readFileSync(new URL(readdirSync(dir)[0]!, dir))));
     expect(Object.hasOwn(JSON.parse(new TextDecoder().decode(committed.entries.get("result.json"))) as object, "capabilityAudit")).toBe(true);

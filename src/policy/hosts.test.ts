@@ -71,7 +71,7 @@ describe("checkUrlAllowed: positives", () => {
   });
 });
 
-describe("checkUrlAllowed: the host corpus of issue 3 is refused", () => {
+describe("checkUrlAllowed: a corpus of disguised hosts is refused", () => {
   const refused = [
     // numeric, hex, octal and short IPv4 spellings of loopback
     "http://2130706433/",

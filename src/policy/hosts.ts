@@ -2,7 +2,7 @@
  * Host allowlist matching for `policies.allowedHosts` (seed 003 §4.1, §4.2 "Resource Boundaries").
  *
  * Every decision is taken on the host exactly as the WHATWG URL parser (the one `fetch` uses) serialises it,
- * so the spelling tricks of issue 3 collapse before any comparison:
+ * so spelling tricks collapse before any comparison:
  * - IPv4 in any spelling (`2130706433`, `0x7f.1`, `0177.0.0.1`, `127.1`, `%31%32%37.0.0.1`) becomes the canonical
  *   dotted quad `127.0.0.1`; IPv6 (IPv4-mapped included) becomes its compressed bracketed form (`[::ffff:7f00:1]`).
  *   An IP host is refused unless the pattern list holds that same canonical address. An IPv4-mapped IPv6 address is
@@ -199,7 +199,8 @@ export function checkUrlAllowed(url: string, allowedHosts: readonly string[]): H
 
 /**
  * Decide whether a redirect may be followed: resolve `location` against `fromUrl` and apply
- * {@link checkUrlAllowed} to the result (issue 3: "redirects to a host that is not allowed").
+ * {@link checkUrlAllowed} to the result (seed 003 §4.2 "Resource Boundaries": a redirect never reaches a host that is
+ * not allowed).
  * @param fromUrl the URL that answered with the redirect
  * @param location the `Location` header value (absolute or relative)
  * @param allowedHosts the pack's `policies.allowedHosts`

@@ -68,7 +68,8 @@ export const RunStartedPayloadSchema = lazySchema(() => strictObject("run.starte
 
 /**
  * `run.step.started`: a plan step begins (seed 003 §3.2 step 2). `stepType` is `tool` for a plan step (with its
- * `toolName`) or `replan` for a recorded replan (issue 4: "each replan is a recorded event"), which has no tool.
+ * `toolName`) or `replan` for a recorded replan (each replan is a recorded event: seed 004 "Event Types"), which has no
+ * tool.
  */
 export const StepStartedPayloadSchema = lazySchema(() => strictObject("run.step.started payload", {
   stepId: identifier(),

@@ -1,5 +1,5 @@
 /**
- * The tape recorder and player (seed 003 §3.4; issue 5 "Tape and replay").
+ * The tape recorder and player (seed 003 §3.4).
  * @module
  */
 export {

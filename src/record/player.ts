@@ -1,6 +1,6 @@
 /**
- * Replaying a tape (seed 003 §3.4 "Replay MUST validate recorded outputs match expected hashes"; issue 5 "a tool
- * that asks for something not on the tape … is a REPLAY_DIVERGENCE naming … the first differing field").
+ * Replaying a tape (seed 003 §3.4 "Replay MUST validate recorded outputs match expected hashes"): a tool that asks
+ * for something not on the tape is a REPLAY_DIVERGENCE naming the first differing field.
  *
  * A {@link TapePlayer} hands out the recorded calls in seq order. `next()` compares the new call with the next
  * record (invocation, op, then the request in its stored form, byte for byte); `check()` compares what the host

@@ -1,7 +1,7 @@
 /**
  * Reading a tape back from JSONL (the capsule's tape file): strict, bounded, every record's shape and hashes
- * checked, so one changed byte is located by line (issue 5 "Changing any single byte of … a tape record … makes
- * verify or replay exit 1 with the location of the damage").
+ * checked, so one changed byte of a tape record makes verify or replay exit 1 with the line of the damage (seed 003
+ * §3.4 "Replay MUST validate recorded outputs match expected hashes").
  * @module
  */
 import { isSha256Hex } from "../canonical/mod.ts";

@@ -1,6 +1,6 @@
 /**
  * The tape: every host call of every tool, with its exact request and response (ARCHITECTURE "Determinism";
- * seed 003 §3.4 "All external state access is captured"; issue 5 "Tape and replay").
+ * seed 003 §3.4 "All external state access is captured").
  *
  * Record format (one canonical JSON object per JSONL line, keys in RFC 8785 order):
  * ```

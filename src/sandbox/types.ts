@@ -9,7 +9,7 @@ import type { JsonObject, JsonValue } from "../protocol/mod.ts";
 
 
 /**
- * The host operations (issue 3 "One host API"; seed 002's infrastructure tools). Requests and responses are JSON
+ * The host operations, the same for every tool kind (seed 002's infrastructure tools). Requests and responses are JSON
  * objects; bytes travel as standard base64 in `data` fields (or UTF-8 text in `text` fields where noted).
  *
  * | op | request | response |
@@ -174,7 +174,10 @@ export interface ToolRunner {
   run(invocation: ToolInvocation): Promise<ToolOutcome>;
 }
 
-/** Default limits (issue 3): 30 s timeout, 10^9 fuel units, 256 MiB memory. */
+/**
+ * Default limits (docs/authoring.md "Limits, and how they are counted"): 30 s timeout, 10^9 fuel units, 256 MiB
+ * memory.
+ */
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_FUEL = 1_000_000_000n;
 export const DEFAULT_MEMORY_LIMIT_BYTES = 256 * 1024 * 1024;

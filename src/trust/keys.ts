@@ -1,5 +1,5 @@
 /**
- * Ed25519 key pairs and their files (issue 5 "Keys, signatures, proofs"; written by `reach-wasm keygen`).
+ * Ed25519 key pairs and their files (seed 003 §5.4, §8.3; written by `reach-wasm keygen`).
  *
  * Key file format, version 1 (UTF-8 JSON, 2-space indented, one trailing newline; readers accept any JSON
  * whitespace and key order, but no unknown fields):

@@ -1,6 +1,6 @@
 /**
  * Trust: Ed25519 key pairs and key files, strict RFC 8032 verification, pack signatures (`.reach/signature`),
- * the trust store, and run and step proofs (`proof.json`) (seed 003 §5.4, §8.3; issue 5). Web-standard only.
+ * the trust store, and run and step proofs (`proof.json`) (seed 003 §5.4, §8.3). Web-standard only.
  * @module
  */
 export {

@@ -1,5 +1,5 @@
 /**
- * The trust store: the public keys whose signed packs run unrestricted (issue 5 "Keys, signatures, proofs").
+ * The trust store: the public keys whose signed packs run unrestricted (seed 003 §5.4).
  *
  * Format, version 1 (UTF-8 JSON; no unknown fields):
  * ```

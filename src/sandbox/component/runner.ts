@@ -1,6 +1,6 @@
 /**
- * The `component` tool kind (issue 3): a WebAssembly component of the world `reach:tool/tool`
- * (`wasm-tools/component/wit/tool.wit`), run through glue that jco generates (`--instantiation async
+ * The `component` tool kind (README.md in this folder, "The WIT world"): a WebAssembly component of the world
+ * `reach:tool/tool` (`wasm-tools/component/wit/tool.wit`), run through glue that jco generates (`--instantiation async
  * --no-wasi-shim`), with every import supplied here: `reach:tool/host` goes to the invocation's `HostApi`, every
  * `wasi:*` interface to the deterministic `wasi-p2.ts`. See `README.md`.
  *

@@ -1,5 +1,5 @@
 /**
- * `http.fetch` through an injected web-standard `fetch` (issue 3 "Hosts"; seed 003 §4.2 "Resource Boundaries").
+ * `http.fetch` through an injected web-standard `fetch` (seed 003 §4.2 "Resource Boundaries").
  *
  * Every hop is checked before it is made: the first URL by `checkFetchUrl`, every redirect (`redirect: "manual"`)
  * by `checkFetchUrl(…, from)` (policy/hosts.ts `checkRedirect`), at most {@link HttpLimits.maxRedirects} hops; the

@@ -1,6 +1,6 @@
 /**
  * The host API of tool invocations: `createHost` over a workspace transaction, the run's memory store, artifact
- * sink, clock, random stream, log and tape (issue 3 "One host API"; seed 002 infrastructure tools).
+ * sink, clock, random stream, log and tape, the same for every tool kind (seed 002 infrastructure tools).
  * @module
  */
 export { createHost, DEFAULT_MAX_CALLS, MAX_REQUEST_CHARS } from "./host.ts";

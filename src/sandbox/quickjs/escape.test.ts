@@ -1,6 +1,6 @@
 /**
- * The escape corpus (issue 3 "Tests that must exist"): each entry is a hostile tool module that reports what it
- * could reach. Every report must show nothing outside the sandbox and only allowlisted globals.
+ * The escape corpus (README.md in this folder, "Determinism and isolation"): each entry is a hostile tool module that
+ * reports what it could reach. Every report must show nothing outside the sandbox and only allowlisted globals.
  */
 import { describe, expect, it } from "vitest";
 import { readQuickJsEngineWasm } from "../../../tests/support/platform.ts";

@@ -1,6 +1,6 @@
 /**
- * Hang, recursion and memory bombs (issue 3 "Limits per invocation"): each ends with the right code within its
- * timeout plus one second, and the next invocation in the same process works.
+ * Hang, recursion and memory bombs (README.md in this folder, "Limits, and what stops which bomb"): each ends with the
+ * right code within its timeout plus one second, and the next invocation in the same process works.
  */
 import { describe, expect, it } from "vitest";
 import { readQuickJsEngineWasm } from "../../../tests/support/platform.ts";

@@ -1,7 +1,7 @@
 /**
  * The `js` tool runner: a tool is an ES module whose default export is `(input, reach) => output` (sync or async),
- * evaluated in its own QuickJS runtime and context (issue 3 "Tool kinds", "Determinism and isolation"; README.md
- * in this folder).
+ * evaluated in its own QuickJS runtime and context (docs/authoring.md "`js`: a module in QuickJS"; README.md in this
+ * folder, "Determinism and isolation").
  *
  * Limits, and what stops which bomb:
  * - fuel (the engine's WebAssembly is instrumented, `../fuel/`) → every loop, JavaScript (`for(;;){}`) or inside

@@ -1,5 +1,5 @@
 /**
- * Reuse a tool's linear memory across invocations (issue 3 benchmark: warm per-invocation overhead).
+ * Reuse a tool's linear memory across invocations (README "Benchmarks": warm per-invocation overhead).
  *
  * Allocating a `WebAssembly.Memory` is most of the cost of instantiating a small module: the engine reserves and
  * maps the memory's guard regions on every instantiation (measured on Node 20: a small AssemblyScript tool

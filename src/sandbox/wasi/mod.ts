@@ -1,5 +1,5 @@
 /**
- * WASI preview1 over the virtual workspace, and the `wasm` tool runner (issue 3).
+ * WASI preview1 over the virtual workspace, and the `wasm` tool runner (PREVIEW1.md and REACH_ABI.md in this folder).
  * @module
  */
 export { ClockId, Errno, FdFlags, FileType, OFlags, Rights, WasiErrno, Whence, errnoOf } from "./errno.ts";

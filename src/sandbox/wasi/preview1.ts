@@ -1,6 +1,6 @@
 /**
- * A deterministic WASI preview1 (`wasi_snapshot_preview1`) over the virtual workspace (issue 3 "Determinism and
- * isolation"; ARCHITECTURE "Determinism"): args and environ only as given, `clock_*` and `random_get` from virtual
+ * A deterministic WASI preview1 (`wasi_snapshot_preview1`) over the virtual workspace (ARCHITECTURE
+ * "Determinism"): args and environ only as given, `clock_*` and `random_get` from virtual
  * sources, `poll_oneoff` virtual (clock subscriptions complete at once by advancing the virtual clock; fd
  * subscriptions are always ready), the standard streams captured with caps, preopens mapped to workspace folders,
  * links and renames as in `link-calls.ts`. Every preview1 function is implemented (`proc_raise`: `ENOTSUP`;

@@ -1,9 +1,9 @@
 /**
- * The `ToolRunner` for kind `"wasm"` (issue 3 "Tool kinds"): a WASI preview1 command, input JSON on stdin, output
- * JSON on stdout, exit code 0 for success, stderr captured as the tool's log; the optional `reach` import module
- * gives it the host API (REACH_ABI.md).
+ * The `ToolRunner` for kind `"wasm"` (docs/authoring.md "`wasm`: a WASI preview1 command"): a WASI preview1 command,
+ * input JSON on stdin, output JSON on stdout, exit code 0 for success, stderr captured as the tool's log; the optional
+ * `reach` import module gives it the host API (REACH_ABI.md).
  *
- * Limits (issue 3 "Limits per invocation"; ARCHITECTURE "Stopping a tool that will not stop"):
+ * Limits (ARCHITECTURE "Stopping a tool that will not stop"):
  * - **Fuel** is the primary, deterministic bound: the module is instrumented by `src/sandbox/fuel/` (one unit per
  *   function entry and loop iteration) and traps at the same instruction on every run and runtime →
  *   `EXEC_RESOURCE_EXHAUSTED` with `reason: "fuel"`.

@@ -1,6 +1,6 @@
 /**
  * The virtual workspace: normalised, confined paths and an in-memory file system with per-step staging
- * (issue 3; seed 003 §4.2, §4.3).
+ * (seed 003 §4.2, §4.3).
  * @module
  */
 export {

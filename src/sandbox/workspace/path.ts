@@ -1,5 +1,5 @@
 /**
- * Workspace path normalisation and confinement (issue 3 "Virtual workspace"; seed 003 §4.2 "Resource Boundaries").
+ * Workspace path normalisation and confinement (seed 003 §4.2 "Resource Boundaries").
  *
  * A workspace path is a relative POSIX path made of `/`-separated segments. The normalised form has no leading or
  * trailing `/`, no empty, `.` or `..` segments; the root is the empty string `""`.

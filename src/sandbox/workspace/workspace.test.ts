@@ -68,7 +68,7 @@ function isReadable(v: WorkspaceView, p: string): boolean {
   }
 }
 
-describe("path corpus (issue 3): refused with RESOURCE_ACCESS, workspace unchanged", () => {
+describe("path corpus (seed 003 §4.2): refused with RESOURCE_ACCESS, workspace unchanged", () => {
   // Links that stay inside the workspace (out/root → "/", loops, temp/dot → ".") are followed: see links.test.ts.
   const corpus = [
     "..",

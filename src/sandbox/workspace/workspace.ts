@@ -1,7 +1,6 @@
 /**
  * The virtual workspace: an in-memory file system seeded from a run's declared resources, with per-step staging
- * (issue 3 "Virtual workspace"; seed 003 §4.2 "Resource Boundaries" and "Permission Checks", §4.3 "No Partial
- * Effects").
+ * (seed 003 §4.2 "Resource Boundaries" and "Permission Checks", §4.3 "No Partial Effects").
  *
  * Model
  * - Entries are regular files (bytes), directories and symbolic-link records, keyed by normalised path
