@@ -1,4 +1,4 @@
-// Build the example component tools (issue 3 "Example tools"; src/sandbox/component/README.md).
+// Build the example component tools (src/sandbox/component/README.md; README "Example packs").
 //
 // text-stats (componentize-js, src/tool.js):
 //   npm ci && node build.mjs               componentize src/tool.js -> build/tool.component.wasm, record its
