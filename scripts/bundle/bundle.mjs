@@ -166,8 +166,8 @@ export async function bundleCli({ outdir, minify = true, train = true }) {
 /**
  * The Deno entry, `deno.mjs`. Deno's own code cache of an ES module holds the code V8 compiled before the module ran,
  * not the functions a command then calls, which every start compiles again: measured with scripts/bench-deno-start.ts,
- * `run packs/hello` cost ~1.5× the CPU from the ES modules that it costs from `main.cjs` with a cache trained on Deno. The entry
- * takes the script (through `main.js`, as Node does) when the build trained a cache for this Deno's V8, and the ES
+ * `run packs/hello` from the ES modules cost ~1.5× the CPU it costs from `main.cjs` with a cache trained on Deno. The
+ * entry takes the script (through `main.js`, as Node does) when the build trained a cache for this Deno's V8, and the ES
  * modules otherwise (another Deno than the build's: its V8 would reject the cache, and the script compiled without
  * one costs more than the modules). Both specifiers are computed, so that Deno does not load the path not taken.
  */
