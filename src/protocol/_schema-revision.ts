@@ -6,4 +6,4 @@
  */
 
 /** 16 hex digits; changes whenever a schema may validate differently. */
-export const SCHEMA_REVISION = "6dd3b17ddb1e0af7";
+export const SCHEMA_REVISION = "b8d85b8a5b5a51ff";
