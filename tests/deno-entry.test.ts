@@ -8,6 +8,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } fr
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ReachError } from "../src/protocol/mod.ts";
 import { cliBundle } from "./support/service.ts";
 
 const root = new URL("../", import.meta.url).pathname;
@@ -84,6 +85,25 @@ describe("the Deno entry", () => {
     // and the capsule the Deno entry wrote replays and verifies (on Node's bin)
     const replay = spawnSync(process.execPath, [bundle!.main, "replay", join(scratch, "deno", `${d.runHash}.capsule.tar.gz`), "--quiet"], { cwd: root, encoding: "utf8" });
     expect(replay.status, replay.stderr).toBe(0);
+  }, 60_000);
+
+  it("without read or env access it says which flags to give (exit 2, one line, no stack trace; the CLI's error document for --json)", () => {
+    const bare = (flags: string[], args: string[]) => spawnSync(deno, ["run", "--quiet", "--no-prompt", ...flags, bundle!.deno, ...args], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    const envless = bare(["--allow-read"], ["--version"]);
+    expect(envless.status, envless.stderr).toBe(2);
+    expect(envless.stderr).toMatch(/^reach-wasm: PROTO_INVALID_ARGUMENT: Deno did not grant --allow-env, which every reach-wasm command needs; run it with -A \(deno run -A .*deno\.mjs …\)/);
+    expect(envless.stderr.trim().split("\n")).toHaveLength(1);
+    expect(envless.stdout).toBe("");
+    const none = bare([], ["verify", "x.capsule.tar.gz", "--json"]);
+    expect(none.status, none.stderr).toBe(2);
+    expect(none.stderr).not.toMatch(/\n\s+at /);
+    const doc = JSON.parse(none.stdout) as { error: { message: string } };
+    expect(doc.error.message).toMatch(/^Deno did not grant --allow-read and --allow-env,/);
+    expect(doc).toEqual(new ReachError("PROTO_INVALID_ARGUMENT", doc.error.message, { details: { missing: ["--allow-read", "--allow-env"] } }).toJSON());
+    // given both, a command that needs no more runs
+    const enough = bare(["--allow-read", "--allow-env"], ["--version"]);
+    expect(enough.status, enough.stderr).toBe(0);
+    expect(enough.stdout).toMatch(/^reach-wasm \d+\.\d+\.\d+/);
   }, 60_000);
 
   it("runs the ES modules where the build trained no cache for this Deno's V8 (another Deno), with the same run hash", () => {

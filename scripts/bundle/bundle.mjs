@@ -170,9 +170,21 @@ export async function bundleCli({ outdir, minify = true, train = true }) {
  * entry takes the script (through `main.js`, as Node does) when the build trained a cache for this Deno's V8, and the ES
  * modules otherwise (another Deno than the build's: its V8 would reject the cache, and the script compiled without
  * one costs more than the modules). Both specifiers are computed, so that Deno does not load the path not taken.
+ * First it asks for what every command needs, reading its own folder and the environment: run without them, loading
+ * the CLI would stop on Deno's refusal with a stack trace; this says which flags to give instead (exit 2, with the
+ * CLI's error document on stdout for `--json`). In a terminal Deno asks the user once for each.
  */
 const denoEntry = `#!/usr/bin/env -S deno run -A
-// The Deno entry (scripts/bundle/bundle.mjs: why two ways).
+// The Deno entry (scripts/bundle/bundle.mjs: why it checks permissions first, and why two ways).
+const need = [{ name: "read", path: new URL("./", import.meta.url) }, { name: "env" }];
+const missing = need.filter((p) => Deno.permissions.querySync(p).state !== "granted" && Deno.permissions.requestSync(p).state !== "granted").map((p) => \`--allow-\${p.name}\`);
+if (missing.length > 0) {
+  const message = \`Deno did not grant \${missing.join(" and ")}, which every reach-wasm command needs; run it with -A (deno run -A \${decodeURIComponent(new URL(import.meta.url).pathname)} …), or with \${missing.join(" ")} at least (--allow-write to write runs, --allow-net and --allow-run for servers and MCP tools)\`;
+  const document = { specVersion: "1.0.0", error: { code: "PROTO_INVALID_ARGUMENT", message, details: { missing }, recoverable: false, category: "PROTOCOL", severity: "FATAL", retryable: false } };
+  if (Deno.args.slice(0, Deno.args.includes("--") ? Deno.args.indexOf("--") : undefined).includes("--json")) console.log(JSON.stringify(document));
+  console.error(\`reach-wasm: PROTO_INVALID_ARGUMENT: \${message}\`);
+  Deno.exit(2);
+}
 const cache = new URL(\`./main.cjs.deno-\${Deno.version.v8}.cache\`, import.meta.url);
 let trained = false;
 try {
