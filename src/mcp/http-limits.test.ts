@@ -113,7 +113,10 @@ describe("MCP over HTTP: per-client limits and idle expiry", () => {
     const t = await serve({ idleTimeoutMs: 100 });
     try {
       expect((await t.open("127.0.0.1")).status).toBe(200);
-      for (let i = 0; i < 300 && t.runs.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      // the session's end is reported after its capsule reached the sink and the session left the table: wait for
+      // that report, not for the capsule (the sink is called before the session is removed)
+      for (let i = 0; i < 1000 && t.expired.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(t.expired.length).toBe(1);
       expect(t.handler.size).toBe(0);
       expect(t.runs.map((r) => r.status)).toEqual(["COMPLETED"]);
       await checkCapsule(t.runs[0]!);
