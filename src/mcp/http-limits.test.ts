@@ -109,6 +109,24 @@ describe("MCP over HTTP: per-client limits and idle expiry", () => {
     }
   }, 60_000);
 
+  it("a session the timer is expiring makes room for the next one at once (no 503 while its capsule is written)", async () => {
+    let now = 1_000;
+    const t = await serve({ maxSessions: 1, idleTimeoutMs: 60_000, now: () => now });
+    try {
+      expect((await t.open("127.0.0.1")).status).toBe(200);
+      expect((await t.open("127.0.0.2")).status).toBe(503);
+      now += 60_000;
+      const sweeping = t.handler.expireIdle(); // as the timer does: not awaited by the next request
+      const next = await t.open("127.0.0.2");
+      expect(next.status, next.body).toBe(200);
+      expect(await sweeping).toBe(1);
+      expect(t.runs.map((r) => r.status)).toEqual(["COMPLETED"]);
+      await checkCapsule(t.runs[0]!);
+    } finally {
+      await t.close();
+    }
+  }, 60_000);
+
   it("expires idle sessions on the real clock by itself (a tiny timeout, generous margins)", async () => {
     const t = await serve({ idleTimeoutMs: 100 });
     try {

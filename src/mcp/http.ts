@@ -259,12 +259,16 @@ export class McpHttpHandler {
    */
   async expireIdle(): Promise<number> {
     const now = this.#now();
-    const idle = [...this.#sessions.values()].filter((e) => e.ending === null && e.busy === 0 && now - e.lastActive >= this.#idleMs);
+    const held = [...this.#sessions.values()];
+    const idle = held.filter((e) => e.ending === null && e.busy === 0 && now - e.lastActive >= this.#idleMs);
     for (const e of idle) e.expired = true;
-    await Promise.all(idle.map(async (e) => {
+    // sessions the timer began to expire are still held until their capsules are written: wait for them too, so a
+    // caller deciding whether there is room sees them gone
+    const expiring = held.filter((e) => e.expired && !idle.includes(e)).map((e) => e.ending);
+    await Promise.all([...expiring, ...idle.map(async (e) => {
       await this.#end(e, false);
       await e.server.close().catch(() => undefined); // its event stream, if one is held, ends too
-    }));
+    })]);
     return idle.length;
   }
 
