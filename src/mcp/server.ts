@@ -56,7 +56,7 @@ export function createMcpServer(run: McpSessionRun | Promise<McpSessionRun>, inf
   onRequest(server, ListToolsRequestSchema, async () => (await session()).tools());
   // The arguments as received, once the schema accepted them: its record would drop a "__proto__" member, which the
   // tool must see as the capsule records it (conformance/HASHING.md "What a tool sees").
-  onRequest(server, CallToolRequestSchema, async (request, raw) => (await session()).call(request.params.name, ((raw.params as { arguments?: unknown }).arguments ?? {}) as JsonValue));
+  onRequest(server, CallToolRequestSchema, async (request, raw, extra) => (await session()).call(request.params.name, ((raw.params as { arguments?: unknown }).arguments ?? {}) as JsonValue, extra.signal));
   onRequest(server, ListResourcesRequestSchema, async (request) => (await session()).listResources(request.params?.cursor));
   onRequest(server, ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
   onRequest(server, ReadResourceRequestSchema, async (request) => (await session()).readResource(request.params.uri));
@@ -69,12 +69,12 @@ type RequestSchema = z.ZodObject<{ method: z.ZodLiteral<string>; params: z.ZodTy
  * A request handler whose parameters are checked here, so that bad ones are `-32602 Invalid params` naming the
  * problem (the SDK's own check of a handler's schema answers `-32603 Internal error`).
  */
-function onRequest<S extends RequestSchema>(server: Server, schema: S, handler: (request: z.output<S>, raw: { params?: unknown }) => ServerResult | Promise<ServerResult>): void {
+function onRequest<S extends RequestSchema>(server: Server, schema: S, handler: (request: z.output<S>, raw: { params?: unknown }, extra: { signal: AbortSignal }) => ServerResult | Promise<ServerResult>): void {
   const method = schema.shape.method.value;
-  server.setRequestHandler(schema.extend({ params: z.unknown().optional() }), async (request) => {
+  server.setRequestHandler(schema.extend({ params: z.unknown().optional() }), async (request, extra) => {
     const parsed = schema.safeParse(request);
     if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `invalid ${method} params: ${z.prettifyError(parsed.error).replace(/\n/g, "; ")}`);
-    return await handler(parsed.data, request);
+    return await handler(parsed.data, request, extra);
   });
 }
 

@@ -172,17 +172,19 @@ export class McpSessionRun {
    * `tools/call`: one recorded step (see the module notes).
    * @param name the tool
    * @param args its arguments
+   * @param signal the request's cancellation (`notifications/cancelled`): a call cancelled while it waits its turn
+   *   behind earlier calls never runs — nothing is recorded, no budget is spent (one already running goes on)
    * @returns the output (structured and as JSON text), or `isError` with the ReachError code, message and what to do
    * @throws McpError `-32602` for a tool that is not in `tools/list` (nothing runs or is recorded)
    */
-  call(name: string, args: JsonValue): Promise<CallToolResult> {
+  call(name: string, args: JsonValue, signal?: AbortSignal): Promise<CallToolResult> {
     if (!this.#names.has(name)) {
       const shown = JSON.stringify(name.length > 100 ? `${name.slice(0, 100)}…` : name);
       const names = [...this.#names];
       const listed = names.length > 30 ? `${names.slice(0, 30).join(", ")}, … ${names.length - 30} more` : names.join(", ");
       return Promise.reject(new McpError(ErrorCode.InvalidParams, `Unknown tool: ${shown} is not one of this server's tools (${listed}); call tools/list and use one of them. Nothing ran, nothing was recorded, no budget was spent.`));
     }
-    return this.#enqueue(() => this.#call(name, args));
+    return this.#enqueue(async () => (signal?.aborted === true ? errorResult(cancelled(name), this.#standing()) : await this.#call(name, args)));
   }
 
   #enqueue<T>(task: () => Promise<T>): Promise<T> {
@@ -342,6 +344,11 @@ export class McpSessionRun {
     })();
     return this.#ending;
   }
+}
+
+/** The answer to a call the client cancelled before it ran (the SDK sends no answer to a cancelled request). */
+function cancelled(name: string): ReachError {
+  return new ReachError("EXEC_ABORTED", `the call to "${name}" was cancelled (notifications/cancelled) before it ran: nothing ran, nothing was recorded, no budget was spent`, { recoverable: true });
 }
 
 function endedWorkspace(ended: McpEnded | null): WorkspaceFile[] {
