@@ -1,6 +1,7 @@
 // Bounded MCP messages: the sniffer reads a message's top-level id and method as its bytes stream past (wherever the
 // id is, whatever is nested), and the stdio transport answers a line over its limit with a JSON-RPC error for that id
 // and goes on reading — never buffering the line whole, never closing. (HTTP: mcp.test.ts; the CLI: tests/mcp.test.ts.)
+import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
 import { JsonRpcSniffer, MAX_MESSAGE_BYTES, oversizedAnswer } from "./limits.ts";
 import { BoundedStdioTransport, LineReader } from "./stdio-transport.ts";
@@ -74,6 +75,23 @@ describe("BoundedStdioTransport", () => {
     await t.close();
     s.input.emit('{"jsonrpc":"2.0","id":9,"method":"tools/list"}\n');
     expect(got).toHaveLength(1); // closed: nothing more is read
+  });
+
+  it("stdout failing (EPIPE: the client went away mid-call) closes the transport, as stdin's end does, and later answers are dropped, never thrown", async () => {
+    const s = streams();
+    const output = Object.assign(new EventEmitter(), { lines: [] as string[], write: (t: string) => (output.lines.push(t), true) });
+    const t = newTransport({ input: s.input, output }, 256);
+    let closed = 0;
+    t.onclose = () => void closed++;
+    await t.start();
+    await t.send({ jsonrpc: "2.0", id: 1, result: {} });
+    output.emit("error", Object.assign(new Error("write EPIPE"), { code: "EPIPE" })); // unhandled, it would throw
+    expect(closed).toBe(1);
+    await t.send({ jsonrpc: "2.0", id: 2, result: {} }); // the answer to a call that was running: dropped
+    expect(output.lines).toEqual(['{"jsonrpc":"2.0","id":1,"result":{}}\n']);
+    output.emit("error", new Error("write EPIPE")); // a late failure too
+    await t.close();
+    expect(closed).toBe(1);
   });
 
   it("a line split across many chunks is put together; CRLF and blank lines are accepted", () => {

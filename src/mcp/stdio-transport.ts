@@ -4,8 +4,9 @@
  * and never stops the server (the SDK's transport throws on a line over 10 MB and closes). Such a line is streamed
  * through a {@link JsonRpcSniffer} and answered with a JSON-RPC error for its id (`limits.ts`); reading goes on with
  * the next line. A line that is not JSON, or not a JSON-RPC message, is reported to `onerror` as a `SyntaxError` or a
- * `ZodError`, as the SDK's transport reports it (`answerMalformed` answers those). Web-standard: the CLI hands in the
- * streams.
+ * `ZodError`, as the SDK's transport reports it (`answerMalformed` answers those). A failing stdout (EPIPE: the client
+ * closed its end, or died, while a call ran) closes the transport as stdin's end would — the session's run ends and
+ * its capsule is written — and nothing more is written. Web-standard: the CLI hands in the streams.
  * @module
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -23,7 +24,12 @@ export type StdioStreams = {
     off(event: "error", listener: (error: Error) => void): unknown;
     pause?(): unknown;
   };
-  output: { write(text: string): boolean; once(event: "drain", listener: () => void): unknown };
+  output: {
+    write(text: string): boolean;
+    once(event: "drain", listener: () => void): unknown;
+    on?(event: "error", listener: (error: Error) => void): unknown;
+    off?(event: "error", listener: (error: Error) => void): unknown;
+  };
 };
 
 const NEWLINE = 0x0a;
@@ -122,8 +128,18 @@ export class BoundedStdioTransport implements Transport {
   readonly #reader: LineReader;
   readonly #decoder = new TextDecoder();
   #started = false;
+  #closed = false;
   readonly #ondata = (chunk: Uint8Array): void => this.#reader.push(chunk);
   readonly #onerror = (error: Error): void => this.onerror?.(error);
+  /** stdout failed (EPIPE: the client went away): the session's end, as stdin's end is; nothing more is written. */
+  #broken = false;
+  readonly #drained = new Set<() => void>();
+  readonly #onoutputerror = (): void => {
+    this.#broken = true;
+    for (const resolve of this.#drained) resolve();
+    this.#drained.clear();
+    void this.close();
+  };
 
   /**
    * @param streams stdin and stdout (or doubles)
@@ -160,26 +176,31 @@ export class BoundedStdioTransport implements Transport {
     this.#started = true;
     this.#streams.input.on("data", this.#ondata);
     this.#streams.input.on("error", this.#onerror);
+    this.#streams.output.on?.("error", this.#onoutputerror);
     return Promise.resolve();
   }
 
   /**
-   * Write one message as a line on stdout (waiting for the stream to drain when it is full).
+   * Write one message as a line on stdout (waiting for the stream to drain when it is full); once stdout failed, the
+   * message is dropped (no one reads it).
    * @param message the message
    * @returns when written
    */
   send(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve) => {
-      if (this.#streams.output.write(JSON.stringify(message) + "\n")) resolve();
-      else this.#streams.output.once("drain", resolve);
+      if (this.#broken || this.#streams.output.write(JSON.stringify(message) + "\n")) return resolve();
+      this.#drained.add(resolve);
+      this.#streams.output.once("drain", () => (this.#drained.delete(resolve), resolve()));
     });
   }
 
   /**
-   * Stop reading stdin.
+   * Stop reading stdin (stdout's error listener stays: a write that fails later never crashes the process).
    * @returns nothing
    */
   close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#closed = true;
     this.#streams.input.off("data", this.#ondata);
     this.#streams.input.off("error", this.#onerror);
     this.#streams.input.pause?.();
