@@ -16,7 +16,7 @@
  * the step's `return_spec` (else `EXEC_OUTPUT_INVALID`, `schemaValidation: "fail"`).
  * @module
  */
-import { deriveId } from "../canonical/mod.ts";
+import { canonicalize, deriveId } from "../canonical/mod.ts";
 import type { VirtualClock } from "../determinism/mod.ts";
 import { deriveStream } from "../determinism/mod.ts";
 import type { CapabilityPolicy } from "../policy/mod.ts";
@@ -255,6 +255,23 @@ function notAnObjectError(envelope: ExecutionEnvelope, tool: PackTool, output: J
   });
 }
 
+/**
+ * `EXEC_OUTPUT_INVALID` for an output that cannot be recorded as canonical JSON (RFC 8785): a non-finite number (a
+ * Python or WASI tool's JSON text with a number past the double range), a lone surrogate, nesting past the canonical
+ * limit. The output is not kept and the run goes on, as for any output the tool's contract refuses; else null.
+ */
+function notJsonError(envelope: ExecutionEnvelope, tool: PackTool, output: JsonObject): ReachError | null {
+  try {
+    canonicalize(output);
+    return null;
+  } catch (err) {
+    if (!(err instanceof TypeError || err instanceof RangeError)) throw err;
+    return new ReachError("EXEC_OUTPUT_INVALID", `tool "${tool.name}" returned an output that is not JSON data: ${err.message.replace(/^canonicalize: /, "")}`, {
+      details: { stepId: envelope.task_id, tool: tool.name },
+    });
+  }
+}
+
 /** `EXEC_INSUFFICIENT`: the tool answered that the step needs more than one tool call. */
 function insufficientError(envelope: ExecutionEnvelope, tool: PackTool): ReachError {
   return new ReachError("EXEC_INSUFFICIENT", `step "${envelope.task_id}": tool "${tool.name}" answered insufficient: the step needs more than one tool call (seed 002)`, {
@@ -352,11 +369,9 @@ export async function executeEnvelope(
       const error = asTimeout(outcome.error, tool.name, envelope.timeout_ms, budget < stepFuel);
       return finish({ ...common, toolError: error, stepError: error, schemaValidation: "fail" });
     }
-    const output = outcome.output;
-    if (!isObject(output)) {
-      const error = notAnObjectError(envelope, tool, output);
-      return finish({ ...common, toolError: error, stepError: error, schemaValidation: "fail" });
-    }
+    const refused = isObject(outcome.output) ? notJsonError(envelope, tool, outcome.output) : notAnObjectError(envelope, tool, outcome.output);
+    if (refused !== null) return finish({ ...common, toolError: refused, stepError: refused, schemaValidation: "fail" });
+    const output = outcome.output as JsonObject;
     if (output["status"] === "insufficient") {
       return finish({ ...common, toolOutput: output, stepError: insufficientError(envelope, tool), schemaValidation: "pass" }, output);
     }
