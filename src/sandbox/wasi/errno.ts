@@ -140,6 +140,8 @@ export function errnoOf(err: unknown): { errno: number; violation: ReachError | 
       ELOOP: Errno.LOOP,
       EINVAL: Errno.INVAL,
       EPERM: Errno.PERM,
+      EILSEQ: Errno.ILSEQ,
+      ENAMETOOLONG: Errno.NAMETOOLONG,
     };
     return { errno: map[err.errno] ?? Errno.IO, violation: null };
   }

@@ -3,7 +3,7 @@
  * keep their numbers, so a WASI descriptor open on a moved file still writes to it.
  * @module
  */
-import { MAX_PATH_BYTES, MAX_PATH_DEPTH, isWithin, pathViolation } from "./path.ts";
+import { MAX_PATH_BYTES, MAX_PATH_DEPTH, isWithin, pathViolation, uncarriedPath } from "./path.ts";
 import { WorkspaceError, dropFile, dropLink, encoder } from "./_state.ts";
 import type { Config, FsState } from "./_state.ts";
 import { protectRoots } from "./_policy.ts";
@@ -63,6 +63,8 @@ export function renameEntry(s: FsState, mutable: () => FsState, config: Config, 
     if (p.split("/").length > MAX_PATH_DEPTH || encoder.encode(p).length > MAX_PATH_BYTES) {
       throw pathViolation(op, p, `the moved path would be deeper than ${MAX_PATH_DEPTH} segments or longer than ${MAX_PATH_BYTES} bytes`);
     }
+    const uncarried = uncarriedPath(p);
+    if (uncarried !== null) throw new WorkspaceError(uncarried[0], op, p, uncarried[1]);
   }
   const m = mutable();
   if (b.r.kind === "file") dropFile(m, dst);

@@ -59,7 +59,7 @@ export type RemoveOptions = {
 };
 
 /** POSIX-style reasons for ordinary (non-policy) failures. */
-export type WorkspaceErrno = "ENOENT" | "ENOTDIR" | "EISDIR" | "ENOTEMPTY" | "EEXIST" | "ELOOP" | "EINVAL" | "EPERM";
+export type WorkspaceErrno = "ENOENT" | "ENOTDIR" | "EISDIR" | "ENOTEMPTY" | "EEXIST" | "ELOOP" | "EINVAL" | "EPERM" | "EILSEQ" | "ENAMETOOLONG";
 
 /** Name of the always-`readwrite` root of a confined workspace (seed 002 `write_temp`). */
 export const TEMP_ROOT = "temp";

@@ -92,6 +92,37 @@ export function normalizeWorkspacePath(p: string, options: NormalizeOptions = {}
   return segments.join("/");
 }
 
+/** Where a capsule stores the workspace's entries: the longer of `workspace/before/` and `workspace/after/` (ARCHITECTURE "Capsule"). */
+const CAPSULE_PREFIX = "workspace/before/";
+/** Longest ustar `name` field, `prefix` field, and so path, of a capsule entry (ARCHITECTURE "Capsule"). */
+const USTAR_NAME = 100;
+const USTAR_PREFIX = 155;
+
+/**
+ * Why a capsule could not carry a workspace entry at `path`, or null when it can. A capsule's entry paths are
+ * printable ASCII and fit a ustar header without extensions (segments of at most 100 characters; a path split into a
+ * prefix of at most 155 and a name of at most 100), under `workspace/before/` and `workspace/after/`; a name the
+ * workspace took but the capsule could not carry would lose the run's record, so it is refused when it is made.
+ * @param path a normalised workspace path
+ * @returns `[errno, reason]`: `EILSEQ` for a character outside printable ASCII, `ENAMETOOLONG` for a length; or null
+ * @example uncarriedPath("temp/ü.txt") // ["EILSEQ", "…"]
+ */
+export function uncarriedPath(path: string): ["EILSEQ" | "ENAMETOOLONG", string] | null {
+  const fix = "a capsule records workspace names as printable ASCII (ARCHITECTURE \"Capsule\"); choose such a name";
+  const bad = /[^\x20-\x7e]/u.exec(path);
+  if (bad !== null) return ["EILSEQ", `the name contains ${JSON.stringify(bad[0])}, which is not printable ASCII: ${fix}`];
+  const long = path.split("/").find((segment) => segment.length > USTAR_NAME);
+  const full = CAPSULE_PREFIX + path;
+  let name = full;
+  while (name.length > USTAR_NAME && name.includes("/")) name = name.slice(name.indexOf("/") + 1);
+  if (long !== undefined || name.length > USTAR_NAME || full.length - name.length - 1 > USTAR_PREFIX) {
+    return ["ENAMETOOLONG", `the path is too long for a capsule, which records it in a ustar header: each name at most ` +
+      `${USTAR_NAME} characters, the whole path at most ${USTAR_PREFIX + 1 + USTAR_NAME - CAPSULE_PREFIX.length} ` +
+      `(ARCHITECTURE "Capsule"); choose a shorter name`];
+  }
+  return null;
+}
+
 /** Options of {@link splitWorkspacePath}. */
 export type SplitOptions = {
   /** Keep `..` segments (for a resolver that confines them itself). Default false: `..` is refused. */

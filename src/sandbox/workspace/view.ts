@@ -3,7 +3,7 @@
  * model). The reading operations are in `_view-base.ts`; renames are in `_rename.ts`.
  * @module
  */
-import { ancestorPaths, pathViolation } from "./path.ts";
+import { ancestorPaths, pathViolation, uncarriedPath } from "./path.ts";
 import { WorkspaceError, addName, diskExceeded, dropFile, dropLink, encoder, entryCount, putFile, putLink } from "./_state.ts";
 import type { FsState, RemoveOptions } from "./_state.ts";
 import { authorize, protectRoots } from "./_policy.ts";
@@ -29,6 +29,12 @@ export abstract class WorkspaceView extends WorkspaceReader {
     const max = this._config().limits.maxEntries;
     const n = entryCount(this._state()) + added;
     if (added > 0 && n > max) throw diskExceeded(op, path, "entries", max, n);
+  }
+
+  /** A new name must be one a capsule can record (see {@link uncarriedPath}). */
+  #checkCarried(op: string, path: string): void {
+    const refused = uncarriedPath(path);
+    if (refused !== null) throw new WorkspaceError(refused[0], op, path, refused[1]);
   }
 
   #checkBytes(op: string, path: string, old: number, size: number): void {
@@ -60,6 +66,7 @@ export abstract class WorkspaceView extends WorkspaceReader {
       if (r.kind === "dir") throw new WorkspaceError("EISDIR", op, r.path, "is a directory; choose a file name inside it");
       const s = this._state();
       this.#checkBytes(op, r.path, r.kind === "file" ? s.inodes.get(s.files.get(r.path)!)!.bytes.length : 0, bytes.length);
+      if (r.kind === null) this.#checkCarried(op, r.path);
       const newDirs = missingDirs(r.path, r.missing, false);
       this.#checkEntries(op, r.path, r.missing);
       const m = this._mutable();
@@ -111,6 +118,7 @@ export abstract class WorkspaceView extends WorkspaceReader {
       authorize(this._config(), op, r.path, "write");
       if (r.kind === "file") throw new WorkspaceError("EEXIST", op, r.path, "a file with this name exists");
       if (r.kind === "dir") return;
+      this.#checkCarried(op, r.path);
       const newDirs = missingDirs(r.path, r.missing, true);
       this.#checkEntries(op, r.path, newDirs.length);
       const m = this._mutable();
@@ -178,6 +186,7 @@ export abstract class WorkspaceView extends WorkspaceReader {
       authorize(this._config(), op, r.path, "write");
       if (r.kind !== null) throw new WorkspaceError("EEXIST", op, r.path, "an entry with this name exists");
       if (r.missing > 1) throw new WorkspaceError("ENOENT", op, r.path, "the parent directory does not exist");
+      this.#checkCarried(op, r.path);
       this.#checkEntries(op, r.path, 1);
       this.#checkBytes(op, r.path, 0, encoder.encode(target).length);
       putLink(this._mutable(), r.path, target);
@@ -206,6 +215,7 @@ export abstract class WorkspaceView extends WorkspaceReader {
       if (from.kind === "dir") throw new WorkspaceError("EPERM", op, from.path, "a directory cannot be hard-linked");
       if (to.kind !== null) throw new WorkspaceError("EEXIST", op, to.path, "an entry with this name exists");
       if (to.missing > 1) throw new WorkspaceError("ENOENT", op, to.path, "the parent directory does not exist");
+      this.#checkCarried(op, to.path);
       this.#checkEntries(op, to.path, 1);
       const target = this._state().links.get(from.path);
       if (target !== undefined) this.#checkBytes(op, to.path, 0, encoder.encode(target).length);

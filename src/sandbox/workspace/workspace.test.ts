@@ -269,13 +269,13 @@ describe("file-system semantics", () => {
     expect(dec(ws.read("f"))).toBe("abc");
   });
 
-  it("lists deterministically in UTF-16 code-unit order", () => {
-    const names = ["b", "B", "a", "é", "😀", "\uff5e", "a.txt", "a-", "A", "10", "9"];
+  it("lists deterministically in code-unit order", () => {
+    const names = ["b", "B", "a", "~x", "_", "a.txt", "a-", "A", "10", "9", " sp"];
     const ws1 = new Workspace();
     const ws2 = new Workspace();
     for (const n of names) ws1.write(`d/${n}`, enc(n));
     for (const n of [...names].reverse()) ws2.write(`d/${n}`, enc(n));
-    const expected = ["10", "9", "A", "B", "a", "a-", "a.txt", "b", "é", "😀", "\uff5e"];
+    const expected = [" sp", "10", "9", "A", "B", "_", "a", "a-", "a.txt", "b", "~x"];
     expect(ws1.list("d").map((e) => e.name)).toEqual(expected);
     expect(ws2.list("d").map((e) => e.name)).toEqual(expected);
     expect(ws1.snapshot()).toEqual(ws2.snapshot());
@@ -424,5 +424,48 @@ describe("limits", () => {
       limit: "file",
       max: 64 * 1024 * 1024,
     });
+  });
+});
+
+describe("names a capsule cannot record are refused when they are made", () => {
+  const refusal = (f: () => void): string => {
+    try {
+      f();
+    } catch (err) {
+      expect(err).toBeInstanceOf(WorkspaceError);
+      expect((err as WorkspaceError).code).toBe("EXEC_RESOURCE_UNAVAILABLE");
+      return (err as WorkspaceError).errno;
+    }
+    throw new Error("not refused");
+  };
+
+  it("a name outside printable ASCII (EILSEQ), by every operation that makes a name; nothing changes", () => {
+    const ws = new Workspace();
+    ws.write("d/a.txt", enc("a"));
+    const before = ws.digest();
+    expect(refusal(() => ws.write("d/ü.txt", enc("x")))).toBe("EILSEQ");
+    expect(refusal(() => ws.write("日本/a.txt", enc("x")))).toBe("EILSEQ");
+    expect(refusal(() => ws.mkdir("d/é"))).toBe("EILSEQ");
+    expect(refusal(() => ws.symlink("d/😀", "a.txt"))).toBe("EILSEQ");
+    expect(refusal(() => ws.link("d/a.txt", "d/\u00a0"))).toBe("EILSEQ");
+    expect(refusal(() => ws.rename("d/a.txt", "d/\uff5e"))).toBe("EILSEQ");
+    expect(refusal(() => ws.rename("d", "dé"))).toBe("EILSEQ");
+    expect(ws.digest()).toBe(before);
+    expect(() => ws.read("d/ü.txt")).toThrow(/no such file/); // reading such a name is an ordinary miss
+  });
+
+  it("a name over 100 characters or a path over 239 (ENAMETOOLONG); the longest that fit are taken", () => {
+    const ws = new Workspace();
+    expect(refusal(() => ws.write(`d/${"n".repeat(101)}`, enc("x")))).toBe("ENAMETOOLONG");
+    ws.write(`d/${"n".repeat(100)}`, enc("x"));
+    const deep = `${"p".repeat(69)}/${"q".repeat(68)}/${"n".repeat(100)}`; // 239: a ustar prefix of 155 with workspace/before/, a name of 100
+    ws.write(deep, enc("x"));
+    expect(refusal(() => ws.write(`${deep}x`, enc("x")))).toBe("ENAMETOOLONG");
+    expect(refusal(() => ws.mkdir(`m/${"m".repeat(101)}`))).toBe("ENAMETOOLONG");
+    // a rename that would take a file below it past the limit is refused as a whole
+    ws.write(`r/${"a".repeat(100)}/${"b".repeat(100)}`, enc("x"));
+    const before = ws.digest();
+    expect(refusal(() => ws.rename("r", "r".repeat(40)))).toBe("ENAMETOOLONG");
+    expect(ws.digest()).toBe(before);
   });
 });
