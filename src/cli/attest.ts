@@ -5,11 +5,10 @@
  * `reach-wasm verify <capsule> --attestation FILE` checks the envelope (`capsule-commands.ts`).
  * @module
  */
-import { resolve } from "node:path";
 import { archiveIsCanonical, DEFAULT_ARCHIVE_LIMITS, parsePrivateKeyFile, readArchive, runCapsuleFromEntries } from "../engine/mod.ts";
 import { attestCapsule, RUN_PREDICATE_TYPE } from "../engine/mod.ts";
 import { verifyRunCapsule } from "../engine/mod.ts";
-import { readHostFile, readPrivateKeyFile } from "../platform/files.ts";
+import { readHostFile, readPrivateKeyFile, refuseOutputOverInput } from "../platform/files.ts";
 import { writeFileAtomic } from "../platform/write.ts";
 import { ReachError } from "../protocol/mod.ts";
 import type { CliIO } from "./io.ts";
@@ -35,7 +34,7 @@ export async function runAttestCommand(argv: readonly string[], io: CliIO): Prom
   const { values, positionals } = parseCommand(ATTEST, argv);
   const target = positionals[0]!;
   const out = values.out ?? defaultOut(target);
-  if (resolve(out) === resolve(target)) throw new ReachError("PROTO_INVALID_ARGUMENT", `--out ${JSON.stringify(out)} is the capsule itself; write the attestation beside it`);
+  await refuseOutputOverInput(out, target, "write the attestation beside it");
   const privateKey = parsePrivateKeyFile(new TextDecoder().decode(await readPrivateKeyFile(values.key))).privateKey;
   const bytes = await readHostFile(target, DEFAULT_ARCHIVE_LIMITS.maxCompressedBytes);
   const entries = readArchive(bytes);

@@ -10,6 +10,7 @@
  * @module
  */
 import { basename, dirname, join, resolve } from "node:path";
+import { refuseOutputOverInput } from "../platform/files.ts";
 import { ReachError } from "../protocol/mod.ts";
 import { directParents, isRunHash, needsReplay, redactionOf, renderReport, reportFileName, statesJson } from "../report/mod.ts";
 import { replayedStates } from "../engine/mod.ts";
@@ -89,6 +90,7 @@ export async function runReportCommand(argv: readonly string[], io: CliIO): Prom
   if (values.out !== undefined && (outDir !== undefined || positionals.length > 1)) {
     throw new ReachError("PROTO_INVALID_ARGUMENT", "--out names one page: with several runs (or --out-dir) each page is DIR/<runHash>.report.html; give --out-dir DIR instead");
   }
+  if (values.out !== undefined) await refuseOutputOverInput(values.out, positionals[0]!, "write the page to another file, e.g. run.report.html");
   const store = (await loadTrustStore(values.trust)) ?? undefined;
   const runs: Reported[] = [];
   for (const path of positionals) runs.push(await readReported(path, store, values["no-replay"] !== true, io));

@@ -46,6 +46,24 @@ export async function readHostFile(path: string, maxBytes = 256 * 1024 * 1024): 
 }
 
 /**
+ * Refuse an output path that is the command's input: writing there would replace the file being read (`redact x
+ * --out x`). The same file is found by path and by identity (a hard link, or a path through a linked folder).
+ * @param out the output path (`--out FILE`)
+ * @param input the input path (a capsule)
+ * @param fix what to do instead, for the message
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when both name the same file
+ * @example await refuseOutputOverInput("x.capsule.tar.gz", "x.capsule.tar.gz", "write the redacted copy to a new file");
+ */
+export async function refuseOutputOverInput(out: string, input: string, fix: string): Promise<void> {
+  let same = resolve(out) === resolve(input);
+  if (!same) {
+    const [a, b] = await Promise.all([lstat(out).catch(() => null), lstat(input).catch(() => null)]);
+    same = a !== null && b !== null && a.dev === b.dev && a.ino === b.ino;
+  }
+  if (same) throw refuse(`--out ${JSON.stringify(out)} is the input ${JSON.stringify(input)} itself, which it would replace; ${fix}`);
+}
+
+/**
  * Read a private key file (`--key FILE`), checked the way the caches check their key: a regular file (not a link)
  * owned by this user and neither readable nor writable by its group or others (keygen writes it 0600).
  * @param path host path
