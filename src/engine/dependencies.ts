@@ -9,7 +9,7 @@
  * one becomes a warning. A resolved dependency is locked by its digest; its tools are not merged into this pack.
  * @module
  */
-import { ReachError } from "../protocol/mod.ts";
+import { issueMessage, ReachError } from "../protocol/mod.ts";
 import { upgradePackDocument } from "../protocol/mod.ts";
 import { PackSchema } from "../protocol/mod.ts";
 import type { Dependency } from "../protocol/mod.ts";
@@ -107,7 +107,7 @@ function resolveOne(dep: Dependency, files: ReadonlyMap<string, Uint8Array>, bas
   } catch (err) {
     throw unresolved(dep, where, `${base}${prefix}reach.json is not JSON (${(err as Error).message})`);
   }
-  if (!parsed.success) throw unresolved(dep, where, `${base}${prefix}reach.json is not a valid pack document (${parsed.error.issues[0]?.message ?? "invalid"})`);
+  if (!parsed.success) throw unresolved(dep, where, `${base}${prefix}reach.json is not a valid pack document (${parsed.error.issues[0] === undefined ? "invalid" : issueMessage(parsed.error.issues[0])})`);
   const pack = parsed.data;
   if (pack.id !== dep.id) throw unresolved(dep, where, `${base}${prefix} holds pack ${JSON.stringify(pack.id)}`);
   const ok = satisfies(pack.version, dep.version);

@@ -24,7 +24,7 @@
 import { sha256Hex } from "../canonical/mod.ts";
 import { ReachError } from "../protocol/mod.ts";
 import { parseJsonText } from "../protocol/mod.ts";
-import { parseOrThrow } from "../protocol/mod.ts";
+import { issueMessage, parseOrThrow } from "../protocol/mod.ts";
 import { BlueprintSchema, PlanTaskSchema, taskRefusal } from "../protocol/mod.ts";
 import type { PlanTask } from "../protocol/mod.ts";
 import { MAX_RISK_LEVEL } from "./plan-gate.ts";
@@ -158,7 +158,7 @@ function taskVerdicts(doc: Obj): TaskVerdict[] {
   return doc["tasks"].map((t: unknown, i: number) => {
     const parsed = PlanTaskSchema().safeParse(t, { jitless: true });
     const id = isObj(t) && typeof t["task_id"] === "string" ? t["task_id"] : `tasks[${i}]`;
-    if (!parsed.success) return { taskId: id, tool: null, executable: false, code: "PLAN_TASK_NOT_EXECUTABLE", reason: "malformed", message: `tasks[${i}] is not a task: ${parsed.error.issues.map((x) => `${x.path.join(".")} ${x.message}`).join("; ")}` };
+    if (!parsed.success) return { taskId: id, tool: null, executable: false, code: "PLAN_TASK_NOT_EXECUTABLE", reason: "malformed", message: `tasks[${i}] is not a task: ${parsed.error.issues.map((x) => `${x.path.join(".")} ${issueMessage(x)}`).join("; ")}` };
     const task: PlanTask = parsed.data;
     const why = taskRefusal(task);
     const tool = task.tools?.length === 1 ? task.tools[0]! : null;

@@ -90,6 +90,21 @@ describe("PackSchema", () => {
     expect(err.message).toMatch(/- at version: expected a version MAJOR\.MINOR\.PATCH/);
     expect(err.details.issues).toHaveLength(2);
   });
+
+  it("names a refused record key and what a name must be (a tool called ../evil)", () => {
+    const minimal = example("minimal");
+    const tool = { kind: "wasm", module: "tools/echo.wasm" };
+    let caught: unknown;
+    try {
+      parseOrThrow(PackSchema(), { ...minimal, tools: { "../evil": tool } }, "PACK_INVALID_MANIFEST", "reach.json");
+    } catch (e) {
+      caught = e;
+    }
+    const err = caught as ReachError;
+    expect(err.code).toBe("PACK_INVALID_MANIFEST");
+    expect(err.message).toContain(`- at tools["../evil"]: the name "../evil" is not allowed: expected a tool name such as fs.read`);
+    expect(err.message).not.toMatch(/Invalid key in record/);
+  });
 });
 
 describe("allowedHosts patterns", () => {

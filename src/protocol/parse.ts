@@ -22,9 +22,22 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, cod
   // code cache keeps): ~5 ms of a short CLI run's start-up, and only microseconds per document after that.
   const result = schema.safeParse(value, { jitless: true });
   if (result.success) return result.data;
-  const issues = result.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
+  const issues = result.error.issues.map((i) => ({ path: formatPath(i.path), message: issueMessage(i) }));
   const lines = issues.map((i) => (i.path === "" ? `- ${i.message}` : `- at ${i.path}: ${i.message}`));
   throw new ReachError(code, `${what} is invalid:\n${lines.join("\n")}`, { details: { issues } });
+}
+
+/**
+ * A zod issue's message for people: a refused record key says which name and what a name must be (zod's own is
+ * "Invalid key in record").
+ * @param issue the issue
+ * @returns the message
+ * @example issueMessage(PackSchema().safeParse(doc).error!.issues[0]!)
+ */
+export function issueMessage(issue: z.core.$ZodIssue): string {
+  if (issue.code !== "invalid_key" || issue.issues.length === 0) return issue.message;
+  const key = issue.path[issue.path.length - 1];
+  return `the name ${JSON.stringify(String(key))} is not allowed: ${issue.issues.map((i) => i.message).join("; ")}`;
 }
 
 function formatPath(path: readonly PropertyKey[]): string {

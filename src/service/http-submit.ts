@@ -7,7 +7,7 @@
 import type { z } from "zod";
 import { sha256Hex } from "../canonical/mod.ts";
 import { ReachError } from "../protocol/mod.ts";
-import { acceptJsonValue, MAX_JSON_DEPTH, parseJsonText } from "../protocol/mod.ts";
+import { acceptJsonValue, issueMessage, MAX_JSON_DEPTH, parseJsonText } from "../protocol/mod.ts";
 import type { ServiceContext } from "./context.ts";
 import { inspectPack, trustNow } from "./engine-adapter.ts";
 import type { PackInspection } from "./engine-adapter.ts";
@@ -29,7 +29,7 @@ import type { RunPack } from "./store-runs.ts";
 export function parseOrRefuse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {
   const r = schema.safeParse(value);
   if (r.success) return r.data;
-  const issues = r.error.issues.map((i) => `${i.path.length === 0 ? "(top)" : i.path.join(".")}: ${i.message}`);
+  const issues = r.error.issues.map((i) => `${i.path.length === 0 ? "(top)" : i.path.join(".")}: ${issueMessage(i)}`);
   throw refuse(400, "PROTO_SCHEMA_VIOLATION", `${what} is not valid: ${issues.join("; ")}`, { issues });
 }
 

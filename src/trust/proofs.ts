@@ -30,7 +30,7 @@
 import { z } from "zod";
 import { bytesToHex, hexToBytes } from "../canonical/mod.ts";
 import { canonicalBytes, canonicalize } from "../canonical/mod.ts";
-import { ReachError } from "../protocol/mod.ts";
+import { issueMessage, ReachError } from "../protocol/mod.ts";
 import { PlanStepSchema } from "../protocol/mod.ts";
 import { hex32, HEX32_RE, hex64, HEX64_RE, parseDocument, parseJsonText, sha256Hex, strictObject } from "./_schema.ts";
 import type { TrustStore } from "./trust-store.ts";
@@ -116,7 +116,7 @@ export type ProofVerification = {
 function strictParse<S extends z.ZodType>(schema: S, value: unknown, name: string): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issues = result.error.issues.map((i) => (i.path.length > 0 ? `${i.path.join(".")}: ` : "") + i.message);
+  const issues = result.error.issues.map((i) => (i.path.length > 0 ? `${i.path.join(".")}: ` : "") + issueMessage(i));
   throw new TypeError(`"${name}" is malformed: ${issues.join("; ")}`);
 }
 
