@@ -11,7 +11,7 @@ import { basename, dirname, join } from "node:path";
 import { DEFAULT_ARCHIVE_LIMITS } from "../engine/mod.ts";
 import { readRunCapsule } from "../engine/mod.ts";
 import type { RunCapsule } from "../engine/mod.ts";
-import { readHostFile } from "../platform/files.ts";
+import { notAFile, readHostFile } from "../platform/files.ts";
 import { ReachError } from "../protocol/mod.ts";
 import type { RunSource } from "../report/mod.ts";
 
@@ -40,10 +40,11 @@ export async function isLargeRun(path: string): Promise<boolean> {
 /** A run read from the host: its source for `src/report/`, and the capsule when it is one. */
 export type HostRun = { source: RunSource; capsule: RunCapsule | null; path: string };
 
-async function kindOf(path: string): Promise<"dir" | "file" | null> {
+/** "dir", "file", why it is neither (see {@link notAFile}), or null when it does not exist. */
+async function kindOf(path: string): Promise<string | null> {
   try {
     const st = await lstat(path);
-    return st.isDirectory() ? "dir" : st.isFile() ? "file" : null;
+    return st.isDirectory() ? "dir" : st.isFile() ? "file" : notAFile(st);
   } catch {
     return null;
   }
@@ -130,5 +131,5 @@ export async function readHostRun(path: string): Promise<HostRun> {
   const kind = await kindOf(path);
   if (kind === "dir") return await readRunDir(path);
   if (kind === "file") return await readCapsuleRun(path);
-  throw new ReachError("PROTO_INVALID_ARGUMENT", `${JSON.stringify(path)} does not exist or is not a file or directory: give a capsule ({runHash}.capsule.tar.gz) or a run directory (<out>/runs/<runHash>/)`);
+  throw new ReachError("PROTO_INVALID_ARGUMENT", `${JSON.stringify(path)} ${kind ?? "does not exist"}: give a capsule ({runHash}.capsule.tar.gz) or a run directory (<out>/runs/<runHash>/)`);
 }

@@ -26,6 +26,18 @@ function refuse(message: string): ReachError {
 }
 
 /**
+ * Why a path that is not a regular file is refused, and what to give instead.
+ * @param st its `lstat`
+ * @returns e.g. `is a symbolic link; reach-wasm reads no file through a link: give the path of the file it points to`
+ * @example `${JSON.stringify(path)} ${notAFile(await lstat(path))}`
+ */
+export function notAFile(st: { isSymbolicLink(): boolean; isDirectory(): boolean }): string {
+  if (st.isSymbolicLink()) return "is a symbolic link; reach-wasm reads no file through a link: give the path of the file it points to";
+  if (st.isDirectory()) return "is a directory; give a file";
+  return "is not a regular file (a FIFO, socket or device); give a file";
+}
+
+/**
  * Read a file, refusing anything larger than `maxBytes`.
  * @param path host path
  * @param maxBytes the largest accepted size (default 256 MiB)
@@ -36,7 +48,7 @@ function refuse(message: string): ReachError {
 export async function readHostFile(path: string, maxBytes = 256 * 1024 * 1024): Promise<Uint8Array> {
   try {
     const st = await lstat(path);
-    if (!st.isFile()) throw refuse(`${JSON.stringify(path)} is not a regular file`);
+    if (!st.isFile()) throw refuse(`${JSON.stringify(path)} ${notAFile(st)}`);
     if (st.size > maxBytes) throw refuse(`${JSON.stringify(path)} is larger than ${maxBytes} bytes`);
     return new Uint8Array(await readFile(path));
   } catch (err) {
