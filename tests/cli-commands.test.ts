@@ -1,5 +1,5 @@
 // keygen, pack init|validate|build|sign, and run of a pack archive and of a signed pack through a trust store.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync, cpSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, appendFileSync, cpSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -74,6 +74,19 @@ describe("pack", () => {
     const fromArchive = await cli("run", a, "--json", "--out", join(scratch, "o2"));
     expect(fromArchive.code, fromArchive.stderr).toBe(0);
     expect(fromArchive.json!["runHash"]).toBe(fromDir.json!["runHash"]);
+  });
+
+  it("build refuses an archive inside the pack it is made from (it would join the pack and change its digest)", async () => {
+    const dir = join(scratch, "build-inside");
+    cpSync("packs/hello", dir, { recursive: true });
+    symlinkSync(dir, join(scratch, "build-inside-link"));
+    const before = readdirSync(dir, { recursive: true }).map(String).sort();
+    for (const out of [join(dir, "hello.pack.tar.gz"), join(dir, "tools", "new", "hello.pack.tar.gz"), join(scratch, "build-inside-link", "hello.pack.tar.gz")]) {
+      const r = await cli("pack", "build", dir, "--out", out, "--json");
+      expect(r.code, out).toBe(2);
+      expect(JSON.stringify(r.json)).toMatch(/PROTO_INVALID_ARGUMENT.*is inside the pack.*write it elsewhere/);
+    }
+    expect(readdirSync(dir, { recursive: true }).map(String).sort()).toEqual(before);
   });
 
   it("trust add creates the store --trust names (as its own error message says to); list shows a missing one empty", async () => {

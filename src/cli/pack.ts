@@ -17,6 +17,7 @@ import { checkPackSources } from "../engine/mod.ts";
 import { checkStaticPlan } from "../engine/mod.ts";
 import { defaultEnvironment } from "../host/mod.ts";
 import { readPrivateKeyFile } from "../platform/files.ts";
+import { refuseInsidePack } from "../platform/out-dir.ts";
 import { writeFileAtomic } from "../platform/write.ts";
 import { parsePrivateKeyFile } from "../engine/mod.ts";
 import { formatPackSignature, PACK_SIGNATURE_PATH, signPack } from "../engine/mod.ts";
@@ -71,6 +72,7 @@ async function build(argv: readonly string[], io: CliIO): Promise<number> {
     progress.done();
   }
   const out = values.out ?? `${loaded.pack.id}-${loaded.pack.version}.pack.tar.gz`;
+  await refuseInsidePack(out, dir, "--out");
   await writeFileAtomic(out, bytes);
   io.stderr(`reach-wasm: wrote ${out} (${bytes.length} bytes, pack digest ${loaded.packDigest})\n`);
   if (values.json) io.stdout(JSON.stringify({ archive: out, bytes: bytes.length, packDigest: loaded.packDigest }) + "\n");

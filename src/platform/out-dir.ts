@@ -4,13 +4,37 @@
  * @module
  */
 import { createExclusive, lstat, rm, realpath } from "./_fs.ts";
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import process from "node:process";
 import { ReachError } from "../protocol/mod.ts";
 
 function inside(child: string, parent: string): boolean {
   const rel = relative(parent, child);
   return rel === "" || (!rel.startsWith("..") && !rel.startsWith(sep) && rel !== "..");
+}
+
+/** The real path `abs` names: its nearest existing ancestor with links resolved, then the rest as given. */
+async function realOf(abs: string): Promise<{ real: string; existing: string }> {
+  let existing = abs;
+  while ((await lstat(existing).catch(() => null)) === null && dirname(existing) !== existing) existing = dirname(existing);
+  return { real: join(await realpath(existing).catch(() => existing), relative(existing, abs)), existing };
+}
+
+/**
+ * Refuse a file written from a pack directory into that directory (`pack build DIR --out DIR/x.pack.tar.gz`, or the
+ * default name while in DIR): it would become part of the pack, change its digest and break its signature, and the
+ * next archive would hold this one.
+ * @param out the file to write
+ * @param packPath the pack directory (an archive has no inside: nothing to check)
+ * @param option how the message names the option (`--out`)
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when `out` is inside the pack directory
+ * @example await refuseInsidePack("packs/hello/hello.pack.tar.gz", "packs/hello", "--out"); // throws
+ */
+export async function refuseInsidePack(out: string, packPath: string, option: string): Promise<void> {
+  const pack = await realpath(resolve(packPath)).catch(() => resolve(packPath));
+  if ((await lstat(pack).catch(() => null))?.isDirectory() !== true) return;
+  if (!inside((await realOf(resolve(out))).real, pack)) return;
+  throw new ReachError("PROTO_INVALID_ARGUMENT", `${option} ${JSON.stringify(out)} is inside the pack ${JSON.stringify(packPath)}; it would become part of the pack (changing its digest) — write it elsewhere, e.g. ${option} ../${basename(out)}`);
 }
 
 /**
@@ -31,12 +55,10 @@ export async function prepareOutDir(out: string, packPath: string): Promise<stri
   const pack = await realpath(resolve(packPath)).catch(() => resolve(packPath));
   const st = await lstat(abs).catch(() => null);
   if (st !== null && !st.isDirectory()) throw new ReachError("PROTO_INVALID_ARGUMENT", `--out ${JSON.stringify(out)} exists and is not a directory; give a directory for the results`);
-  let existing = abs;
-  while ((await lstat(existing).catch(() => null)) === null && dirname(existing) !== existing) existing = dirname(existing);
+  const { real, existing } = await realOf(abs);
   if ((await lstat(existing).catch(() => null))?.isDirectory() !== true) {
     throw new ReachError("PROTO_INVALID_ARGUMENT", `--out ${JSON.stringify(out)} cannot be created: ${JSON.stringify(existing)} is not a directory; choose a writable directory`);
   }
-  const real = join(await realpath(existing).catch(() => existing), relative(existing, abs));
   if ((await lstat(pack).catch(() => null))?.isDirectory() === true && inside(real, pack)) {
     throw new ReachError("PROTO_INVALID_ARGUMENT", `--out ${JSON.stringify(out)} is inside the pack ${JSON.stringify(packPath)}; results would change the pack (and its digest) — write them elsewhere`);
   }
