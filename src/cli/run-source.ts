@@ -131,5 +131,5 @@ export async function readHostRun(path: string): Promise<HostRun> {
   const kind = await kindOf(path);
   if (kind === "dir") return await readRunDir(path);
   if (kind === "file") return await readCapsuleRun(path);
-  throw new ReachError("PROTO_INVALID_ARGUMENT", `${JSON.stringify(path)} ${kind ?? "does not exist"}: give a capsule ({runHash}.capsule.tar.gz) or a run directory (<out>/runs/<runHash>/)`);
+  throw new ReachError("PROTO_INVALID_ARGUMENT", `${JSON.stringify(path)} ${kind ?? "does not exist"}; a run is a capsule ({runHash}.capsule.tar.gz) or a run directory (<out>/runs/<runHash>/)`);
 }
