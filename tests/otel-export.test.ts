@@ -90,6 +90,18 @@ describe("export otel", () => {
     expect(() => decodeOtlpTraces(sdk)).not.toThrow();
   });
 
+  it("--json: without --out the OTLP/JSON document itself; with --out one object {out, spans, traceId}", async () => {
+    const plain = await cli(["export", "otel", NOTES]);
+    const json = await cli(["export", "otel", NOTES, "--json"]);
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.stdout).toBe(plain.stdout);
+    const out = join(scratch, "notes-json.otlp.json");
+    const written = await cli(["export", "otel", NOTES, "--out", out, "--json"]);
+    expect(written.code, written.stderr).toBe(0);
+    const doc = JSON.parse(written.stdout) as { out: string; spans: number; traceId: string };
+    expect(doc).toEqual({ out, spans: decodeOtlpTraces(readFileSync(out, "utf8"))[0]!.spans.length, traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
+  });
+
   it("a span for the run, each step and each tool call (GenAI execute_tool), host calls as events, ids from the hashes", () => {
     const capsule = readRunCapsule(readFileSync(NOTES));
     const events = lines(capsule.entries.get("events.jsonl")).map((l) => JSON.parse(l) as { type: string; eventHash: string; payload: Record<string, unknown> });

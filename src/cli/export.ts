@@ -1,5 +1,5 @@
 /**
- * `reach-wasm export otel <capsule|run-dir> [--out FILE]`: the run as OpenTelemetry traces in OTLP/JSON
+ * `reach-wasm export otel <capsule|run-dir> [--out FILE] [--json]`: the run as OpenTelemetry traces in OTLP/JSON
  * (`src/report/otel.ts`, docs/opentelemetry.md): the same bytes for the same capsule, on every runtime. The capsule's
  * event chain must verify (its run hash names the trace). Exit 0 written, 2 unreadable or damaged input, or `--out`
  * cannot be written.
@@ -42,5 +42,6 @@ export async function runExportCommand(argv: readonly string[], io: CliIO): Prom
   const out = resolve(values.out);
   await writeFileAtomic(out, new TextEncoder().encode(text), 0o600); // it names the run's tools and calls: private, like the capsule
   if (io.quiet !== true) io.stderr(`reach-wasm: export otel ${out} (${trace.spans.length} spans, trace ${trace.spans[0]!.traceId})\n`);
+  if (values.json) io.stdout(JSON.stringify({ out, spans: trace.spans.length, traceId: trace.spans[0]!.traceId }) + "\n");
   return 0;
 }

@@ -41,6 +41,7 @@ export const EXPORT_OTEL = defineArgs({
   positionals: ["<capsule|run-dir>"],
   options: {
     out: { type: "string", value: "FILE", help: "write the OTLP/JSON document here (default: stdout)" },
+    json: { type: "boolean", help: "print one JSON object on stdout: the OTLP/JSON document, or with --out {out, spans, traceId}" },
   },
 });
 
