@@ -29,6 +29,22 @@ describe("keygen", () => {
     expect(again.stderr).toMatch(/exists/);
     expect((await cli("keygen", "--out", key, "--force")).code).toBe(0);
   });
+
+  it("--force never leaves half a pair: a public key path it may not write keeps the old private key; a directory is named", async () => {
+    const key = join(scratch, "pair.key");
+    expect((await cli("keygen", "--out", key)).code).toBe(0);
+    const before = readFileSync(key);
+    rmSync(`${key}.pub`);
+    symlinkSync(join(scratch, "elsewhere.pub"), `${key}.pub`);
+    const r = await cli("keygen", "--out", key, "--force", "--json");
+    expect(r.code).toBe(2);
+    expect(JSON.stringify(r.json)).toMatch(/is a symbolic link/);
+    expect(readFileSync(key).equals(before)).toBe(true);
+    expect(readdirSync(scratch).filter((n) => n.includes(".tmp-"))).toEqual([]);
+    const dir = await cli("keygen", "--out", scratch, "--json");
+    expect(dir.code).toBe(2);
+    expect(JSON.stringify(dir.json)).toMatch(/is a directory; give --out a file name/);
+  });
 });
 
 describe("pack", () => {

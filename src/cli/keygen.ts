@@ -6,8 +6,9 @@
  * without `--force`.
  * @module
  */
-import { stat } from "node:fs/promises";
-import { writeFileAtomic } from "../platform/write.ts";
+import { lstat } from "node:fs/promises";
+import { stageFile } from "../platform/write.ts";
+import type { StagedWrite } from "../platform/write.ts";
 import { ReachError } from "../protocol/mod.ts";
 import { formatKeyFiles, generateKeyPair } from "../engine/mod.ts";
 import { bytesToHex } from "../engine/mod.ts";
@@ -26,18 +27,29 @@ export async function runKeygenCommand(argv: readonly string[], io: CliIO): Prom
   const { force, json } = values;
   const out = values.out ?? "reach-wasm.key";
   const pub = `${out}.pub`;
-  if (!force) {
-    for (const f of [out, pub]) {
-      if (await stat(f).then(() => true, () => false)) {
-        throw new ReachError("PROTO_INVALID_ARGUMENT", `keygen: ${JSON.stringify(f)} exists; choose another --out or pass --force to replace it`);
-      }
+  for (const f of [out, pub]) {
+    const st = await lstat(f).catch(() => null);
+    if (st?.isDirectory() === true) throw new ReachError("PROTO_INVALID_ARGUMENT", `keygen: ${JSON.stringify(f)} is a directory; give --out a file name, e.g. --out ${JSON.stringify(`${f}/reach-wasm.key`)}`);
+    // a link is refused by the writer, which says so (--force would not help)
+    if (!force && st !== null && !st.isSymbolicLink()) {
+      throw new ReachError("PROTO_INVALID_ARGUMENT", `keygen: ${JSON.stringify(f)} exists; choose another --out or pass --force to replace it`);
     }
   }
   const pair = generateKeyPair();
   const files = formatKeyFiles(pair);
   const enc = new TextEncoder();
-  await writeFileAtomic(out, enc.encode(files.privateKeyFile), 0o600);
-  await writeFileAtomic(pub, enc.encode(files.publicKeyFile), 0o644); // a key file that is a link is refused
+  // both staged before either is put in place: a public key that cannot be written (a link there is refused) leaves
+  // the old pair as it was, not a new private key beside the old public key
+  const priv = stageFile(out, enc.encode(files.privateKeyFile), 0o600);
+  let stagedPub: StagedWrite;
+  try {
+    stagedPub = stageFile(pub, enc.encode(files.publicKeyFile), 0o644);
+  } catch (err) {
+    priv.discard();
+    throw err;
+  }
+  priv.commit();
+  stagedPub.commit();
   const publicKey = bytesToHex(pair.publicKey);
   io.stderr(`reach-wasm: wrote the private key to ${out} (mode 0600; keep it secret) and the public key ${publicKey} to ${pub}\n`);
   if (json) io.stdout(JSON.stringify({ publicKey, privateKeyFile: out, publicKeyFile: pub }) + "\n");
