@@ -25,6 +25,15 @@ export async function packArchiveFiles(archive: Uint8Array, where: string, limit
   try {
     return readArchive(archive, { maxTotalBytes: MAX_PACK_BYTES, ...limits });
   } catch (err) {
-    throw new ReachError("PACK_MALFORMED", `${where}: ${(err as Error).message}`, { details: err instanceof ReachError ? err.details : {}, cause: err });
+    throw new ReachError("PACK_MALFORMED", `${where}: ${asPackArchive((err as Error).message)}`, { details: err instanceof ReachError ? err.details : {}, cause: err });
   }
+}
+
+/** The archive reader's refusal about a pack archive, not a capsule (it reads both; its messages say "capsule"). */
+function asPackArchive(message: string): string {
+  return message
+    .replace(/\bcapsule entry\b/g, "pack archive entry")
+    .replace(/\b([Tt]he|[Aa]) capsule\b/g, (_, article: string) => `${article} pack archive`)
+    .replace(/\bcapsules\b/g, "pack archives")
+    .replace(/written by reach-wasm/g, "written by `reach-wasm pack build`");
 }
