@@ -47,6 +47,17 @@ describe("keygen", () => {
   });
 });
 
+describe("pack init", () => {
+  it("derives the pack id from the folder name without a leading or trailing '-' (ünï → n, ü → my-pack)", async () => {
+    for (const [name, id] of [["ünï", "n"], ["ü", "my-pack"], ["a  b", "a-b"]] as const) {
+      const r = await cli("pack", "init", join(scratch, name), "--json");
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json!["id"]).toBe(id);
+      expect((await cli("pack", "validate", join(scratch, name))).code).toBe(0);
+    }
+  });
+});
+
 describe("pack", () => {
   it("validate compiles the planner and every js tool, and names the line and column of a syntax error (run names them too)", async () => {
     const dir = join(scratch, "syntax");

@@ -39,7 +39,9 @@ export async function packInit(argv: readonly string[], io: CliIO): Promise<numb
   if (!isTemplateName(template)) throw usageError(PACK_INIT, `unknown template ${JSON.stringify(template)}; choose one of ${TEMPLATES.join(", ")}`);
   const existing = await readdir(dir).catch(() => null);
   if (existing !== null && existing.length > 0) throw usageError(PACK_INIT, `${JSON.stringify(dir)} is not empty; give a new or empty directory`);
-  const id = (basename(resolve(dir)) || "my-pack").replace(/[^a-zA-Z0-9._-]/g, "-").slice(0, 100);
+  // the folder's name with each run of other characters as one "-", none at either end (an id, and the start of the
+  // archive's file name, that begins with "-" reads as an option to every shell tool)
+  const id = basename(resolve(dir)).replace(/[^a-zA-Z0-9._-]+/g, "-").replace(/^[-.]+|[-.]+$/g, "").slice(0, 100) || "my-pack";
   const files = await templateFiles(template, id);
   const executable = new Set([...files].filter(([, f]) => f.executable).map(([p]) => p));
   await writeDirAtomic(dir, new Map([...files].map(([p, f]) => [p, f.bytes])), { executable }); // 0644, scripts 0755
