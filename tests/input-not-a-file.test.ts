@@ -40,6 +40,16 @@ describe("an input that is not a regular file", () => {
     expect(await refusal(["show", fifo])).toMatch(/"[^"]*pipe" is not a regular file \(a FIFO, socket or device\); give a file/);
   });
 
+  it("a missing file says so without the system call's wording; a missing --key names the option and the fix", async () => {
+    const missing = join(s, "missing.capsule.tar.gz");
+    for (const command of ["replay", "verify", "show"]) {
+      const message = await refusal([command, missing]);
+      expect(message).toMatch(/missing\.capsule\.tar\.gz" does not exist; (check the path|a run is a capsule)/);
+      expect(message).not.toMatch(/lstat|ENOENT/);
+    }
+    expect(await refusal(["attest", capsule, "--key", join(s, "none.key")])).toMatch(/^--key "[^"]*none\.key" does not exist; give the private key file `reach-wasm keygen` wrote$/);
+  });
+
   it("replay: a directory is named as such", async () => {
     expect(await refusal(["replay", s])).toMatch(/is a directory; give a file/);
   });

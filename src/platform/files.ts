@@ -53,6 +53,9 @@ export async function readHostFile(path: string, maxBytes = 256 * 1024 * 1024): 
     return new Uint8Array(await readFile(path));
   } catch (err) {
     if (err instanceof ReachError) throw err;
+    const code = (err as { code?: string }).code;
+    if (code === "ENOENT") throw refuse(`${JSON.stringify(path)} does not exist; check the path`);
+    if (code === "EACCES") throw refuse(`cannot read ${JSON.stringify(path)}: permission denied; give a file you can read`);
     throw refuse(`cannot read ${JSON.stringify(path)}: ${(err as Error).message}`);
   }
 }
@@ -87,6 +90,7 @@ export async function refuseOutputOverInput(out: string, input: string, fix: str
  */
 export async function readPrivateKeyFile(path: string, what = "--key"): Promise<Uint8Array> {
   const st = await lstat(path).catch(() => null);
+  if (st === null) throw refuse(`${what} ${JSON.stringify(path)} does not exist; give the private key file \`reach-wasm keygen\` wrote`);
   const me = userId();
   if (st !== null && st.isFile() && POSIX_MODES) {
     if (me !== null && st.uid !== me) throw refuse(`${what} ${JSON.stringify(path)} is owned by uid ${st.uid}, not by this user (${me}); a private key must be your own file`);
