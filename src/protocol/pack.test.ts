@@ -105,6 +105,19 @@ describe("PackSchema", () => {
     expect(err.message).toContain(`- at tools["../evil"]: the name "../evil" is not allowed: expected a tool name such as fs.read`);
     expect(err.message).not.toMatch(/Invalid key in record/);
   });
+
+  it("says a required member is missing, not \"received undefined\"", () => {
+    const { id: _, ...noId } = example("minimal");
+    const err = (() => {
+      try {
+        parseOrThrow(PackSchema(), noId, "PACK_INVALID_MANIFEST", "reach.json");
+      } catch (e) {
+        return e as ReachError;
+      }
+      return null;
+    })();
+    expect(err?.message).toMatch(/^reach\.json is invalid:\n- at id: missing: add it \(expected string\)$/);
+  });
 });
 
 describe("allowedHosts patterns", () => {

@@ -28,13 +28,15 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, cod
 }
 
 /**
- * A zod issue's message for people: a refused record key says which name and what a name must be (zod's own is
- * "Invalid key in record").
+ * A zod issue's message for people: an absent required member says it is missing (zod's own is "expected string,
+ * received undefined"), a refused record key says which name and what a name must be (zod's: "Invalid key in record").
  * @param issue the issue
  * @returns the message
  * @example issueMessage(PackSchema().safeParse(doc).error!.issues[0]!)
  */
 export function issueMessage(issue: z.core.$ZodIssue): string {
+  // a required member that is absent: zod says "expected string, received undefined"
+  if (issue.code === "invalid_type" && issue.message.endsWith("received undefined")) return `missing: add it (expected ${issue.expected})`;
   if (issue.code !== "invalid_key" || issue.issues.length === 0) return issue.message;
   const key = issue.path[issue.path.length - 1];
   return `the name ${JSON.stringify(String(key))} is not allowed: ${issue.issues.map((i) => i.message).join("; ")}`;
