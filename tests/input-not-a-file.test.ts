@@ -50,6 +50,21 @@ describe("an input that is not a regular file", () => {
     expect(await refusal(["attest", capsule, "--key", join(s, "none.key")])).toMatch(/^--key "[^"]*none\.key" does not exist; give the private key file `reach-wasm keygen` wrote$/);
   });
 
+  it("a run directory given where a capsule is read names the capsule beside it", async () => {
+    const out = join(s, "out");
+    let stdout = "";
+    expect(await main(["run", "packs/hello", "--out", out, "--json"], { stdout: (t) => void (stdout += t), stderr: () => {} })).toBe(0);
+    const { capsule: written, out: runDir } = JSON.parse(stdout) as { capsule: string; out: string };
+    expect((await main(["verify", written], { stdout: () => {}, stderr: () => {} }))).toBe(0);
+    expect((await main(["replay", written], { stdout: () => {}, stderr: () => {} }))).toBe(0);
+    const key = join(s, "rd.key");
+    expect(await main(["keygen", "--out", key], { stdout: () => {}, stderr: () => {} })).toBe(0);
+    for (const args of [["replay", runDir], ["verify", runDir], ["attest", runDir, "--key", key], ["redact", runDir, "--step", "count", "--out", join(s, "r.tgz")], ["fork", runDir, "--at", "1", "--seed", "1"], ["resume", runDir]]) {
+      const message = await refusal(args);
+      expect(message, args[0]).toBe(`${JSON.stringify(runDir)} is a run directory (a run's readable files); ${args[0]} reads a run's capsule: give ${written}`);
+    }
+  }, 60_000);
+
   it("replay: a directory is named as such", async () => {
     expect(await refusal(["replay", s])).toMatch(/is a directory; give a file/);
   });

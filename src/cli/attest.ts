@@ -9,6 +9,7 @@ import { archiveIsCanonical, DEFAULT_ARCHIVE_LIMITS, parsePrivateKeyFile, readAr
 import { attestCapsule, RUN_PREDICATE_TYPE } from "../engine/mod.ts";
 import { verifyRunCapsule } from "../engine/mod.ts";
 import { readHostFile, readPrivateKeyFile, refuseOutputOverInput } from "../platform/files.ts";
+import { refuseRunDirectory } from "./run-source.ts";
 import { writeFileAtomic } from "../platform/write.ts";
 import { ReachError } from "../protocol/mod.ts";
 import type { CliIO } from "./io.ts";
@@ -36,6 +37,7 @@ export async function runAttestCommand(argv: readonly string[], io: CliIO): Prom
   const out = values.out ?? defaultOut(target);
   await refuseOutputOverInput(out, target, "write the attestation beside it");
   const privateKey = parsePrivateKeyFile(new TextDecoder().decode(await readPrivateKeyFile(values.key))).privateKey;
+  await refuseRunDirectory(target, "attest");
   const bytes = await readHostFile(target, DEFAULT_ARCHIVE_LIMITS.maxCompressedBytes);
   const entries = readArchive(bytes);
   const canonical = archiveIsCanonical(bytes, entries); // before runCapsuleFromEntries takes capsule.json out

@@ -25,9 +25,10 @@ import type { RunCapsule, TrustStore } from "../engine/mod.ts";
 import { loadHostPack } from "../host/mod.ts";
 import { loadTrustStore } from "../platform/trust-file.ts";
 import { createProgress } from "./progress.ts";
-import { isLargeRun } from "./run-source.ts";
+import { isLargeRun, refuseRunDirectory } from "./run-source.ts";
 
 async function readCapsuleFile(path: string) {
+  await refuseRunDirectory(path, "replay");
   const bytes = await readHostFile(path, DEFAULT_ARCHIVE_LIMITS.maxCompressedBytes);
   return readRunCapsule(bytes);
 }
@@ -101,6 +102,7 @@ export async function runVerifyCommand(argv: readonly string[], io: CliIO): Prom
   const { values, positionals } = parseCommand(VERIFY, argv);
   const target = positionals[0]!;
   const store = await loadTrustStore(values.trust);
+  await refuseRunDirectory(target, "verify");
   const isDir = await stat(target).then((s) => s.isDirectory(), () => false);
   if (values.key !== undefined && values.attestation === undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", "--key names the key an --attestation must be signed by; give --attestation FILE too");
   if (isDir && values.attestation !== undefined) throw new ReachError("PROTO_INVALID_ARGUMENT", `--attestation checks a capsule file, and ${JSON.stringify(target)} is a pack directory`);

@@ -14,6 +14,7 @@ import { forkCapsule, resumeCapsule } from "../engine/mod.ts";
 import type { BranchedRun, ForkChanges } from "../engine/mod.ts";
 import { defaultEnvironment } from "../host/mod.ts";
 import { readHostFile, readPrivateKeyFile } from "../platform/files.ts";
+import { refuseRunDirectory } from "./run-source.ts";
 import { prepareOutDir } from "../platform/out-dir.ts";
 import { abortOnSignals, stageDir, stageFile } from "../platform/write.ts";
 import { parseJsonText } from "../protocol/mod.ts";
@@ -88,6 +89,7 @@ type Common = { capsule: string; out: string | undefined; key: string | undefine
 /** Read the parent, make the new run (`make`), write it and say what happened. */
 async function branchCommand(name: string, c: Common, io: CliIO, make: (capsule: ReturnType<typeof readRunCapsule>, signal: AbortSignal, key: Uint8Array | undefined) => Promise<BranchedRun>): Promise<number> {
   const progress = createProgress(io);
+  await refuseRunDirectory(c.capsule, name);
   const outRoot = await prepareOutDir(c.out ?? ".reach", c.capsule);
   const parent = readRunCapsule(await readHostFile(c.capsule, DEFAULT_ARCHIVE_LIMITS.maxCompressedBytes));
   const key = c.key === undefined ? undefined : parsePrivateKeyFile(new TextDecoder().decode(await readPrivateKeyFile(c.key))).privateKey;

@@ -6,6 +6,7 @@
 import { DEFAULT_ARCHIVE_LIMITS, readRunCapsule } from "../engine/mod.ts";
 import { redactCapsule } from "../engine/mod.ts";
 import { readHostFile, refuseOutputOverInput } from "../platform/files.ts";
+import { refuseRunDirectory } from "./run-source.ts";
 import { writeFileAtomic } from "../platform/write.ts";
 import type { CliIO } from "./io.ts";
 import { parseCommand } from "./options.ts";
@@ -19,6 +20,7 @@ import { REDACT } from "./specs-redact.ts";
  */
 export async function runRedactCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const { values, positionals } = parseCommand(REDACT, argv);
+  await refuseRunDirectory(positionals[0]!, "redact");
   await refuseOutputOverInput(values.out, positionals[0]!, "write the redacted copy to a new file (the original stays as it is)");
   const capsule = readRunCapsule(await readHostFile(positionals[0]!, DEFAULT_ARCHIVE_LIMITS.maxCompressedBytes));
   const out = redactCapsule(capsule, { steps: values.step, entries: values.entry, blobs: values.blob });

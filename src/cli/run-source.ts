@@ -133,3 +133,18 @@ export async function readHostRun(path: string): Promise<HostRun> {
   if (kind === "file") return await readCapsuleRun(path);
   throw new ReachError("PROTO_INVALID_ARGUMENT", `${JSON.stringify(path)} ${kind ?? "does not exist"}; a run is a capsule ({runHash}.capsule.tar.gz) or a run directory (<out>/runs/<runHash>/)`);
 }
+
+/**
+ * Refuse a run directory where a command reads only a capsule (`replay`, `verify`), naming the capsule beside it.
+ * @param path the host path given
+ * @param command the command, for the message
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when `path` is a run directory (events.jsonl and no reach.json)
+ * @example await refuseRunDirectory(".reach/runs/d1de…", "replay"); // throws: give .reach/d1de….capsule.tar.gz
+ */
+export async function refuseRunDirectory(path: string, command: string): Promise<void> {
+  if ((await kindOf(path)) !== "dir" || (await kindOf(join(path, "events.jsonl"))) !== "file" || (await kindOf(join(path, "reach.json"))) !== null) return;
+  const trimmed = path.replace(/[/\\]+$/, "");
+  const beside = join(dirname(dirname(trimmed)), `${basename(trimmed)}.capsule.tar.gz`);
+  const capsule = (await kindOf(beside)) === "file" ? beside : "<out>/<runHash>.capsule.tar.gz";
+  throw new ReachError("PROTO_INVALID_ARGUMENT", `${JSON.stringify(path)} is a run directory (a run's readable files); ${command} reads a run's capsule: give ${capsule}`);
+}
