@@ -1,6 +1,7 @@
-// A command that reads a capsule and writes a file (`redact`, `report`, `export otel`, `attest`) refuses an --out that
-// is that capsule — by the same path or through a linked folder — instead of replacing the
-// capsule with its output: exit 2, PROTO_INVALID_ARGUMENT, the capsule's bytes as they were (and it still verifies).
+// A command that reads files and writes one (`redact`, `report`, `export otel`, `attest`, `approve`) refuses an --out
+// that is one of its inputs — the capsule, the private key, the trust store; by the same path or through a linked
+// folder — instead of replacing it with its output: exit 2, PROTO_INVALID_ARGUMENT, the input's bytes as they were
+// (a capsule still verifies).
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,6 +25,30 @@ const COMMANDS: Record<string, (capsule: string, out: string, key: string) => st
   "export otel": (c, o) => ["export", "otel", c, "--out", o],
   attest: (c, o, k) => ["attest", c, "--key", k, "--out", o, "--json"],
 };
+
+describe("--out that is the private key or the trust store", () => {
+  const key = join(s, "own.key");
+  beforeAll(async () => {
+    expect((await cli(["keygen", "--out", key])).code).toBe(0);
+  });
+  const CASES: Record<string, (capsule: string, key: string) => [string[], string]> = {
+    "approve --key": (_, k) => [["approve", "0".repeat(64), "--key", k, "--out", k, "--json"], k],
+    "attest --key": (c, k) => [["attest", c, "--key", k, "--out", k, "--json"], k],
+    "report --trust": (c, k) => [["report", c, "--trust", `${k}.pub`, "--out", `${k}.pub`, "--no-replay", "--json"], `${k}.pub`],
+  };
+  for (const [name, make] of Object.entries(CASES)) {
+    it(`${name}: refused, the file left as it was`, async () => {
+      const capsule = join(mkdtempSync(join(s, "k-")), "run.capsule.tar.gz");
+      copyFileSync(HELLO, capsule);
+      const [args, target] = make(capsule, key);
+      const before = readFileSync(target);
+      const r = await cli(args);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/PROTO_INVALID_ARGUMENT: --out .* is the input .* itself/);
+      expect(readFileSync(target).equals(before)).toBe(true);
+    }, 60_000);
+  }
+});
 
 describe("--out that is the input capsule", () => {
   const key = join(s, "signer.key");

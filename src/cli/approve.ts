@@ -4,7 +4,7 @@
  * `reach-wasm run … --approval FILE`. It counts only when the key is in the run's trust store.
  * @module
  */
-import { readPrivateKeyFile } from "../platform/files.ts";
+import { readPrivateKeyFile, refuseOutputOverInput } from "../platform/files.ts";
 import { writeFileAtomic } from "../platform/write.ts";
 import { signApproval } from "../engine/mod.ts";
 import { parsePrivateKeyFile } from "../engine/mod.ts";
@@ -24,6 +24,7 @@ export async function runApproveCommand(argv: readonly string[], io: CliIO): Pro
   const { values, positionals } = parseCommand(APPROVE, argv);
   const hash = positionals[0]!;
   const { key, out, json } = values;
+  if (out !== undefined) await refuseOutputOverInput(out, [key], "write the approval to another file, e.g. approval.json");
   const privateKey = parsePrivateKeyFile(new TextDecoder().decode(await readPrivateKeyFile(key))).privateKey;
   const record = signApproval(hash, privateKey);
   const text = JSON.stringify(record, null, 2) + "\n";

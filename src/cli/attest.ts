@@ -35,7 +35,7 @@ export async function runAttestCommand(argv: readonly string[], io: CliIO): Prom
   const { values, positionals } = parseCommand(ATTEST, argv);
   const target = positionals[0]!;
   const out = values.out ?? defaultOut(target);
-  await refuseOutputOverInput(out, target, "write the attestation beside it");
+  await refuseOutputOverInput(out, [target, values.key], "write the attestation beside the capsule");
   const privateKey = parsePrivateKeyFile(new TextDecoder().decode(await readPrivateKeyFile(values.key))).privateKey;
   await refuseRunDirectory(target, "attest");
   const bytes = await readHostFile(target, DEFAULT_ARCHIVE_LIMITS.maxCompressedBytes);

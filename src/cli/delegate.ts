@@ -11,6 +11,7 @@ import { signRevocation } from "../federation/mod.ts";
 import { assertScope, scopeExcess } from "../federation/mod.ts";
 import type { NodeState } from "../federation/mod.ts";
 import { pushRevocations } from "../federation/mod.ts";
+import { refuseOutputOverInput } from "../platform/files.ts";
 import { writeFileAtomic } from "../platform/write.ts";
 import type { Delegation } from "../protocol/mod.ts";
 import { ReachError } from "../protocol/mod.ts";
@@ -51,6 +52,7 @@ async function checkParent(state: NodeState, self: string, chain: readonly Deleg
  */
 export async function runDelegateCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const { values: o } = parseCommand(DELEGATE, argv);
+  await refuseOutputOverInput(o.out, [o.parent], "write the new delegation to another file");
   const state = nodeState(o.dir);
   const self = await state.self();
   const to = o.to;

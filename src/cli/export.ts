@@ -29,7 +29,7 @@ import { VERSION } from "./version.ts";
 export async function runExportCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const { argv: rest } = subcommandOf(findCommand("export")!, EXPORT_SUBCOMMANDS, argv);
   const { values, positionals } = parseCommand(EXPORT_OTEL, rest);
-  if (values.out !== undefined) await refuseOutputOverInput(values.out, positionals[0]!, "write the traces to another file, e.g. run.otlp.json");
+  if (values.out !== undefined) await refuseOutputOverInput(values.out, [positionals[0]], "write the traces to another file, e.g. run.otlp.json");
   const run = await readHostRun(positionals[0]!);
   const damaged = run.capsule?.damaged ?? [];
   if (damaged.length > 0) throw new ReachError("REPLAY_CAPSULE_INVALID", `export otel: ${damaged.map((d) => `${d.path} (${d.reason})`).join(", ")} do not match the capsule's index; run \`reach-wasm verify\` on it — a damaged capsule is not exported`);

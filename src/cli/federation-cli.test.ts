@@ -82,6 +82,10 @@ describe("reach-wasm node / delegate / revoke", () => {
     expect(late.error).toBe("FED_DELEGATION_INVALID");
     const notMine = await cli("delegate", "--dir", at("a"), "--to", b.nodeId, "--scope", "tool:x", "--expires", "10m", "--parent", at("a-b.json"), "--out", at("b-a.json"), "--json");
     expect(notMine.error).toBe("FED_TRUST_VIOLATION");
+    const parentBytes = readFileSync(at("a-b.json"));
+    const over = await cli("delegate", "--dir", at("b"), "--to", a.nodeId, "--scope", "resource:workspace:///data/in/", "--expires", "10m", "--parent", at("a-b.json"), "--out", at("a-b.json"), "--json");
+    expect(over.error).toBe("PROTO_INVALID_ARGUMENT"); // --out over the --parent it reads
+    expect(readFileSync(at("a-b.json")).equals(parentBytes)).toBe(true);
     const narrow = await cli("delegate", "--dir", at("b"), "--to", a.nodeId, "--scope", "resource:workspace:///data/in/", "--expires", "10m", "--parent", at("a-b.json"), "--out", at("b-a.json"), "--json");
     expect(narrow.code, narrow.stderr).toBe(0);
     const redelegated = JSON.parse(readFileSync(at("b-a.json"), "utf8")) as Record<string, unknown>;

@@ -21,7 +21,7 @@ import { REDACT } from "./specs-redact.ts";
 export async function runRedactCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const { values, positionals } = parseCommand(REDACT, argv);
   await refuseRunDirectory(positionals[0]!, "redact");
-  await refuseOutputOverInput(values.out, positionals[0]!, "write the redacted copy to a new file (the original stays as it is)");
+  await refuseOutputOverInput(values.out, [positionals[0]], "write the redacted copy to a new file (the original stays as it is)");
   const capsule = readRunCapsule(await readHostFile(positionals[0]!, DEFAULT_ARCHIVE_LIMITS.maxCompressedBytes));
   const out = redactCapsule(capsule, { steps: values.step, entries: values.entry, blobs: values.blob });
   await writeFileAtomic(values.out, out.bytes);

@@ -90,7 +90,7 @@ export async function runReportCommand(argv: readonly string[], io: CliIO): Prom
   if (values.out !== undefined && (outDir !== undefined || positionals.length > 1)) {
     throw new ReachError("PROTO_INVALID_ARGUMENT", "--out names one page: with several runs (or --out-dir) each page is DIR/<runHash>.report.html; give --out-dir DIR instead");
   }
-  if (values.out !== undefined) await refuseOutputOverInput(values.out, positionals[0]!, "write the page to another file, e.g. run.report.html");
+  if (values.out !== undefined) await refuseOutputOverInput(values.out, [positionals[0], values.trust], "write the page to another file, e.g. run.report.html");
   const store = (await loadTrustStore(values.trust)) ?? undefined;
   const runs: Reported[] = [];
   for (const path of positionals) runs.push(await readReported(path, store, values["no-replay"] !== true, io));

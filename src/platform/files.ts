@@ -61,21 +61,26 @@ export async function readHostFile(path: string, maxBytes = 256 * 1024 * 1024): 
 }
 
 /**
- * Refuse an output path that is the command's input: writing there would replace the file being read (`redact x
- * --out x`). The same file is found by path and by identity (a hard link, or a path through a linked folder).
+ * Refuse an output path that is one of the command's inputs: writing there would replace the file being read
+ * (`redact x --out x`, `approve H --key k --out k`). The same file is found by path and by identity (a hard link, or
+ * a path through a linked folder).
  * @param out the output path (`--out FILE`)
- * @param input the input path (a capsule)
+ * @param inputs the input paths (a capsule, a key file, a trust store; undefined ones are skipped)
  * @param fix what to do instead, for the message
- * @throws ReachError `PROTO_INVALID_ARGUMENT` when both name the same file
- * @example await refuseOutputOverInput("x.capsule.tar.gz", "x.capsule.tar.gz", "write the redacted copy to a new file");
+ * @throws ReachError `PROTO_INVALID_ARGUMENT` when `out` names the same file as an input
+ * @example await refuseOutputOverInput("x.capsule.tar.gz", ["x.capsule.tar.gz"], "write the redacted copy to a new file");
  */
-export async function refuseOutputOverInput(out: string, input: string, fix: string): Promise<void> {
-  let same = resolve(out) === resolve(input);
-  if (!same) {
-    const [a, b] = await Promise.all([lstat(out).catch(() => null), lstat(input).catch(() => null)]);
-    same = a !== null && b !== null && a.dev === b.dev && a.ino === b.ino;
+export async function refuseOutputOverInput(out: string, inputs: readonly (string | undefined)[], fix: string): Promise<void> {
+  const o = await lstat(out).catch(() => null);
+  for (const input of inputs) {
+    if (input === undefined) continue;
+    let same = resolve(out) === resolve(input);
+    if (!same && o !== null) {
+      const i = await lstat(input).catch(() => null);
+      same = i !== null && o.dev === i.dev && o.ino === i.ino;
+    }
+    if (same) throw refuse(`--out ${JSON.stringify(out)} is the input ${JSON.stringify(input)} itself, which it would replace; ${fix}`);
   }
-  if (same) throw refuse(`--out ${JSON.stringify(out)} is the input ${JSON.stringify(input)} itself, which it would replace; ${fix}`);
 }
 
 /**
