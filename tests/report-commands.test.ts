@@ -121,6 +121,15 @@ describe("reach-wasm report", () => {
     expect(JSON.parse(r.stdout).error.code).toMatch(/^REPLAY_CAPSULE_/);
     expect(existsSync(join(scratch, "bad.report.html"))).toBe(false);
   });
+
+  it("a redacted copy given with its original (the same run hash, one page name) is named on stderr, not dropped silently", async () => {
+    const salted = capsuleOf("notes-salted");
+    const redacted = capsuleOf("notes-redacted");
+    const r = await cli(["report", salted, redacted, "--out-dir", join(scratch, "pair"), "--no-replay", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).reports).toHaveLength(1);
+    expect(r.stderr).toContain(`note: ${redacted} has the run hash of ${salted} (the same run, or a redacted copy of it)`);
+  });
 });
 
 describe("reach-wasm diff", () => {

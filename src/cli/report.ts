@@ -99,11 +99,16 @@ export async function runReportCommand(argv: readonly string[], io: CliIO): Prom
   const pages = new Set(together ? runs.map((r) => r.view.runHash).filter(isRunHash) : []);
   const children = childrenOf(runs);
   const summaries: Record<string, unknown>[] = [];
-  const written = new Set<string>();
+  const written = new Map<string, string>();
   for (const r of runs) {
     const { view } = r;
-    if (written.has(view.runHash)) continue;
-    written.add(view.runHash);
+    const first = written.get(view.runHash);
+    if (first !== undefined) {
+      // one page per run hash: a redacted copy keeps its run's hash, so it would replace the page just written
+      io.stderr(`reach-wasm: note: ${r.path} has the run hash of ${first} (the same run, or a redacted copy of it); its page is ${first}'s — report it alone with --out FILE.html\n`);
+      continue;
+    }
+    written.set(view.runHash, r.path);
     const file = reportFileName(view.runHash);
     if (together && file === null) throw new ReachError("PROTO_INVALID_ARGUMENT", `${JSON.stringify(r.path)} has no valid run hash, so its page cannot be named <runHash>.report.html; report it alone with --out FILE.html`);
     const out = together ? join(dir, file!) : values.out !== undefined ? resolve(values.out) : defaultOut(r.path, r.isCapsule);
