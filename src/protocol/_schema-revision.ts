@@ -6,4 +6,4 @@
  */
 
 /** 16 hex digits; changes whenever a schema may validate differently. */
-export const SCHEMA_REVISION = "b8d85b8a5b5a51ff";
+export const SCHEMA_REVISION = "c0327a176280d99d";
