@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Hono } from "hono";
@@ -42,6 +43,27 @@ describe("serveHttp", () => {
       req.end(JSON.stringify({ tls: true }));
     });
     expect(JSON.parse(body)).toEqual({ got: { tls: true }, path: "/echo" });
+    await server.close();
+  });
+
+  it("answers a request that cannot become a Request (a Host that is no host, a backslash in the path) with a ReachError document", async () => {
+    const server = await serveHttp(app.fetch, { hostname: "127.0.0.1", port: 0 });
+    const raw = (head: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(server.port, "127.0.0.1", () => socket.end(`${head}\r\nConnection: close\r\n\r\n`));
+        let text = "";
+        socket.on("data", (d: Buffer) => (text += d.toString()));
+        socket.on("end", () => resolve(text));
+        socket.on("error", reject);
+      });
+    for (const head of [`GET /echo HTTP/1.1\r\nHost: 127.0.0.1:${server.port}@evil.example`, `GET /a\\b HTTP/1.1\r\nHost: 127.0.0.1:${server.port}`]) {
+      const answer = await raw(head);
+      expect(answer, head).toMatch(/^HTTP\/1\.1 400 /);
+      const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4).replace(/^[0-9a-f]+\r\n|\r\n0\r\n\r\n$/g, "")) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe("PROTO_INVALID_MESSAGE");
+      expect(body.error.message).toMatch(/cannot be read/);
+    }
+    expect((await fetch(`${server.url}/missing`)).status).toBe(404); // and it goes on serving
     await server.close();
   });
 

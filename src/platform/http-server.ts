@@ -213,28 +213,40 @@ export async function serveHttp(handler: FetchHandler, options: ServeOptions): P
 
 type Guard = ReturnType<typeof guarded>;
 
+/**
+ * The answer to a request that cannot become a `Request` at all (a `Host` that is no host name, a backslash in the
+ * path): a ReachError document like every other refusal, not an empty 400.
+ */
+function unreadable(options: ServeOptions): (err: unknown) => Response {
+  const refusal = options.refusal ?? defaultRefusal;
+  return (err) => {
+    if ((err as Error)?.name === "RequestError") {
+      const why = (err as Error).message.replace(/\.$/, "");
+      return refusal(400, new ReachError("PROTO_INVALID_MESSAGE", `the request cannot be read (${why}); send a Host header that names this server and a path without backslashes`));
+    }
+    return refusal(500, new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the server failed to answer (an internal error); retry later", { retryAfter: 1000 }));
+  };
+}
+
 async function nodeServe(guard: Guard, options: ServeOptions, bind: (port: number) => void): Promise<HttpServer> {
-  const { serve } = await import("@hono/node-server");
+  const { getRequestListener } = await import("@hono/node-server");
   const https = options.tls === undefined ? undefined : await import("node:https");
-  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve(
-      {
-        fetch: (request: Request, env: { incoming: { socket: { remoteAddress?: string | undefined } }; outgoing: { once(event: "close", listener: () => void): unknown } }) =>
-          guard(request, env.incoming.socket.remoteAddress, (release) => void env.outgoing.once("close", release)),
-        hostname: options.hostname,
-        port: options.port,
-        ...(https === undefined ? {} : { createServer: https.createServer, serverOptions: { cert: options.tls!.cert, key: options.tls!.key } }),
-      },
-      (info) => (bind(info.port), resolve(s)),
-    );
-    s.once("error", reject);
+  const plain = https === undefined ? await import("node:http") : undefined;
+  const listener = getRequestListener(
+    (request: Request, env: { incoming: { socket: { remoteAddress?: string | undefined } }; outgoing: { once(event: "close", listener: () => void): unknown } }) =>
+      guard(request, env.incoming.socket.remoteAddress, (release) => void env.outgoing.once("close", release)),
+    { hostname: options.hostname, errorHandler: unreadable(options) },
+  );
+  const server = https === undefined ? plain!.createServer(listener) : https.createServer({ cert: options.tls!.cert, key: options.tls!.key }, listener);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.hostname, () => (bind((server.address() as AddressInfo).port), resolve()));
   });
   // A connection that sends no request is closed by the server: its headers must arrive within 60 s, its body within
   // 5 min, and an idle keep-alive connection goes after 5 s (Node's defaults, set here so that they are ours).
-  const http = server as unknown as { headersTimeout: number; requestTimeout: number; keepAliveTimeout: number };
-  http.headersTimeout = 60_000;
-  http.requestTimeout = 300_000;
-  http.keepAliveTimeout = 5_000;
+  server.headersTimeout = 60_000;
+  server.requestTimeout = 300_000;
+  server.keepAliveTimeout = 5_000;
   const port = (server.address() as AddressInfo).port;
   return {
     url: urlOf(options.tls !== undefined, options.hostname, port),
@@ -242,9 +254,8 @@ async function nodeServe(guard: Guard, options: ServeOptions, bind: (port: numbe
     port,
     close: () =>
       new Promise<void>((resolve) => {
-        const s = server as unknown as { closeAllConnections?: () => void; close(cb: () => void): void };
-        s.close(() => resolve());
-        s.closeAllConnections?.();
+        server.close(() => resolve());
+        server.closeAllConnections();
       }),
   };
 }
