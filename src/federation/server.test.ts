@@ -55,6 +55,25 @@ describe("the node's HTTP face (seed 003 §6.1: every message signed)", () => {
     }
   });
 
+  it("answers an unknown path (404) and a method a path does not take (405, with Allow) with a signed error reply", async () => {
+    const { n, b } = await two();
+    const cases: [string, string, number, string | null][] = [
+      ["GET", MESSAGES_PATH, 405, "POST"],
+      ["DELETE", NODE_PATH, 405, "GET"],
+      ["GET", "/federation/v1/nope", 404, null],
+      ["POST", "/", 404, null],
+    ];
+    for (const [method, path, status, allow] of cases) {
+      const res = await b.app.fetch(new Request(`${b.self.identity.endpoint}${path}`, { method }));
+      expect(res.status, `${method} ${path}`).toBe(status);
+      expect(res.headers.get("allow"), `${method} ${path}`).toBe(allow);
+      const reply = openMessage(await res.json(), { self: "00000000-0000-0000-0000-000000000000", now: n.clock.now, keyOf: () => b.self.identity.publicKey });
+      expect(reply.type).toBe("error");
+      expect((reply.body["error"] as { code: string; message: string }).code).toBe("PROTO_INVALID_ARGUMENT");
+      expect((reply.body["error"] as { message: string }).message).toContain(path);
+    }
+  });
+
   it("accepts a message once: a replay is refused, also after the node restarts with its saved nonces", async () => {
     const { n, a, b } = await two();
     const msg = signMessage({ type: "revocation.pull", from: a.id, to: b.id, body: {} }, a.self.keys.privateKey, n.clock.now);

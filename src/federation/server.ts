@@ -174,6 +174,14 @@ export function createNodeApp(opts: NodeServerOptions): Hono {
     const shown = known ? e : new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the node failed while handling the request; see its log", { retryAfter: 1000 });
     return reply(c, status ?? (known ? statusOf(e.code) : 500), "error", claimed(raw, "from") ?? NIL_UUID, claimed(raw, "nonce"), { ...shown.toJSON(), context: { nodeId: self } });
   };
+  app.notFound((c) => {
+    const path = new URL(c.req.url).pathname;
+    const allowed = path === MESSAGES_PATH ? "POST" : path === NODE_PATH ? "GET" : null;
+    if (allowed === null) return fail(c, new ReachError("PROTO_INVALID_ARGUMENT", `no route ${c.req.method} ${path}; a node answers POST ${MESSAGES_PATH} and GET ${NODE_PATH}`), undefined, 404);
+    c.header("allow", allowed);
+    return fail(c, new ReachError("PROTO_INVALID_ARGUMENT", `${path} takes ${allowed}, not ${c.req.method}`), undefined, 405);
+  });
+  app.onError((err, c) => fail(c, err, undefined));
   app.get(NODE_PATH, (c) => c.json(opts.self.identity));
   app.post(
     MESSAGES_PATH,

@@ -12,7 +12,7 @@ import { awaitRecord, streamEvents } from "./http-events.ts";
 import { ClientSlots, DEFAULT_MAX_WATCHERS_PER_CLIENT, DEFAULT_STREAM_IDLE_MS, takeWatch } from "./http-limits.ts";
 import type { ApiEnv, WatchLimits } from "./http-limits.ts";
 import { parseOrRefuse, readPackUpload, readSubmission } from "./http-submit.ts";
-import { openApiDocument } from "./openapi.ts";
+import { openApiDocument, ROUTES } from "./openapi.ts";
 import { ListRunsQuerySchema } from "./schemas.ts";
 import type { PackRegistered } from "./schemas.ts";
 import { cancelRun, listRuns, readCapsule } from "./store-runs.ts";
@@ -27,6 +27,12 @@ function runIdOf(c: Context<Env>): string {
   const id = c.req.param("id") ?? "";
   if (!UUID.test(id)) throw refuse(404, "PROTO_INVALID_ARGUMENT", `${JSON.stringify(id.slice(0, 80))} is not a run id (a lowercase UUID from POST /runs)`, { runId: id.slice(0, 80) });
   return id;
+}
+
+/** The methods the API answers at a path (none: no such path), from the routes of `/openapi.json`. */
+function allowedMethods(path: string): string[] {
+  const methods = ROUTES.filter((r) => new RegExp(`^${r.path.replace(/\{id\}/g, "[^/]+")}$`).test(path)).map((r) => r.method.toUpperCase());
+  return methods.includes("GET") ? [...methods, "HEAD"] : methods;
 }
 
 /**
@@ -78,7 +84,14 @@ export function createServiceApp(ctx: ServiceContext, version: string): Hono<Env
   const openapi = JSON.stringify(openApiDocument(version));
   const batcher = new SubmitBatcher(ctx.db, ctx.queue);
   app.onError((err) => errorResponse(err, (e) => ctx.log(`internal error: ${(e as Error)?.stack ?? String(e)}`)));
-  app.notFound((c) => errorResponse(refuse(404, "PROTO_INVALID_ARGUMENT", `no route ${c.req.method} ${new URL(c.req.url).pathname}; see /openapi.json`)));
+  app.notFound((c) => {
+    const path = new URL(c.req.url).pathname;
+    const allowed = allowedMethods(path);
+    if (allowed.length === 0) return errorResponse(refuse(404, "PROTO_INVALID_ARGUMENT", `no route ${c.req.method} ${path}; see /openapi.json`));
+    const res = errorResponse(refuse(405, "PROTO_INVALID_ARGUMENT", `${path} takes ${allowed.join(" or ")}, not ${c.req.method}; see /openapi.json`, { allowed }));
+    res.headers.set("allow", allowed.join(", "));
+    return res;
+  });
   app.get("/openapi.json", (c) => c.body(openapi, 200, { "content-type": "application/json; charset=utf-8" }));
   app.get("/healthz", async (c) => {
     await ctx.db.query("SELECT 1");

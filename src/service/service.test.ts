@@ -108,7 +108,12 @@ describe("run service on PGlite", () => {
     expectRefusal(await call("GET", "/runs/00000000-0000-4000-8000-000000000000"), 404, "PROTO_INVALID_ARGUMENT");
     expectRefusal(await call("GET", "/runs?status=DONE"), 400, "PROTO_SCHEMA_VIOLATION");
     expectRefusal(await call("GET", "/runs/00000000-0000-4000-8000-000000000000?wait=99"), 400, "PROTO_INVALID_ARGUMENT");
-    expectRefusal(await call("DELETE", "/runs"), 404, "PROTO_INVALID_ARGUMENT");
+    // a path the API has, with a method it does not take: 405 naming the methods it takes
+    for (const [method, path, allow] of [["DELETE", "/runs", "POST, GET, HEAD"], ["PUT", "/runs/00000000-0000-4000-8000-000000000000", "GET, HEAD"], ["GET", "/runs/00000000-0000-4000-8000-000000000000/cancel", "POST"], ["GET", "/packs", "POST"]] as const) {
+      const r = await call(method, path);
+      expectRefusal(r, 405, "PROTO_INVALID_ARGUMENT");
+      expect(r.res.headers.get("allow"), `${method} ${path}`).toBe(allow);
+    }
     expectRefusal(await call("GET", "/nope"), 404, "PROTO_INVALID_ARGUMENT");
   });
 
