@@ -67,12 +67,32 @@ async function jsonBody(req: Request): Promise<unknown> {
   return requestJson(await req.text(), "the request body");
 }
 
-async function formOf(req: Request): Promise<FormData> {
+/**
+ * A multipart body whose part names are all among `parts`, each at most once: a part that would be ignored (a name
+ * misspelt, a second `pack`) is refused rather than silently leaving the run different from the one asked for.
+ */
+async function formOf(req: Request, parts: readonly string[]): Promise<FormData> {
+  let form: FormData;
   try {
-    return await req.formData();
+    form = await req.formData();
   } catch (err) {
     throw refuse(400, "PROTO_INVALID_MESSAGE", `the multipart body cannot be read (${(err as Error).message}); send multipart/form-data with a "pack" file part`);
   }
+  const names: string[] = [];
+  form.forEach((_, name) => void names.push(name));
+  const bad = names.find((n, i) => !parts.includes(n) || names.indexOf(n) !== i);
+  if (bad !== undefined) {
+    const why = parts.includes(bad) ? "appears twice" : "is not one this route reads";
+    throw refuse(400, "PROTO_INVALID_MESSAGE", `the multipart part ${JSON.stringify(bad.slice(0, 80))} ${why}; send ${parts.map((p) => JSON.stringify(p)).join(" and ")} at most once each`, { part: bad.slice(0, 80) });
+  }
+  return form;
+}
+
+/** The `request` part's text: a plain field, or a file part (`curl -F request=@run.json`, a Blob in a FormData). */
+async function requestPart(form: FormData): Promise<string> {
+  const part = form.get("request");
+  if (part === null) return "";
+  return typeof part === "string" ? part : await part.text();
 }
 
 async function packPart(form: FormData): Promise<Uint8Array> {
@@ -145,9 +165,9 @@ export async function readSubmission(ctx: ServiceContext, tenant: string, req: R
     return { pack, options, secrets: secrets ?? null };
   }
   if (type.startsWith("multipart/form-data")) {
-    const form = await formOf(req);
-    const text = form.get("request");
-    const raw: unknown = typeof text === "string" && text.trim() !== "" ? requestJson(text, 'the "request" part') : {};
+    const form = await formOf(req, ["pack", "request"]);
+    const text = await requestPart(form);
+    const raw: unknown = text.trim() !== "" ? requestJson(text, 'the "request" part') : {};
     const { secrets, ...parsed } = parseOrRefuse(SubmitRunPartSchema, raw, 'the "request" part');
     const options = withInput(parsed, raw, 'the "request" part');
     const { pack } = await registerUpload(ctx, tenant, await packPart(form));
@@ -170,7 +190,7 @@ export async function readPackUpload(ctx: ServiceContext, tenant: string, req: R
   const digest = new URL(req.url).searchParams.get("digest");
   const expected = digest === null ? undefined : parseOrRefuse(PackDigestSchema, digest, "the digest query parameter");
   const type = (req.headers.get("content-type") ?? "").toLowerCase();
-  if (type.startsWith("multipart/form-data")) return await registerUpload(ctx, tenant, await packPart(await formOf(req)), expected);
+  if (type.startsWith("multipart/form-data")) return await registerUpload(ctx, tenant, await packPart(await formOf(req, ["pack"])), expected);
   if (type.startsWith("application/gzip") || type.startsWith("application/x-gzip") || type.startsWith("application/octet-stream")) {
     return await registerUpload(ctx, tenant, new Uint8Array(await req.arrayBuffer()), expected);
   }

@@ -153,6 +153,26 @@ describe("run service on PGlite", () => {
     expect(((await call("GET", "/runs?status=ABORTED")).json["runs"] as Json[]).length).toBe(0);
   });
 
+  it("reads a multipart request part sent as a file, and refuses a part it would ignore (unknown, or twice)", async () => {
+    const pack = () => new Blob([bytes(spinPackArchive(1, 10, "tiny"))]);
+    const asFile = new FormData();
+    asFile.set("pack", pack(), "tiny.tar.gz");
+    asFile.set("request", new Blob([JSON.stringify({ seed: "41", input: { x: 2 } })], { type: "application/json" }), "run.json");
+    const r = await call("POST", "/runs", asFile);
+    expect(r.status, JSON.stringify(r.json)).toBe(202);
+    const record = await waitEnd(r.json["runId"] as string);
+    expect(record["status"]).toBe("COMPLETED");
+    expect(record["request"]).toEqual({ seed: "41", input: { x: 2 } });
+    const misspelt = new FormData();
+    misspelt.set("pack", pack(), "tiny.tar.gz");
+    misspelt.set("requests", JSON.stringify({ seed: "41" }));
+    expectRefusal(await call("POST", "/runs", misspelt), 400, "PROTO_INVALID_MESSAGE");
+    const twice = new FormData();
+    twice.append("pack", pack(), "tiny.tar.gz");
+    twice.append("pack", new Blob([bytes(await packArchive("hello"))]), "hello.tar.gz");
+    expectRefusal(await call("POST", "/packs", twice), 400, "PROTO_INVALID_MESSAGE");
+  });
+
   it("serves an OpenAPI document generated from the schemas, naming every route it implements", async () => {
     const r = await call("GET", "/openapi.json");
     expect(r.json["openapi"]).toBe("3.1.0");
