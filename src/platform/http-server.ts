@@ -13,6 +13,7 @@
  * @module
  */
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import { hostname as osHostname, networkInterfaces } from "node:os";
 import { ReachError } from "../protocol/mod.ts";
 import { checkHostOrigin, hostPolicy } from "./http-guard.ts";
@@ -228,6 +229,25 @@ function unreadable(options: ServeOptions): (err: unknown) => Response {
   };
 }
 
+/**
+ * What Node's HTTP parser refuses before any handler runs (a malformed chunk, Content-Length with Transfer-Encoding,
+ * headers too large, a request too slow): the refusal as a document, written on the socket, which is then closed.
+ */
+async function answerUnparsable(err: Error & { code?: string }, socket: Duplex, options: ServeOptions): Promise<void> {
+  // as Node's own handler: nothing is written on a socket gone, or one already carrying a response
+  const busy = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  if (err.code === "ECONNRESET" || !socket.writable || busy) return void socket.destroy();
+  const refusal = options.refusal ?? defaultRefusal;
+  const [status, reason, message] =
+    err.code === "HPE_HEADER_OVERFLOW" ? [431, "Request Header Fields Too Large", "the request's headers are too large; send fewer or shorter headers"]
+    : err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? [408, "Request Timeout", "the request did not arrive in time; send it again"]
+    : [400, "Bad Request", `the request is not valid HTTP/1.1 (${err.code ?? err.message}); send a well-formed request`];
+  const res = refusal(status, new ReachError("PROTO_INVALID_MESSAGE", message));
+  const body = new Uint8Array(await res.arrayBuffer());
+  const head = `HTTP/1.1 ${status} ${reason}\r\ncontent-type: ${res.headers.get("content-type") ?? "application/json"}\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n`;
+  socket.end(Buffer.concat([Buffer.from(head), body]));
+}
+
 async function nodeServe(guard: Guard, options: ServeOptions, bind: (port: number) => void): Promise<HttpServer> {
   const { getRequestListener } = await import("@hono/node-server");
   const https = options.tls === undefined ? undefined : await import("node:https");
@@ -238,6 +258,7 @@ async function nodeServe(guard: Guard, options: ServeOptions, bind: (port: numbe
     { hostname: options.hostname, errorHandler: unreadable(options) },
   );
   const server = https === undefined ? plain!.createServer(listener) : https.createServer({ cert: options.tls!.cert, key: options.tls!.key }, listener);
+  server.on("clientError", (err: Error & { code?: string }, socket: Duplex) => void answerUnparsable(err, socket, options));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.hostname, () => (bind((server.address() as AddressInfo).port), resolve()));
