@@ -54,6 +54,16 @@ export function statusOf(err: ReachError): number {
 }
 
 /**
+ * Whether a failure is the client going away while its request body was read (Node: "aborted", `ECONNRESET`): the
+ * client's doing, answered as a refusal, not logged as an internal error.
+ */
+function clientWentAway(err: unknown): boolean {
+  if (err === null || typeof err !== "object") return false;
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  return code === "ECONNRESET" || code === "ERR_STREAM_PREMATURE_CLOSE" || message === "aborted";
+}
+
+/**
  * The response for anything thrown by a handler.
  * @param err what was thrown
  * @param onInternal called with unexpected errors (for the server's log)
@@ -65,6 +75,7 @@ export function errorResponse(err: unknown, onInternal?: (err: unknown) => void)
   let error: ReachError;
   if (err instanceof HttpRefusal) ({ status, error } = err);
   else if (err instanceof ReachError) [status, error] = [statusOf(err), err];
+  else if (clientWentAway(err)) [status, error] = [400, new ReachError("PROTO_INVALID_MESSAGE", "the request did not arrive whole (the connection closed while its body was read); send it again")];
   else {
     onInternal?.(err);
     [status, error] = [500, new ReachError("EXEC_RESOURCE_UNAVAILABLE", "the run service failed to answer (an internal error; see its log); retry later", { retryAfter: 1000 })];
