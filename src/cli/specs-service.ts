@@ -85,7 +85,7 @@ export const RUNS_LIST = defineArgs({
   name: "runs list",
   summary: "the runs, newest first",
   options: {
-    status: { type: "string", value: "S", help: "only runs in this state (QUEUED, RUNNING, COMPLETED, FAILED, ABORTED)" },
+    status: { type: "string", value: "S", help: "only runs in this state (PENDING, EXECUTING, COMPLETED, FAILED, ABORTED)" },
     pack: { type: "string", value: "ID|DIGEST", help: "only runs of this pack" },
     limit: { type: "string", value: "N", parse: integer(1, 200), help: "runs per page" },
     cursor: { type: "string", value: "C", help: "the next page (from the previous page's cursor)" },
