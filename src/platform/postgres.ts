@@ -143,6 +143,10 @@ async function openServer(url: string, poolSize: number, options: DatabaseOption
     (await pool.connect()).release();
   } catch (err) {
     await pool.end().catch(() => {});
+    if ((err as { code?: unknown }).code === "ERR_INVALID_URL") {
+      // a URL the driver cannot parse is a mistake to fix, not a server to wait for
+      throw new ReachError("PROTO_INVALID_ARGUMENT", `--db ${JSON.stringify(where)} is not a valid URL; give postgres://user:password@host:port/database (percent-encode special characters of the password)`);
+    }
     const e = storeError(err, "postgres", where); // not reported: the caller decides whether to wait
     const unavailable = e instanceof ReachError && e.details["storeUnavailable"] === true;
     throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", `cannot connect to PostgreSQL at ${where}: ${redactSecrets((err as Error).message)}; check that the server runs and the URL is right`, {
