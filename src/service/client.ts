@@ -93,7 +93,14 @@ export class ServiceClient {
   }
 
   async #json<T>(method: string, path: string, init: { body?: BodyInit; type?: string } = {}): Promise<T> {
-    return (await (await this.#request(method, path, init)).json()) as T;
+    const res = await this.#request(method, path, init);
+    const text = await res.text();
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      // a server that is not the run service (a proxy's page, another program on the port)
+      throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", `the run service answered HTTP ${res.status} with no JSON (${JSON.stringify(text.slice(0, 80))}); is --server a reach-wasm service?`, { details: { httpStatus: res.status } });
+    }
   }
 
   /**
