@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { errorResponse } from "./http-errors.ts";
 
 describe("errorResponse", () => {
-  it("answers a client that went away mid-body (Node: aborted, ECONNRESET) with 400, not as an internal error", async () => {
-    for (const err of [Object.assign(new Error("aborted"), { code: "ECONNRESET" }), Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" })]) {
+  it("answers a client that went away mid-body (Node: aborted, ECONNRESET; Deno: BadResource) with 400, not as an internal error", async () => {
+    for (const err of [Object.assign(new Error("aborted"), { code: "ECONNRESET" }), Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" }), Object.assign(new Error("Cannot read body as underlying resource unavailable"), { name: "BadResource" })]) {
       const logged: unknown[] = [];
       const res = errorResponse(err, (e) => logged.push(e));
       expect(res.status).toBe(400);

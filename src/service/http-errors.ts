@@ -54,12 +54,13 @@ export function statusOf(err: ReachError): number {
 }
 
 /**
- * Whether a failure is the client going away while its request body was read (Node: "aborted", `ECONNRESET`): the
- * client's doing, answered as a refusal, not logged as an internal error.
+ * Whether a failure is the client going away while its request body was read (Node: "aborted", `ECONNRESET`; Deno:
+ * `BadResource` or `Http` reading the body): the client's doing, answered as a refusal, not logged as an internal error.
  */
 function clientWentAway(err: unknown): boolean {
   if (err === null || typeof err !== "object") return false;
-  const { code, message } = err as { code?: unknown; message?: unknown };
+  const { code, message, name } = err as { code?: unknown; message?: unknown; name?: unknown };
+  if ((name === "BadResource" || name === "Http") && typeof message === "string" && /body/i.test(message)) return true;
   return code === "ECONNRESET" || code === "ERR_STREAM_PREMATURE_CLOSE" || message === "aborted";
 }
 
