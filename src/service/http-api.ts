@@ -31,7 +31,8 @@ function runIdOf(c: Context<Env>): string {
 
 /** The methods the API answers at a path (none: no such path), from the routes of `/openapi.json`. */
 function allowedMethods(path: string): string[] {
-  const methods = ROUTES.filter((r) => new RegExp(`^${r.path.replace(/\{id\}/g, "[^/]+")}$`).test(path)).map((r) => r.method.toUpperCase());
+  const pattern = (route: string) => new RegExp(`^${route.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{id\}/g, "[^/]+")}$`);
+  const methods = ROUTES.filter((r) => pattern(r.path).test(path)).map((r) => r.method.toUpperCase());
   return methods.includes("GET") ? [...methods, "HEAD"] : methods;
 }
 

@@ -115,6 +115,8 @@ describe("run service on PGlite", () => {
       expect(r.res.headers.get("allow"), `${method} ${path}`).toBe(allow);
     }
     expectRefusal(await call("GET", "/nope"), 404, "PROTO_INVALID_ARGUMENT");
+    expectRefusal(await call("POST", "/openapi.json"), 405, "PROTO_INVALID_ARGUMENT");
+    expectRefusal(await call("POST", "/openapiXjson"), 404, "PROTO_INVALID_ARGUMENT"); // a route's "." is no wildcard
   });
 
   it("bounds request bodies, with and without Content-Length", async () => {
