@@ -42,8 +42,14 @@ describe("parseCommand", () => {
     expect(parseCommand(SPEC, ["f", "--key", "k"]).values).toEqual({ out: undefined, count: undefined, tag: [], json: false, quiet: false, key: "k", pair: undefined });
   });
 
-  it("a string option takes the next argument whatever it looks like, as the hand-written parsers did", () => {
-    expect(parseCommand(SPEC, ["f", "--key", "--json"]).values.key).toBe("--json");
+  it("a string option takes the next argument whatever it looks like, unless it is one of the command's options", () => {
+    expect(parseCommand(SPEC, ["f", "--key", "-"]).values.key).toBe("-");
+    expect(parseCommand(SPEC, ["f", "--key", "--not-ours"]).values.key).toBe("--not-ours");
+    expect(parseCommand(SPEC, ["f", "--key=--json"]).values.key).toBe("--json");
+    // `run pack --out --json` used to write a folder named --json and print no JSON
+    for (const next of ["--json", "--out=x", "--quiet", "-q"]) {
+      expect(() => parseCommand(SPEC, ["f", "--key", next])).toThrow(new RegExp(`--key needs a value but is followed by the option ${next.split("=")[0]}; give the value \\(--key FILE\\), or write --key=`));
+    }
   });
 
   it("refuses every bad command line with the command, what is wrong, the usage and where the help is", () => {

@@ -94,6 +94,12 @@ export function usageError(spec: ArgsSpec, message: string): ReachError {
 
 type Token = ReturnType<typeof parseArgs>["tokens"] extends (infer T)[] | undefined ? T : never;
 
+/** Whether `arg` is one of the command's own options (`--json`, `--out=x`, `-h`): never a value taken by mistake. */
+function namesOption(spec: ArgsSpec, arg: string): boolean {
+  if (arg.startsWith("--")) return Object.hasOwn(spec.options, arg.slice(2).split("=")[0]!);
+  return /^-[A-Za-z]$/.test(arg) && Object.values(spec.options).some((o) => o.short === arg.slice(1));
+}
+
 function optionToken(spec: ArgsSpec, t: Token & { kind: "option" }, values: Record<string, unknown>): void {
   const o = Object.hasOwn(spec.options, t.name) ? spec.options[t.name] : undefined;
   if (o === undefined) throw usageError(spec, `unknown option ${t.rawName}`);
@@ -104,6 +110,10 @@ function optionToken(spec: ArgsSpec, t: Token & { kind: "option" }, values: Reco
     return;
   }
   if (t.value === undefined || t.value === "") throw usageError(spec, `${shown} needs a value (${shown} ${o.value ?? "VALUE"})`);
+  if (t.inlineValue !== true && namesOption(spec, t.value)) {
+    throw usageError(spec, `${shown} needs a value but is followed by the option ${t.value.split("=")[0]}; give the value ` +
+      `(${shown} ${o.value ?? "VALUE"}), or write ${shown}=${t.value} if that is the value`);
+  }
   let v: unknown = t.value;
   if (o.parse !== undefined) {
     try {
