@@ -107,7 +107,9 @@ export async function main(argv: readonly string[], given: CliIO): Promise<numbe
   // every command writes through the escaping streams (`safe-output.ts`): what a tool, a server or a peer says never
   // reaches the terminal as control characters, and stderr never shows a connection credential
   const io = safeIO(given);
-  const json = argv.includes("--json");
+  // an error goes out as a JSON document when --json is asked for, also when it is misspelt `--json=…` (the error)
+  const end = argv.indexOf("--");
+  const json = (end === -1 ? argv : argv.slice(0, end)).some((a) => a === "--json" || a.startsWith("--json="));
   // `reach-wasm --quiet <command> …` is `reach-wasm <command> --quiet …`
   if ((argv[0] === "--quiet" || argv[0] === "-q") && argv.length > 1) return await main([argv[1]!, "--quiet", ...argv.slice(2)], io);
   const [first, ...rest] = argv;

@@ -72,6 +72,22 @@ describe("--json refusals are upstream error documents (seed 003 §7.2)", () => 
     }
   }
 
+  it("--json misspelt --json=… still gets its refusal as the document; a --json after -- is the guest's", async () => {
+    for (const command of ["verify", "run", "show"]) {
+      let stdout = "";
+      const code = await main([command, missing, "--json=1"], { stdout: (t) => void (stdout += t), stderr: () => {} });
+      expect(code).toBe(2);
+      const doc = JSON.parse(stdout) as unknown;
+      expect(validate(doc), JSON.stringify(validate.errors)).toBe(true);
+      expect(doc).toMatchObject({ error: { code: "PROTO_INVALID_ARGUMENT", message: expect.stringMatching(/--json takes no value/) } });
+    }
+    let stdout = "";
+    let stderr = "";
+    expect(await main(["wasi", missing, "--", "--json"], { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) })).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toMatch(/^reach-wasm: /);
+  });
+
   it("an unknown command", async () => {
     const { code, doc } = await refusal(["frobnicate"]);
     expect(code).toBe(2);
