@@ -33,6 +33,7 @@ import { readTrustStoreText } from "../platform/trust-file.ts";
 import { abortOnSignals, writeDirAtomic, writeFileAtomic } from "../platform/write.ts";
 import type { CliIO } from "./io.ts";
 import { isLoopback, parseMcpArgs } from "./mcp-args.ts";
+import { sessionIndex } from "./mcp-index.ts";
 import type { McpArgs } from "./mcp-args.ts";
 import { VERSION } from "./version.ts";
 import type { ReachError } from "../protocol/mod.ts";
@@ -58,19 +59,6 @@ function runSink(outRoot: string, io: CliIO, outcomes: Outcome[]): McpRunSink {
     const chain = run.next === undefined ? "" : ` (run ${run.next.segment - 1} of its MCP session)`;
     io.stderr(`reach-wasm mcp: session run ${run.status} ${run.runHash}${chain}${why}\nreach-wasm mcp: capsule ${capsule}${run.capsule.signed ? " (signed)" : ""}\n`);
     return capsule;
-  };
-}
-
-/**
- * The session index: `<out>/sessions/<first run hash>.json`, rewritten atomically after each run of a session ends,
- * listing its runs in order (segment, run hash, the run it continues, status, capsule).
- */
-function sessionIndex(outRoot: string): (segments: readonly McpSegment[]) => Promise<void> {
-  return async (segments) => {
-    const first = segments[0]?.runHash;
-    if (first === undefined || first === null) return;
-    const runs = segments.map((s) => ({ segment: s.segment, runHash: s.runHash, previousRunHash: s.previousRunHash, status: s.status, capsule: s.capsule, ...(s.error === null ? {} : { error: { code: s.error.code, message: s.error.message } }) }));
-    await writeFileAtomic(join(outRoot, "sessions", `${first}.json`), new TextEncoder().encode(JSON.stringify({ session: first, runs }, null, 2) + "\n"), 0o600, { within: outRoot });
   };
 }
 

@@ -114,7 +114,7 @@ export const MCP = defineArgs({
   name: "mcp",
   positionals: ["<pack-dir|pack.tar.gz>"],
   options: {
-    out: { type: "string", value: "DIR", help: "where each run's capsule and run files go (default .reach), as `run` writes them; each\nsession's runs are listed in DIR/sessions/<first run hash>.json" },
+    out: { type: "string", value: "DIR", help: "where each run's capsule and run files go (default .reach), as `run` writes them; each\nsession's runs are listed in DIR/sessions/<first run hash>.json (-2, -3, … for sessions that began alike)" },
     key: { type: "string", value: "FILE", help: "sign every session run (see keygen)" },
     trust: { ...trustStore, help: `${trustStore.help};\na pack signed by one of its keys runs unrestricted` },
     unrestricted: { type: "boolean", help: "grant an unsigned or untrusted pack its declared capabilities" },
