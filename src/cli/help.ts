@@ -89,7 +89,9 @@ export function helpText(command: CommandSpec): string {
     lines.push("");
   }
   // a command may say what --quiet does for it; it is listed with the global options all the same
-  const global = Object.fromEntries(Object.entries(GLOBAL).map(([n, o]) => [n, Object.hasOwn(command.options, n) ? command.options[n]! : o]));
+  const json = [command, ...(command.subcommands ?? [])].some((s) => Object.hasOwn(s.options, "json"));
+  const quiet = json ? GLOBAL["quiet"]! : { ...GLOBAL["quiet"]!, help: "no progress on stderr (errors still print)" };
+  const global = Object.fromEntries(Object.entries({ ...GLOBAL, quiet }).map(([n, o]) => [n, Object.hasOwn(command.options, n) ? command.options[n]! : o]));
   lines.push("Global options:", ...optionLines(global, "  "), "");
   if (command.notes !== undefined) lines.push(command.notes, "");
   return lines.join("\n");

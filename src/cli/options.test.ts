@@ -104,6 +104,9 @@ describe("every command: the same help and the same refusal", () => {
     expect(lines[2]).toBe(c.summary);
     expect(help.stdout).toMatch(c.subcommands === undefined ? /\n(Options|Global options):\n/ : /\nSubcommands:\n/);
     expect(help.stdout).toMatch(/\nGlobal options:\n {2}-q, --quiet +.+\n {2}-h, --help +show this help\n/);
+    // --quiet speaks of the --json object only where the command has --json
+    const json = [c, ...(c.subcommands ?? [])].some((s) => Object.hasOwn(s.options, "json"));
+    expect(/--json object/.test(help.stdout.split("Global options:")[1]!), name).toBe(json);
     // the same unknown option, refused in the same words by every command (after its subcommand, if it has them)
     const sub = c.subcommands?.[0]?.name.split(" ")[1];
     const bad = await cli(name, ...(sub === undefined ? [] : [sub]), "--no-such-option");
