@@ -98,5 +98,7 @@ describe("reach-wasm wasi", () => {
       seed: "42",
       args: ["--dir", "y"],
     });
+    // a variable given twice would leave the guest one value, silently: refused
+    expect(() => parseWasiArgs(["m.wasm", "--env", "A=1", "--env", "B=2", "--env", "A=3"])).toThrow(/--env A=… is given twice; give each variable once/);
   });
 });

@@ -11,7 +11,7 @@
  */
 import { runWasi } from "../engine/mod.ts";
 import { readDirTree, readHostFile } from "../platform/files.ts";
-import { parseCommand } from "./options.ts";
+import { parseCommand, usageError } from "./options.ts";
 import { WASI } from "./specs-run.ts";
 import { rawIO } from "./io.ts";
 import type { CliIO } from "./io.ts";
@@ -34,6 +34,9 @@ export type WasiCommandArgs = {
  */
 export function parseWasiArgs(argv: readonly string[]): WasiCommandArgs {
   const { values, positionals, rest } = parseCommand(WASI, argv);
+  const names = values.env.map(([k]) => k);
+  const twice = names.find((k, i) => names.indexOf(k) !== i);
+  if (twice !== undefined) throw usageError(WASI, `--env ${twice}=… is given twice; give each variable once`);
   return { module: positionals[0]!, dirs: values.dir, env: values.env, seed: values.seed ?? "0", args: rest };
 }
 
