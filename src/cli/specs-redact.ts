@@ -13,7 +13,7 @@ export const REDACT = defineArgs({
     step: { type: "string", value: "ID", multiple: true, help: "remove the step's arguments and output (and TASK_<ID>.json); repeatable" },
     entry: { type: "string", value: "PATH", multiple: true, help: "remove the entry (e.g. request.json, workspace/after/out/x.txt, artifacts/…); repeatable" },
     blob: { type: "string", value: "SHA256", multiple: true, help: "remove blobs/<SHA256> (a large host-call body); repeatable" },
-    out: { type: "string", value: "FILE", required: true, help: "where to write the redacted capsule (a new file)" },
+    out: { type: "string", value: "FILE", required: true, help: "where to write the redacted capsule, atomically (a file there is replaced;\nnever the capsule it reads)" },
     json: { type: "boolean", help: "print one JSON object on stdout: {runHash, out, redacted: {steps, entries, rewritten}}" },
   },
 });
