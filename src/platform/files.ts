@@ -136,7 +136,7 @@ export async function readDirTree(root: string, limits: TreeLimits = {}): Promis
     if (depth > maxDepth) throw refuse(`--dir ${JSON.stringify(root)}: deeper than ${maxDepth} levels`);
     const names = (await readdir(dir)).sort();
     for (const name of names) {
-      if (++entries > maxEntries) throw refuse(`--dir ${JSON.stringify(root)}: more than ${maxEntries} entries`);
+      if (++entries > maxEntries) throw refuse(`--dir ${JSON.stringify(root)}: more than ${maxEntries} entries; give a folder with fewer files`);
       const host = join(dir, name);
       const path = rel === "" ? name : `${rel}/${name}`;
       const st = await lstat(host);
@@ -153,7 +153,7 @@ export async function readDirTree(root: string, limits: TreeLimits = {}): Promis
         await walk(host, path, depth + 1);
       } else if (st.isFile()) {
         total += st.size;
-        if (total > maxTotal) throw refuse(`--dir ${JSON.stringify(root)}: more than ${maxTotal} bytes`);
+        if (total > maxTotal) throw refuse(`--dir ${JSON.stringify(root)}: more than ${maxTotal} bytes in all (${JSON.stringify(path)} passes the limit); move large files out of it`);
         tree.files.set(path, new Uint8Array(await readFile(host)));
       } else {
         throw refuse(`--dir ${JSON.stringify(root)}: ${JSON.stringify(path)} is not a regular file, directory or link`);
