@@ -1,11 +1,12 @@
 // The service tables' versions: a database of version 1 (JSON documents in jsonb columns) is migrated to version 2
-// (text holding the JSON text) on start, its rows kept and read back as the same values; a database of a newer
+// (text holding the JSON text) on start, its rows kept and read back as the same values; one of version 2 gets the
+// runs' request digest column, its runs (no digest) answering their requestId as before; a database of a newer
 // version is refused. On PGlite, and on PostgreSQL when $REACH_WASM_TEST_PG_URL is set.
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../../tests/support/platform.ts";
-import type { SqlDatabase } from "./ports.ts";
+import type { RunQueue, SqlDatabase } from "./ports.ts";
 import { freshPostgres } from "../../tests/support/service.ts";
-import { getRun, readEvents } from "./store-runs.ts";
+import { getRun, readEvents, submitRun } from "./store-runs.ts";
 import { SCHEMA_VERSION, migrate } from "./schema.ts";
 
 const stores: [string, () => Promise<SqlDatabase>][] = [["PGlite", () => openDatabase({ memory: true })]];
@@ -48,6 +49,29 @@ describe.each(stores)("the service tables on %s", (_name, open) => {
       expect([record.request, record.result, record.error, record.totalSteps]).toEqual([{ input: { a: [2.5, "é"], b: 1 }, seed: "7" }, { status: "FAILED" }, { code: "EXEC_TOOL_FAILED", message: "no" }, 0]);
       expect((await readEvents(db, id, -1, 10)).map((e) => e.data)).toEqual([{ why: "x" }]);
       await migrate(db); // again: nothing left to do
+    } finally {
+      await db.close();
+    }
+  }, 120_000);
+
+  it("migrates a version 2 database: runs get a request digest column, and a run recorded before keeps answering its requestId", async () => {
+    const db = await open();
+    try {
+      await migrate(db);
+      await db.exec("ALTER TABLE reach_wasm.runs DROP COLUMN request_digest; DELETE FROM reach_wasm.schema_version; INSERT INTO reach_wasm.schema_version (version) VALUES (2)");
+      const id = "6f1c0a52-0000-4000-8000-000000000002";
+      await db.query(
+        `INSERT INTO reach_wasm.runs (id, tenant, request_id, pack_digest, archive_sha256, pack_id, pack_version, request, status, phase, job_id)
+         VALUES ($1, 't', 'r-old', $2, $2, 'p', '1.0.0', $3, 'PENDING', 'queued', $1)`,
+        [id, "d".repeat(64), JSON.stringify({ seed: "7" })],
+      );
+      await migrate(db);
+      expect((await db.query<{ v: number }>("SELECT max(version)::int AS v FROM reach_wasm.schema_version"))[0]!.v).toBe(SCHEMA_VERSION);
+      expect(await db.query("SELECT request_digest FROM reach_wasm.runs WHERE id = $1", [id])).toEqual([{ request_digest: null }]);
+      const pack = { digest: "d".repeat(64), archiveSha256: "d".repeat(64), id: "p", version: "1.0.0" };
+      const noQueue = { enqueue: () => Promise.reject(new Error("no new run was expected")) } as unknown as RunQueue;
+      const again = await submitRun(db, noQueue, { id: "6f1c0a52-0000-4000-8000-000000000003", tenant: "t", pack, options: { requestId: "r-old", seed: "8" } });
+      expect(again).toEqual({ runId: id, status: "PENDING", existed: true });
     } finally {
       await db.close();
     }

@@ -2,7 +2,7 @@
  * The run service's tables (schema `reach_wasm`), the same SQL on a PostgreSQL server and on PGlite. pg-boss keeps
  * its own schema (`pgboss`) for the queue.
  *
- * - `runs`: one row per submitted run: tenant, request, status (seed 003 §3.1) and phase (seed 004), timestamps,
+ * - `runs`: one row per submitted run: tenant, request (and, with a requestId, the request's digest), status (seed 003 §3.1) and phase (seed 004), timestamps,
  *   the worker holding it and its heartbeat, the result, the run hash.
  * - `capsules`: capsule bytes, unique by run hash (two runs with the same run hash share one capsule).
  * - `run_events`: the live events of a run (seed 004 "Event Types"), numbered per run.
@@ -18,9 +18,11 @@ import type { SqlDatabase } from "./ports.ts";
  * The version of the tables below; a database set up by a newer reach-wasm is refused, an older one is migrated.
  * 1: the first tables. 2: the JSON documents of runs and events (`request`, `progress`, `result`, `error`,
  * `run_events.data`) are `text` holding the exact JSON text the service wrote, instead of `jsonb` (which refuses
- * U+0000 and lone surrogates, reorders keys and rewrites numbers).
+ * U+0000 and lone surrogates, reorders keys and rewrites numbers). 3: `runs.request_digest`, the digest of the
+ * canonical request a `requestId` names (`request-digest.ts`), so that the requestId used again for a different request
+ * is refused; runs recorded before it have none (NULL: a repeat of their requestId returns them, as before).
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 const DDL = `
 CREATE SCHEMA IF NOT EXISTS reach_wasm;
@@ -58,6 +60,7 @@ CREATE TABLE IF NOT EXISTS reach_wasm.runs (
   seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
   tenant text NOT NULL,
   request_id text,
+  request_digest text,
   pack_digest text NOT NULL,
   archive_sha256 text NOT NULL,
   pack_id text NOT NULL,
@@ -81,6 +84,7 @@ CREATE TABLE IF NOT EXISTS reach_wasm.runs (
   error text,
   error_type text
 );
+ALTER TABLE reach_wasm.runs ADD COLUMN IF NOT EXISTS request_digest text;
 CREATE UNIQUE INDEX IF NOT EXISTS runs_request_id ON reach_wasm.runs (tenant, request_id) WHERE request_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS runs_tenant_seq ON reach_wasm.runs (tenant, seq);
 CREATE INDEX IF NOT EXISTS runs_executing ON reach_wasm.runs (heartbeat_at) WHERE status = 'EXECUTING';
