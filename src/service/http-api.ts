@@ -8,6 +8,7 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ServiceContext } from "./context.ts";
 import { errorResponse, refuse } from "./http-errors.ts";
+import type { HttpRefusal } from "./http-errors.ts";
 import { awaitRecord, streamEvents } from "./http-events.ts";
 import { ClientSlots, DEFAULT_MAX_WATCHERS_PER_CLIENT, DEFAULT_STREAM_IDLE_MS, takeWatch } from "./http-limits.ts";
 import type { ApiEnv, WatchLimits } from "./http-limits.ts";
@@ -27,6 +28,20 @@ function runIdOf(c: Context<Env>): string {
   const id = c.req.param("id") ?? "";
   if (!UUID.test(id)) throw refuse(404, "PROTO_INVALID_ARGUMENT", `${JSON.stringify(id.slice(0, 80))} is not a run id (a lowercase UUID from POST /runs)`, { runId: id.slice(0, 80) });
   return id;
+}
+
+/**
+ * The refusal of a `requestId` used again for a different request: like an idempotency key, a requestId names one
+ * request; the first run is not returned for another one (the caller would take it for the run it asked for).
+ */
+function reusedRequestId(requestId: string, runId: string, differs: readonly string[]): HttpRefusal {
+  const what = differs.map((d) => (d === "secrets" ? "the secrets' names" : d)).join(", ");
+  return refuse(
+    409,
+    "PROTO_INVALID_ARGUMENT",
+    `requestId ${JSON.stringify(requestId)} was already used for a different request (run ${runId}; this one differs in: ${what}); use a new requestId for a new run, or send the first request unchanged to get its run`,
+    { requestId, runId, differs: [...differs] },
+  );
 }
 
 /** The methods the API answers at a path (none: no such path), from the routes of `/openapi.json`. */
@@ -120,8 +135,9 @@ export function createServiceApp(ctx: ServiceContext, version: string): Hono<Env
     const id = randomRunId();
     // held before the run is queued (a worker may claim it at once), dropped when the submission named an existing run
     if (secrets !== null) ctx.secrets.put(id, secrets);
-    const r = await batcher.submit({ id, tenant, pack, options });
+    const r = await batcher.submit({ id, tenant, pack, options, secretNames: secrets === null ? [] : Object.keys(secrets) });
     if (secrets !== null && r.runId !== id) ctx.secrets.take(id);
+    if (r.differs !== undefined) throw reusedRequestId(options.requestId ?? "", r.runId, r.differs);
     return c.json({ runId: r.runId, status: r.status, requestId: options.requestId ?? null }, r.existed ? 200 : 202, { location: `/runs/${r.runId}` });
   };
   app.post("/runs", submit);

@@ -19,7 +19,7 @@ import {
 type Body = { json?: z.ZodType; multipart?: z.ZodType; binary?: string };
 type Route = { method: "get" | "post"; path: string; summary: string; auth: boolean; body?: Body; query?: z.ZodObject; ok: Record<number, { description: string; json?: z.ZodType; type?: string }> };
 
-const ACCEPTED = { 202: { description: "queued", json: RunAcceptedSchema }, 200: { description: "a run with this requestId already exists", json: RunAcceptedSchema } };
+const ACCEPTED = { 202: { description: "queued", json: RunAcceptedSchema }, 200: { description: "a run of this requestId and the same request already exists (the first run)", json: RunAcceptedSchema } };
 const SUBMIT: Body = { json: SubmitRunSchema, multipart: SubmitRunMultipartSchema };
 
 /** Every route of the API (the handlers in `http-api.ts` implement exactly these). */
@@ -41,7 +41,7 @@ function schemaOf(s: z.ZodType, io: "input" | "output"): Record<string, unknown>
   return rest;
 }
 
-const ERRORS = { 400: "bad request", 401: "missing or unknown bearer token", 404: "no such run or pack for this tenant", 409: "the run is in the wrong state", 413: "request body too large", 415: "unsupported content type", 422: "the pack cannot run", 500: "internal error", 503: "the store is unavailable" };
+const ERRORS = { 400: "bad request", 401: "missing or unknown bearer token", 404: "no such run or pack for this tenant", 409: "the run is in the wrong state, or the requestId was already used for a different request", 413: "request body too large", 415: "unsupported content type", 422: "the pack cannot run", 500: "internal error", 503: "the store is unavailable" };
 
 function operation(r: Route): Record<string, unknown> {
   const responses: Record<string, unknown> = {};

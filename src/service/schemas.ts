@@ -25,7 +25,7 @@ export const PackDigestSchema = z.string().regex(SHA256, "a pack digest is 64 lo
 export const RunOptionsSchema = z.strictObject({
   input: z.json().optional().describe("the run input / objective (default {})"),
   seed: z.union([z.string().regex(/^(0|[1-9][0-9]{0,19})$/), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)]).optional().describe("decimal seed 0..2^64-1"),
-  requestId: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/).optional().describe("correlation id; a second submission with the same requestId returns the first run"),
+  requestId: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/).optional().describe("correlation id; the same requestId with the same request returns the first run (200), with a different request is refused (409)"),
   approve: z.boolean().optional().describe("explicit approval of a risk-3 plan"),
   maxSteps: z.number().int().min(1).max(100).optional(),
   stepTimeoutMs: z.number().int().min(1).max(3_600_000).optional(),

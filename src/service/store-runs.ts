@@ -9,6 +9,7 @@ import type { EventDraft } from "./events.ts";
 import { RECORD_COLUMNS, toRecord } from "./records.ts";
 import type { RunOptions, RunRecord, ServiceEvent, ServiceRunStatus } from "./schemas.ts";
 import { deriveId } from "../canonical/mod.ts";
+import { differingParts, requestDigest, requestParts, storedRequestParts } from "./request-digest.ts";
 
 /** NOTIFY channels: a job was queued; a run changed (payload: run id); a run should stop (payload: run id). */
 export const CHANNELS = { jobs: "reach_wasm_jobs", run: "reach_wasm_run", cancel: "reach_wasm_cancel" } as const;
@@ -16,35 +17,54 @@ export const CHANNELS = { jobs: "reach_wasm_jobs", run: "reach_wasm_run", cancel
 /** A pack a run uses. */
 export type RunPack = { digest: string; archiveSha256: string; id: string; version: string };
 
+/** A new run: a fresh UUID, the tenant, the pack, the options and the names of the secrets sent with it (if any). */
+export type NewRun = { id: string; tenant: string; pack: RunPack; options: RunOptions; secretNames?: readonly string[] };
+
 /**
- * Record a run and queue its job, in one transaction. A repeated `requestId` returns the tenant's earlier run.
+ * What a submission became: a new run, or the tenant's earlier run of the same `requestId` — with `differs` (the
+ * parts that differ, never empty) when that run was asked with a different request (the caller answers 409).
+ */
+export type Submitted = { runId: string; status: ServiceRunStatus; existed: boolean; differs?: string[] };
+
+/**
+ * Record a run and queue its job, in one transaction. A repeated `requestId` returns the tenant's earlier run, and
+ * tells whether that run was asked with the same request (its canonical digest, stored with it; a run stored before
+ * digests were kept counts as the same).
  * @param db the database
  * @param queue the run queue
- * @param run the new run's id (a fresh UUID), tenant, pack and options
- * @returns the run id, its status and whether it already existed
+ * @param run the new run's id (a fresh UUID), tenant, pack, options and secrets' names
+ * @returns the run id, its status, whether it already existed and, for an earlier run of another request, what differs
  * @throws Error from the database driver when the store cannot be reached or the statement fails
  * @example await submitRun(db, queue, { id, tenant: "local", pack, options: { seed: "1" } });
  */
-export async function submitRun(db: SqlDatabase, queue: RunQueue, run: { id: string; tenant: string; pack: RunPack; options: RunOptions }): Promise<{ runId: string; status: ServiceRunStatus; existed: boolean }> {
+export async function submitRun(db: SqlDatabase, queue: RunQueue, run: NewRun): Promise<Submitted> {
   const { requestId, ...request } = run.options;
+  const parts = requestParts(run.pack.digest, request, run.secretNames ?? []);
+  const digest = requestId === undefined ? null : requestDigest(parts);
   return await db.transaction(async (tx) => {
-    const existing = async () => {
-      const rows = await tx.query<{ id: string; status: ServiceRunStatus }>("SELECT id::text AS id, status FROM reach_wasm.runs WHERE tenant = $1 AND request_id = $2", [run.tenant, requestId]);
-      return rows[0] === undefined ? null : { runId: rows[0].id, status: rows[0].status, existed: true };
+    const existing = async (): Promise<Submitted | null> => {
+      const rows = await tx.query<{ id: string; status: ServiceRunStatus; request_digest: string | null; pack_digest: string; request: unknown }>(
+        "SELECT id::text AS id, status, request_digest, pack_digest, request FROM reach_wasm.runs WHERE tenant = $1 AND request_id = $2",
+        [run.tenant, requestId],
+      );
+      const row = rows[0];
+      if (row === undefined) return null;
+      const same = row.request_digest === null || row.request_digest === digest;
+      return { runId: row.id, status: row.status, existed: true, ...(same ? {} : { differs: differingParts(storedRequestParts(row.pack_digest, row.request), parts) }) };
     };
     if (requestId !== undefined) {
       const found = await existing();
       if (found !== null) return found;
     }
     const inserted = await tx.query(
-      `WITH ins AS (INSERT INTO reach_wasm.runs (id, tenant, request_id, pack_digest, archive_sha256, pack_id, pack_version, request, status, phase, job_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'PENDING', 'queued', $1)
+      `WITH ins AS (INSERT INTO reach_wasm.runs (id, tenant, request_id, request_digest, pack_digest, archive_sha256, pack_id, pack_version, request, status, phase, job_id)
+         VALUES ($1, $2, $3, $10, $4, $5, $6, $7, $8, 'PENDING', 'queued', $1)
          ON CONFLICT (tenant, request_id) WHERE request_id IS NOT NULL DO NOTHING RETURNING id)
        SELECT id, pg_notify($9, '') FROM ins`, // the NOTIFY goes out at commit, after the job below exists
-      [run.id, run.tenant, requestId ?? null, run.pack.digest, run.pack.archiveSha256, run.pack.id, run.pack.version, JSON.stringify(request), CHANNELS.jobs],
+      [run.id, run.tenant, requestId ?? null, run.pack.digest, run.pack.archiveSha256, run.pack.id, run.pack.version, JSON.stringify(request), CHANNELS.jobs, digest],
     );
     if (inserted.length === 0) {
-      const found = await existing();
+      const found = await existing(); // a submission of the same requestId committed meanwhile
       if (found !== null) return found;
     }
     await queue.enqueue(tx, { jobId: run.id, runId: run.id });
@@ -61,7 +81,7 @@ export async function submitRun(db: SqlDatabase, queue: RunQueue, run: { id: str
  * @returns once the runs and their jobs are committed
  * @example await submitRuns(db, queue, [{ id, tenant: "local", pack, options: {} }]);
  */
-export async function submitRuns(db: SqlDatabase, queue: RunQueue, runs: readonly { id: string; tenant: string; pack: RunPack; options: RunOptions }[]): Promise<void> {
+export async function submitRuns(db: SqlDatabase, queue: RunQueue, runs: readonly NewRun[]): Promise<void> {
   const rows = runs.map((r) => {
     const { requestId: _none, ...request } = r.options;
     // the request travels as its JSON text (a string inside the batch document), stored as it is

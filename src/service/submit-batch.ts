@@ -7,15 +7,13 @@
  * @module
  */
 import type { RunQueue, SqlDatabase } from "./ports.ts";
-import type { RunOptions, ServiceRunStatus } from "./schemas.ts";
 import { isStoreUnavailable } from "./store-errors.ts";
 import { submitRun, submitRuns } from "./store-runs.ts";
-import type { RunPack } from "./store-runs.ts";
+import type { NewRun, Submitted } from "./store-runs.ts";
 
-type NewRun = { id: string; tenant: string; pack: RunPack; options: RunOptions };
+export type { Submitted } from "./store-runs.ts";
+
 type Waiting = { run: NewRun; resolve: (v: Submitted) => void; reject: (e: unknown) => void };
-/** What a submission became. */
-export type Submitted = { runId: string; status: ServiceRunStatus; existed: boolean };
 
 /** Largest batch written at once. */
 const MAX_BATCH = 256;
@@ -38,8 +36,8 @@ export class SubmitBatcher {
 
   /**
    * Record a run and queue its job.
-   * @param run a fresh id, the tenant, the pack and the options
-   * @returns the run id and status (an earlier run's for a repeated requestId)
+   * @param run a fresh id, the tenant, the pack, the options and the secrets' names
+   * @returns the run id and status (an earlier run's for a repeated requestId, with what differs when its request did)
    * @example const { runId } = await batcher.submit({ id, tenant, pack, options });
    */
   submit(run: NewRun): Promise<Submitted> {
