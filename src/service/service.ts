@@ -14,7 +14,7 @@ import { createServiceApp } from "./http-api.ts";
 import type { WatchLimits } from "./http-limits.ts";
 import { RunHub } from "./run-hub.ts";
 import { migrate } from "./schema.ts";
-import { startWorker } from "./worker.ts";
+import { reclaimOrphans, startWorker } from "./worker.ts";
 import { SecretVault } from "./secret-vault.ts";
 import type { RunWorker, WorkerOptions } from "./worker.ts";
 
@@ -85,6 +85,9 @@ export function tokensRequired(listen: string, embedded: boolean, auth: boolean)
  */
 export async function startService(o: ServiceOptions): Promise<RunningService> {
   await migrate(o.db);
+  // the embedded store's runs left EXECUTING by the process that held it before: back to the queue (or given up) now,
+  // by the in-process worker as it starts, or here when there is none (nothing else could ever end them)
+  if (o.workers === 0) await reclaimOrphans({ db: o.db, queue: o.queue, log: o.log, ...(o.worker?.maxAttempts === undefined ? {} : { maxAttempts: o.worker.maxAttempts }) });
   const hub = await RunHub.open(o.db);
   const auth = new Authenticator(o.db, o.requireToken);
   const secrets = new SecretVault();

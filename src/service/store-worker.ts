@@ -1,7 +1,7 @@
 /**
  * The workers' side of the run store: claim a queued run, heartbeat it, stream its events, store its end (capsule
  * unique by run hash; a second execution is compared and a difference recorded as a determinism incident), and
- * re-queue the runs of workers that stopped heartbeating.
+ * re-queue the runs of workers that stopped heartbeating (or, on a store whose previous holder ended, at once).
  * @module
  */
 import type { RunQueue, SqlDatabase, SqlExecutor } from "./ports.ts";
@@ -198,9 +198,37 @@ async function compareCapsule(db: SqlExecutor, worker: string, runId: string, ru
  * @example await requeueStale(db, queue, 15, 3);
  */
 export async function requeueStale(db: SqlDatabase, queue: RunQueue, staleSeconds: number, maxAttempts: number): Promise<{ requeued: string[]; givenUp: string[] }> {
+  const requeued = await requeueBatch(db, queue, staleSeconds, maxAttempts);
+  return { requeued, givenUp: await giveUp(db, queue, staleSeconds, maxAttempts) };
+}
+
+/**
+ * Re-queue every run still EXECUTING, whatever its heartbeat: for a store whose every worker is known to be gone, the
+ * embedded store just taken over from a process that ended (its in-process workers were that store's only workers).
+ * Exactly what {@link requeueStale} does to a silent worker's runs (a new job each, the old one cancelled, the same
+ * attempt counting; a run that lost `maxAttempts` workers ends FAILED with the same record and event), without
+ * waiting for the stale limit. Never for a shared store, where other live workers hold runs.
+ * @param db the database
+ * @param queue the run queue
+ * @param maxAttempts how many workers a run may lose
+ * @returns the ids of the re-queued and of the given-up runs
+ * @throws Error from the database driver when the store cannot be reached or the statement fails
+ * @example await requeueOrphans(db, queue, 3);
+ */
+export async function requeueOrphans(db: SqlDatabase, queue: RunQueue, maxAttempts: number): Promise<{ requeued: string[]; givenUp: string[] }> {
+  const requeued: string[] = [];
+  for (let batch = await requeueBatch(db, queue, null, maxAttempts); batch.length > 0; batch = await requeueBatch(db, queue, null, maxAttempts)) requeued.push(...batch);
+  return { requeued, givenUp: await giveUp(db, queue, null, maxAttempts) };
+}
+
+/** The SQL condition on a run's heartbeat (`$1`: seconds, or null for any heartbeat) that makes its worker presumed dead. */
+const SILENT = "($1::float8 IS NULL OR heartbeat_at < now() - make_interval(secs => $1::float8))";
+
+/** Re-queue up to 100 runs of silent workers (`staleSeconds` null: of any worker) that may still be retried. */
+async function requeueBatch(db: SqlDatabase, queue: RunQueue, staleSeconds: number | null, maxAttempts: number): Promise<string[]> {
   const moved = await db.transaction(async (tx) => {
     const rows = await tx.query<{ id: string; job_id: string; old_job: string }>(
-      `WITH stale AS (SELECT id, job_id AS old_job FROM reach_wasm.runs WHERE status = 'EXECUTING' AND heartbeat_at < now() - make_interval(secs => $1::float8)
+      `WITH stale AS (SELECT id, job_id AS old_job FROM reach_wasm.runs WHERE status = 'EXECUTING' AND ${SILENT}
                       AND attempts < $2 ORDER BY heartbeat_at LIMIT 100 FOR UPDATE SKIP LOCKED)
        UPDATE reach_wasm.runs r SET status = 'PENDING', phase = 'queued', worker = NULL, heartbeat_at = NULL, job_id = gen_random_uuid(), updated_at = now()
        FROM stale WHERE r.id = stale.id RETURNING r.id::text AS id, r.job_id::text AS job_id, stale.old_job::text AS old_job`,
@@ -211,17 +239,16 @@ export async function requeueStale(db: SqlDatabase, queue: RunQueue, staleSecond
     return rows;
   });
   await queue.cancel(moved.map((r) => r.old_job));
-  const givenUp = await giveUp(db, queue, staleSeconds, maxAttempts);
-  return { requeued: moved.map((r) => r.id), givenUp };
+  return moved.map((r) => r.id);
 }
 
-async function giveUp(db: SqlDatabase, queue: RunQueue, staleSeconds: number, maxAttempts: number): Promise<string[]> {
+async function giveUp(db: SqlDatabase, queue: RunQueue, staleSeconds: number | null, maxAttempts: number): Promise<string[]> {
   const message = `the run's worker stopped responding ${maxAttempts} times (killed or out of memory?); the run was not retried again`;
   const rows = await db.transaction(async (tx) => {
     const ended = await tx.query<{ id: string; job_id: string; attempts: number }>(
       `UPDATE reach_wasm.runs SET status = 'FAILED', phase = 'failed', error_type = 'EXECUTION_ERROR', error = $3, worker = NULL, heartbeat_at = NULL,
          completed_at = now(), updated_at = now()
-       WHERE status = 'EXECUTING' AND heartbeat_at < now() - make_interval(secs => $1::float8) AND attempts >= $2
+       WHERE status = 'EXECUTING' AND ${SILENT} AND attempts >= $2
        RETURNING id::text AS id, job_id::text AS job_id, attempts`,
       [staleSeconds, maxAttempts, JSON.stringify({ code: "EXEC_RESOURCE_UNAVAILABLE", message, recoverable: false })],
     );

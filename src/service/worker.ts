@@ -7,7 +7,7 @@
 import { PackCache } from "./pack-cache.ts";
 import { isStoreUnavailable } from "./store-errors.ts";
 import { CHANNELS } from "./store-runs.ts";
-import { claimRuns, heartbeat, releaseRuns, requeueStale } from "./store-worker.ts";
+import { claimRuns, heartbeat, releaseRuns, requeueOrphans, requeueStale } from "./store-worker.ts";
 import type { ClaimedRun } from "./store-worker.ts";
 import { executeRun } from "./worker-run.ts";
 import type { WorkerOptions } from "./worker-run.ts";
@@ -28,7 +28,27 @@ type Running = { run: ClaimedRun; controller: AbortController; done: Promise<voi
 export const WORKER_DEFAULTS = { concurrency: 1, pollMs: 2000, heartbeatMs: 500, staleSeconds: 45, maxAttempts: 3 } as const;
 
 /**
- * Start a worker.
+ * On the embedded store, hand back the runs a previous process left EXECUTING. The embedded store is held by one
+ * process at a time (its data directory's lock), and that process's workers are its only workers: a run still
+ * EXECUTING when its first worker starts was left by a process that ended (killed, crashed, stopped while the store
+ * was away). Such runs go back to the queue at once, as the stale path would hand them back after the stale limit
+ * (same attempt counting; a run that lost `maxAttempts` workers ends FAILED, with the same record and event). A shared
+ * PostgreSQL store never takes this path: other live workers may hold its runs until they go silent.
+ * @param o the database, queue, attempt limit and log
+ * @returns once the runs are handed back (at once on a PostgreSQL store)
+ * @throws Error from the database when the store cannot be reached or the statement fails
+ * @example await reclaimOrphans({ db, queue, log: console.error });
+ */
+export async function reclaimOrphans(o: Pick<WorkerOptions, "db" | "queue" | "maxAttempts" | "log">): Promise<void> {
+  if (o.db.kind !== "pglite") return;
+  const max = o.maxAttempts ?? WORKER_DEFAULTS.maxAttempts;
+  const r = await requeueOrphans(o.db, o.queue, max);
+  if (r.requeued.length > 0) o.log?.(`re-queued ${r.requeued.length} run(s) left executing by the embedded store's previous process: ${r.requeued.join(", ")}`);
+  if (r.givenUp.length > 0) o.log?.(`gave up ${r.givenUp.length} run(s) that lost ${max} workers: ${r.givenUp.join(", ")}`);
+}
+
+/**
+ * Start a worker (on the embedded store, after {@link reclaimOrphans}).
  * @param o the database, queue, engine and limits
  * @returns the running worker
  * @throws Error from the database when the NOTIFY channels cannot be listened to
@@ -71,6 +91,7 @@ class _Worker implements RunWorker {
 
   async start(): Promise<void> {
     const o = this.#o;
+    await reclaimOrphans(o); // before anything is taken (and before anything needs undoing)
     this.#unlisten = [
       await o.db.listen(CHANNELS.jobs, () => {
         this.#notices++;
