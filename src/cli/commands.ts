@@ -187,7 +187,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     notes: [
       "API: POST /runs and /agent/run, GET /runs, GET /runs/:id[?wait=S], GET /runs/:id/events (Server-Sent Events),",
       "GET /runs/:id/capsule, POST /runs/:id/cancel, POST /packs, /openapi.json. Runs until SIGINT/SIGTERM. A database",
-      "that is down at start is waited for (the address answers 503 with Retry-After meanwhile).",
+      "that is down at start is waited for (the address answers 503 with Retry-After meanwhile). On the embedded store,",
+      "runs a killed serve left executing go back to the queue as the next one starts on its --data (no --stale-after wait).",
       "Example: reach-wasm serve & reach-wasm submit packs/hello --wait",
     ].join("\n"),
   },
@@ -196,7 +197,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "take runs from the service's queue and execute them (any number, on any machine sharing --db)",
     notes: [
       "Runs until SIGINT/SIGTERM; runs still going after 10 s go back to the queue. A worker that dies (SIGKILL, lost",
-      "machine) stops heartbeating; after --stale-after seconds (default 45) another worker re-runs its runs. A run",
+      "machine) stops heartbeating; after --stale-after seconds (default 45) another worker re-runs its runs (on the",
+      "embedded store at once: the next process on its --data hands them back to the queue as it starts). A run",
       "executed twice keeps one capsule; a different second result is recorded as a determinism incident.",
       "The embedded store serves one process: use serve --workers there. A database that goes away is waited out,",
       "and the ends of runs that finish meanwhile are stored when it is back.",
