@@ -51,6 +51,24 @@ function allowedMethods(path: string): string[] {
   return methods.includes("GET") ? [...methods, "HEAD"] : methods;
 }
 
+/** 404 for a path the API does not have; 405 with `Allow` for a method a path does not take. */
+function noRoute(c: Context<Env>): Response {
+  const path = new URL(c.req.url).pathname;
+  const allowed = allowedMethods(path);
+  if (allowed.length === 0) return errorResponse(refuse(404, "PROTO_INVALID_ARGUMENT", `no route ${c.req.method} ${path}; see /openapi.json`));
+  const res = errorResponse(refuse(405, "PROTO_INVALID_ARGUMENT", `${path} takes ${allowed.join(" or ")}, not ${c.req.method}; see /openapi.json`, { allowed }));
+  res.headers.set("allow", allowed.join(", "));
+  return res;
+}
+
+/** Every query parameter is one value: a repeated one (`?limit=1&limit=2`) would be read as its first, silently. */
+async function oneValuePerParameter(c: Context<Env>, next: () => Promise<void>): Promise<void> {
+  const keys = [...new URL(c.req.url).searchParams.keys()];
+  const twice = keys.find((k, i) => keys.indexOf(k) !== i);
+  if (twice !== undefined) throw refuse(400, "PROTO_INVALID_ARGUMENT", `the query parameter ${JSON.stringify(twice.slice(0, 40))} is given twice; give it once`, { parameter: twice.slice(0, 40) });
+  await next();
+}
+
 /**
  * The routes that hold a request open while a run goes on — the long poll `GET /runs/:id?wait=S` and the event stream
  * `GET /runs/:id/events` — each taking one of its client's watch slots (`http-limits.ts`) until it ends.
@@ -100,14 +118,8 @@ export function createServiceApp(ctx: ServiceContext, version: string): Hono<Env
   const openapi = JSON.stringify(openApiDocument(version));
   const batcher = new SubmitBatcher(ctx.db, ctx.queue);
   app.onError((err) => errorResponse(err, (e) => ctx.log(`internal error: ${(e as Error)?.stack ?? String(e)}`)));
-  app.notFound((c) => {
-    const path = new URL(c.req.url).pathname;
-    const allowed = allowedMethods(path);
-    if (allowed.length === 0) return errorResponse(refuse(404, "PROTO_INVALID_ARGUMENT", `no route ${c.req.method} ${path}; see /openapi.json`));
-    const res = errorResponse(refuse(405, "PROTO_INVALID_ARGUMENT", `${path} takes ${allowed.join(" or ")}, not ${c.req.method}; see /openapi.json`, { allowed }));
-    res.headers.set("allow", allowed.join(", "));
-    return res;
-  });
+  app.notFound(noRoute);
+  app.use("*", oneValuePerParameter);
   app.get("/openapi.json", (c) => c.body(openapi, 200, { "content-type": "application/json; charset=utf-8" }));
   app.get("/healthz", async (c) => {
     await ctx.db.query("SELECT 1");

@@ -153,6 +153,12 @@ describe("run service on PGlite", () => {
     const hello = await call("GET", "/runs?pack=hello&status=COMPLETED");
     expect((hello.json["runs"] as Json[]).map((x) => (x["pack"] as Json)["id"])).toEqual(["hello", "hello", "hello", "hello"]);
     expect(((await call("GET", "/runs?status=ABORTED")).json["runs"] as Json[]).length).toBe(0);
+    // a parameter given twice is refused, not read as its first value
+    for (const path of ["/runs?limit=1&limit=2", "/runs?status=COMPLETED&pack=hello&status=FAILED", `/runs/${mine[0]}?wait=0&wait=5`]) {
+      const twice = await call("GET", path);
+      expect(twice.status, path).toBe(400);
+      expect(twice.json["error"]).toMatchObject({ code: "PROTO_INVALID_ARGUMENT", message: expect.stringMatching(/^the query parameter "(limit|status|wait)" is given twice; give it once$/) });
+    }
   });
 
   it("reads a multipart request part sent as a file, and refuses a part it would ignore (unknown, or twice)", async () => {
