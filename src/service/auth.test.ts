@@ -77,5 +77,9 @@ describe("when tokens are required", () => {
 
   it("refuses a bad tenant name", async () => {
     await expect(createToken(t.db, "Not OK")).rejects.toThrow(/tenant name/);
+    // a long one is shown clipped, not whole
+    const long = "X".repeat(500);
+    const err = await createToken(t.db, long).catch((e: Error) => e);
+    expect((err as Error).message).toMatch(/got "X{80}…"$/);
   });
 });

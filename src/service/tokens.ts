@@ -44,7 +44,7 @@ export function randomRunId(): string {
  */
 export async function createToken(db: SqlExecutor, tenant: string): Promise<string> {
   if (!TENANT_RE.test(tenant)) {
-    throw new ReachError("PROTO_INVALID_ARGUMENT", `a tenant name is 1-64 lowercase letters, digits, ".", "_" or "-", starting with a letter or digit; got ${JSON.stringify(tenant)}`);
+    throw new ReachError("PROTO_INVALID_ARGUMENT", `a tenant name is 1-64 lowercase letters, digits, ".", "_" or "-", starting with a letter or digit; got ${JSON.stringify(tenant.length > 80 ? `${tenant.slice(0, 80)}…` : tenant)}`);
   }
   const token = `rwt_${base64url(crypto.getRandomValues(new Uint8Array(32)))}`;
   await db.query("INSERT INTO reach_wasm.tokens (token_hash, tenant) VALUES ($1, $2)", [sha256Hex(token), tenant]);
