@@ -134,6 +134,12 @@ function connectWaitMs(): number {
   return v !== undefined && /^\d{1,4}$/.test(v) ? Number(v) * 1000 : 30_000;
 }
 
+/** How long to wait for a connected service's answer: `$REACH_WASM_ANSWER_TIMEOUT` seconds, default 120. */
+function answerTimeoutMs(): number {
+  const v = process.env["REACH_WASM_ANSWER_TIMEOUT"];
+  return v !== undefined && /^[1-9]\d{0,4}$/.test(v) ? Number(v) * 1000 : 120_000;
+}
+
 /** How long a run may hold a worker's event loop before it moves to an engine thread (heartbeats are every 500 ms). */
 export const INLINE_BUDGET_MS = 50;
 
@@ -202,7 +208,7 @@ export function clientOf(args: { server?: string | undefined; token?: string | u
   const server = args.server ?? process.env["REACH_WASM_SERVER"] ?? `http://${DEFAULT_LISTEN}`;
   const token = args.token ?? process.env["REACH_WASM_TOKEN"];
   // A service started a moment ago (`reach-wasm serve &`) may still be opening its store: wait for it a little.
-  return new ServiceClient({ server, ...(token === undefined || token === "" ? {} : { token }), connectWaitMs: connectWaitMs(), onWait: (m) => process.stderr.write(`${terminalSafe(redactSecrets(`reach-wasm: ${m}`))}\n`) });
+  return new ServiceClient({ server, ...(token === undefined || token === "" ? {} : { token }), connectWaitMs: connectWaitMs(), answerTimeoutMs: answerTimeoutMs(), onWait: (m) => process.stderr.write(`${terminalSafe(redactSecrets(`reach-wasm: ${m}`))}\n`) });
 }
 
 /**

@@ -207,7 +207,11 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     ...SUBMIT,
     summary: "send a run to a run service; --wait follows it (progress on stderr) and exits as `run` does",
-    notes: "The pack is uploaded only when the service does not have it (by digest). Exit 2: refused or unreachable.",
+    notes: [
+      "The pack is uploaded only when the service does not have it (by digest). Exit 2: refused or unreachable.",
+      "A service still starting is waited for $REACH_WASM_CONNECT_WAIT seconds (default 30); one that takes the",
+      "connection but does not answer, $REACH_WASM_ANSWER_TIMEOUT seconds (default 120; a --wait poll's time on top).",
+    ].join("\n"),
   },
   { ...group("runs"), summary: "list, show, cancel runs of a run service and fetch their capsules", subcommands: RUNS_SUBCOMMANDS },
   { ...group("tokens"), summary: "create a bearer token for a tenant of the run service (printed once on stdout)", subcommands: [TOKENS_CREATE] },

@@ -17,6 +17,12 @@ export type ClientOptions = {
   onWait?: (message: string) => void;
   /** A clock in ms for the wait (default `performance.now`). */
   now?: () => number;
+  /**
+   * How long to wait for the answer's headers once connected (a long poll's wait comes on top); default 120,000 ms.
+   * A server that takes the connection and never answers (a hung process, something else on the port) is then
+   * `EXEC_RESOURCE_UNAVAILABLE` rather than a wait of minutes.
+   */
+  answerTimeoutMs?: number;
 };
 
 /** A page of runs. */
@@ -50,8 +56,10 @@ export class ServiceClient {
     this.#connectWaitMs = options.connectWaitMs ?? 0;
     this.#onWait = options.onWait;
     this.#now = options.now ?? (() => performance.now());
+    this.#answerTimeoutMs = options.answerTimeoutMs ?? 120_000;
   }
 
+  readonly #answerTimeoutMs: number;
   readonly #connectWaitMs: number;
   readonly #onWait: ((message: string) => void) | undefined;
   readonly #now: () => number;
@@ -82,11 +90,20 @@ export class ServiceClient {
     if (this.#token !== undefined) headers["authorization"] = `Bearer ${this.#token}`;
     if (init.type !== undefined) headers["content-type"] = init.type;
     let res: Response;
+    const wait = Number(/[?&]wait=(\d+)/.exec(path)?.[1] ?? 0) * 1000;
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), this.#answerTimeoutMs + wait);
+    const signal = init.signal === undefined ? timeout.signal : AbortSignal.any([init.signal, timeout.signal]);
     try {
-      res = await this.#fetchWaiting(`${this.#base}${path}`, { method, headers, ...(init.body === undefined ? {} : { body: init.body }), ...(init.signal === undefined ? {} : { signal: init.signal }) });
+      res = await this.#fetchWaiting(`${this.#base}${path}`, { method, headers, signal, ...(init.body === undefined ? {} : { body: init.body }) });
     } catch (err) {
       if (init.signal?.aborted) throw err;
+      if (timeout.signal.aborted) {
+        throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", `the run service at ${this.#base} took the connection but did not answer ${method} ${path.split("?")[0]} within ${Math.round((this.#answerTimeoutMs + wait) / 1000)} s; is --server a reach-wasm service, and is it running? (REACH_WASM_ANSWER_TIMEOUT sets the wait, in seconds)`, { cause: err, retryAfter: 1000 });
+      }
       throw new ReachError("EXEC_RESOURCE_UNAVAILABLE", `cannot reach the run service at ${this.#base} (${(err as Error).message}); start it with \`reach-wasm serve\` or pass --server URL`, { cause: err, retryAfter: 1000 });
+    } finally {
+      clearTimeout(timer);
     }
     if (res.ok) return res;
     throw await refusalOf(res);
